@@ -1,15 +1,97 @@
+// The abyss binary: flags -> Config -> run -> report (DESIGN.md "Layers").
+// Exit codes: 0 success; 2 bad invocation (one line naming the flag, the value
+// and what is allowed; nothing runs); 1 a failure at run time.
 #include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/commands.h"
+#include "check/history.h"
+#include "common/config.h"
+#include "engine/engine.h"
+#include "engine/report.h"
+
+namespace {
+
+using abyss::Config;
+
+int run_command(const Config& cfg) {
+  const abyss::RunResult r = abyss::run(cfg);
+  abyss::print_report(r, stdout);
+  if (!cfg.json_path.empty()) {
+    std::ofstream out(cfg.json_path);
+    out << abyss::report_json(r).dump(2) << '\n';
+    if (!out) throw std::runtime_error("cannot write " + cfg.json_path);
+  }
+  return 0;
+}
+
+int check_history_command(const std::string& path) {
+  const auto report = abyss::check::check_history_file(path);
+  std::printf("%s\n", report.summary().c_str());
+  return report.serializable() ? 0 : 1;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"abyss: a main-memory OLTP engine for evaluating concurrency control"};
   app.require_subcommand(1);
-  app.add_subcommand("version", "print the build's git revision and type")->callback([] {
-    std::printf("abyss %s (%s)\n", ABYSS_GIT_REV, ABYSS_BUILD_TYPE);
-  });
+
+  Config run_cfg;
+  CLI::App* run = app.add_subcommand("run", "one run of a workload under one scheme");
+  abyss::cli::add_run_flags(*run, run_cfg);
+
+  abyss::cli::DemoOptions demo_opts;
+  CLI::App* demo = app.add_subcommand("demo", "YCSB under every scheme at 1..N threads (N = cores), as a table");
+  abyss::cli::add_demo_flags(*demo, demo_opts);
+
+  CLI::App* bench = app.add_subcommand("bench", "benchmark commands");
+  bench->require_subcommand(1);
+  abyss::cli::BenchYcsbOptions bench_opts;
+  CLI::App* bench_ycsb = bench->add_subcommand(
+      "ycsb", "YCSB throughput per scheme at 1 and 2 threads, theta 0/0.6/0.9, read-only and 50% writes");
+  abyss::cli::add_bench_ycsb_flags(*bench_ycsb, bench_opts);
+
+  CLI::App* check = app.add_subcommand("check", "check a run's output");
+  check->require_subcommand(1);
+  std::string history_path;
+  CLI::App* check_history = check->add_subcommand("history", "serializability of a --history log");
+  check_history->add_option("file", history_path, "the history log (JSON lines)")->required()->check(CLI::ExistingFile);
+
+  app.add_subcommand("version", "print the build's git revision and type");
+
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    std::fprintf(stderr, "abyss: %s\n", e.what());
+    return 2;
   }
-  return 0;
+
+  try {
+    if (run->parsed()) {
+      if (auto err = run_cfg.validate(); !err.empty()) {
+        std::fprintf(stderr, "abyss: %s\n", err.c_str());
+        return 2;
+      }
+      return run_command(run_cfg);
+    }
+    if (demo->parsed()) return abyss::cli::demo_command(demo_opts);
+    if (bench_ycsb->parsed()) return abyss::cli::bench_ycsb_command(bench_opts);
+    if (check_history->parsed()) return check_history_command(history_path);
+    std::printf("abyss %s (%s)\n", ABYSS_GIT_REV, ABYSS_BUILD_TYPE);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "abyss: %s\n", e.what());
+    return 1;
+  }
 }

@@ -8,11 +8,13 @@ namespace abyss {
 
 // xoshiro256** — small state, good quality, one per worker (no shared state).
 class Rng final {
+  __extension__ using U128 = unsigned __int128;  // Lemire's multiply-shift range reduction
+
  public:
   explicit Rng(uint64_t seed);
   uint64_t next();
   // Uniform in [0, n).
-  uint64_t uniform(uint64_t n) { return static_cast<uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64); }
+  uint64_t uniform(uint64_t n) { return static_cast<uint64_t>((static_cast<U128>(next()) * n) >> 64); }
   // Uniform in [lo, hi].
   uint64_t range(uint64_t lo, uint64_t hi) { return lo + uniform(hi - lo + 1); }
   // Uniform double in [0, 1).

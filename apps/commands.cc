@@ -1,0 +1,232 @@
+#include "apps/commands.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/engine.h"
+#include "engine/report.h"
+#include "platform/thread.h"
+
+namespace abyss::cli {
+
+namespace {
+
+// Maps each name of `names` to its enum value, for CLI11's CheckedTransformer
+// (an unknown name fails with the list of allowed ones).
+template <class Enum, std::size_t N>
+std::map<std::string, Enum> choices(const std::array<std::string_view, N>& names) {
+  std::map<std::string, Enum> m;
+  for (std::size_t i = 0; i < N; i++) m.emplace(std::string(names[i]), static_cast<Enum>(i));
+  return m;
+}
+
+std::string scheme_name(Scheme s) { return std::string(name_of(kSchemeNames, s)); }
+
+constexpr Scheme kAllSchemes[] = {Scheme::None, Scheme::NoWait, Scheme::WaitDie, Scheme::DlDetect};
+
+}  // namespace
+
+void add_run_flags(CLI::App& app, Config& cfg) {
+  app.add_option("--workload", cfg.workload, "workload")
+      ->transform(CLI::CheckedTransformer(choices<WorkloadKind>(kWorkloadNames)))
+      ->default_str("ycsb");
+  app.add_option("--cc", cfg.cc, "concurrency-control scheme")
+      ->transform(CLI::CheckedTransformer(choices<Scheme>(kSchemeNames)))
+      ->default_str("no_wait");
+  app.add_option("--threads", cfg.threads, "worker threads")->check(CLI::Range(1, 1024))->capture_default_str();
+  app.add_option("--duration", cfg.duration_s, "measurement window, seconds")
+      ->check(CLI::Range(0.01, 86400.0))
+      ->capture_default_str();
+  app.add_option("--warmup", cfg.warmup_s, "warm-up before measuring, seconds")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  app.add_flag("--pin", cfg.pin, "pin worker i to core i % cores");
+  app.add_option("--seed", cfg.seed, "seed of the query generators")->capture_default_str();
+  app.add_option("--queries-per-worker", cfg.queries_per_worker,
+                 "pre-generated transactions per worker, served round-robin")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
+
+  app.add_option_function<std::string>(
+         "--ts-alloc",
+         [&cfg](const std::string& v) {
+           // Validated by the check below; parse cannot fail here.
+           (void)platform::TsAllocConfig::parse(v, cfg.ts_alloc);
+         },
+         "timestamp allocation: mutex | atomic | batch:N | clock (Abyss §4.3)")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            platform::TsAllocConfig tmp;
+            return platform::TsAllocConfig::parse(v, tmp);
+          },
+          "mutex|atomic|batch:N|clock", "ts-alloc"))
+      ->default_str("atomic");
+  app.add_option("--latch", cfg.latch, "latch for lock state: spin | queue (MCS)")
+      ->transform(CLI::CheckedTransformer(choices<platform::LatchKind>(kLatchNames)))
+      ->default_str("spin");
+  app.add_option("--backoff", cfg.backoff, "after a CC abort: none | exp (exponential, randomised)")
+      ->transform(CLI::CheckedTransformer(choices<BackoffKind>(kBackoffNames)))
+      ->default_str("exp");
+  app.add_option("--backoff-max-us", cfg.backoff_max_us, "upper bound of the exponential backoff, microseconds")
+      ->check(CLI::Range(0, 1'000'000))
+      ->capture_default_str();
+  app.add_option("--dl-timeout", cfg.dl_timeout_us,
+                 "DL_DETECT: abort a lock wait after this many microseconds (0: never wait)")
+      ->check(CLI::Range(0, 10'000'000))
+      ->capture_default_str();
+  app.add_option_function<std::string>(
+         "--dl-detect", [&cfg](const std::string& v) { cfg.dl_detect = v == "on"; },
+         "DL_DETECT: search the waits-for graph for cycles: on | off")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->default_str("on");
+
+  auto& y = cfg.ycsb;
+  app.add_option("--rows", y.rows, "YCSB rows")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 34))->capture_default_str();
+  app.add_option("--req-per-txn", y.req_per_txn, "YCSB accesses per transaction")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--theta", y.theta, "YCSB Zipfian skew (0 = uniform)")
+      ->check(CLI::Range(0.0, 0.9999))
+      ->capture_default_str();
+  app.add_option("--write-ratio", y.write_ratio, "YCSB probability that an access is an update")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--read-only-txn-ratio", y.read_only_txn_ratio, "YCSB fraction of read-only transactions")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--partitions", y.partitions, "YCSB partitions (key % partitions)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--multi-part-ratio", y.multi_part_ratio, "YCSB fraction of multi-partition transactions")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--parts-per-txn", y.parts_per_txn, "YCSB partitions a multi-partition transaction touches")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--key-order", y.key_order, "YCSB order of a transaction's keys: random | sorted")
+      ->transform(CLI::CheckedTransformer(choices<KeyOrder>(kKeyOrderNames)))
+      ->default_str("random");
+  app.add_option("--fields", y.fields, "YCSB string columns per row")->check(CLI::Range(1, 64))->capture_default_str();
+  app.add_option("--field-size", y.field_size, "YCSB bytes per string column")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+
+  app.add_option("--history", cfg.history_path, "write the history log (JSON lines) to FILE");
+  app.add_option("--dump", cfg.dump_dir, "after the run, write DIR/<table>.csv for every table");
+  app.add_option("--json", cfg.json_path, "write config and results as JSON to FILE");
+}
+
+void add_demo_flags(CLI::App& app, DemoOptions& o) {
+  app.add_option("--duration", o.duration_s, "seconds per run")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
+  app.add_option("--warmup", o.warmup_s, "warm-up seconds per run")->check(CLI::Range(0.0, 600.0))->capture_default_str();
+  app.add_option("--rows", o.rows, "YCSB rows")->check(CLI::Range(uint64_t{64}, uint64_t{1} << 34))->capture_default_str();
+  app.add_option("--theta", o.theta, "YCSB Zipfian skew")->check(CLI::Range(0.0, 0.9999))->capture_default_str();
+  app.add_option("--max-threads", o.max_threads, "largest thread count (0: cores)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  app.add_option("--json-dir", o.json_dir, "write each run's JSON report into DIR");
+}
+
+int demo_command(const DemoOptions& o) {
+  const uint32_t max_threads = o.max_threads == 0 ? platform::hardware_cores() : o.max_threads;
+  std::printf("YCSB, %llu rows, theta %.2f, 50%% writes, 16 accesses per txn; %.1f s per run\n\n",
+              static_cast<unsigned long long>(o.rows), o.theta, o.duration_s);
+  std::printf("%-10s %7s %12s %10s %8s %8s %8s %8s %8s\n", "scheme", "threads", "txn/s", "abort", "useful",
+              "wait", "cc_mgr", "abort_t", "other");
+  double worst_other = 0;
+  int runs = 0;
+  for (Scheme s : kAllSchemes) {
+    for (uint32_t t = 1; t <= max_threads; t++) {
+      Config cfg;
+      cfg.cc = s;
+      cfg.threads = t;
+      cfg.duration_s = o.duration_s;
+      cfg.warmup_s = o.warmup_s;
+      cfg.ycsb.rows = o.rows;
+      cfg.ycsb.theta = o.theta;
+      const RunResult r = run(cfg);
+      if (!o.json_dir.empty()) {
+        std::ofstream(o.json_dir + "/demo-" + scheme_name(s) + "-t" + std::to_string(t) + ".json")
+            << report_json(r).dump(2) << '\n';
+      }
+      std::printf("%-10s %7u %12.0f %10.4f %7.1f%% %7.1f%% %7.1f%% %7.1f%% %7.1f%%\n", scheme_name(s).c_str(), t,
+                  r.throughput(), r.abort_rate(), 100 * r.fraction(TimeCat::Useful), 100 * r.fraction(TimeCat::Wait),
+                  100 * r.fraction(TimeCat::CcManager), 100 * r.fraction(TimeCat::Abort),
+                  100 * r.fraction(TimeCat::Other));
+      std::fflush(stdout);
+      worst_other = std::max(worst_other, r.fraction(TimeCat::Other));
+      runs++;
+    }
+  }
+  std::printf("\nbreakdown: 'other' (time no category claims) is at most %.2f%% of worker time over %d runs\n",
+              100 * worst_other, runs);
+  return 0;
+}
+
+void add_bench_ycsb_flags(CLI::App& app, BenchYcsbOptions& o) {
+  app.add_option("--duration", o.duration_s, "seconds per run")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
+  app.add_option("--warmup", o.warmup_s, "warm-up seconds per run")->check(CLI::Range(0.0, 600.0))->capture_default_str();
+  app.add_option("--rows", o.rows, "YCSB rows")->check(CLI::Range(uint64_t{64}, uint64_t{1} << 34))->capture_default_str();
+  app.add_option("--reps", o.reps, "repetitions per point; the median is shown")
+      ->check(CLI::Range(1, 101))
+      ->capture_default_str();
+  app.add_option("--json", o.json_path, "write every point's runs as JSON to FILE");
+}
+
+int bench_ycsb_command(const BenchYcsbOptions& o) {
+  struct Mix {
+    const char* name;
+    double write_ratio;
+  };
+  constexpr Mix kMixes[] = {{"read-only", 0.0}, {"50% writes", 0.5}};
+  constexpr double kThetas[] = {0.0, 0.6, 0.9};
+  constexpr uint32_t kThreads[] = {1, 2};
+
+  std::printf("YCSB throughput (txn/s, median of %u), %llu rows, 16 accesses per txn, %.1f s per run\n",
+              o.reps, static_cast<unsigned long long>(o.rows), o.duration_s);
+  std::printf("%-11s %5s %7s", "mix", "theta", "threads");
+  for (Scheme s : kAllSchemes) std::printf(" %12s", scheme_name(s).c_str());
+  std::printf("   (ratio to none)\n");
+  nlohmann::json all = nlohmann::json::array();
+  for (const Mix& mix : kMixes) {
+    for (double theta : kThetas) {
+      for (uint32_t threads : kThreads) {
+        std::printf("%-11s %5.1f %7u", mix.name, theta, threads);
+        std::vector<double> medians;
+        for (Scheme s : kAllSchemes) {
+          std::vector<double> tputs;
+          for (uint32_t rep = 0; rep < o.reps; rep++) {
+            Config cfg;
+            cfg.cc = s;
+            cfg.threads = threads;
+            cfg.duration_s = o.duration_s;
+            cfg.warmup_s = o.warmup_s;
+            cfg.seed = 1 + rep;
+            cfg.ycsb.rows = o.rows;
+            cfg.ycsb.theta = theta;
+            cfg.ycsb.write_ratio = mix.write_ratio;
+            const RunResult r = run(cfg);
+            tputs.push_back(r.throughput());
+            all.push_back(report_json(r));
+          }
+          std::sort(tputs.begin(), tputs.end());
+          medians.push_back(tputs[tputs.size() / 2]);
+          std::printf(" %12.0f", medians.back());
+          std::fflush(stdout);
+        }
+        std::printf("  ");
+        for (std::size_t i = 1; i < medians.size(); i++) std::printf(" %.2f", medians[0] > 0 ? medians[i] / medians[0] : 0);
+        std::printf("\n");
+      }
+    }
+  }
+  if (!o.json_path.empty()) std::ofstream(o.json_path) << all.dump(2) << '\n';
+  return 0;
+}
+
+}  // namespace abyss::cli

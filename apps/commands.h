@@ -1,0 +1,36 @@
+#pragma once
+// Flag definitions and the commands built from runs (demo, benchmarks).
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "common/config.h"
+
+namespace abyss::cli {
+
+// Every knob of Config as a validated flag.
+void add_run_flags(CLI::App& app, Config& cfg);
+
+struct DemoOptions {
+  double duration_s = 1.0;
+  double warmup_s = 0.2;
+  uint64_t rows = 1 << 20;
+  double theta = 0.6;
+  uint32_t max_threads = 0;  // 0: the number of cores
+  std::string json_dir;
+};
+void add_demo_flags(CLI::App& app, DemoOptions& o);
+int demo_command(const DemoOptions& o);
+
+struct BenchYcsbOptions {
+  double duration_s = 1.0;
+  double warmup_s = 0.2;
+  uint64_t rows = 1 << 20;
+  uint32_t reps = 1;
+  std::string json_path;
+};
+void add_bench_ycsb_flags(CLI::App& app, BenchYcsbOptions& o);
+int bench_ycsb_command(const BenchYcsbOptions& o);
+
+}  // namespace abyss::cli

@@ -1,0 +1,31 @@
+#pragma once
+// Waiting for a queued lock request, charged to the Wait category.
+#include <cstdint>
+
+#include "cc/lock/row_lock.h"
+#include "platform/clock.h"
+#include "platform/latch.h"
+
+namespace abyss::cc {
+
+// Spins until the request is granted or `give_up()` says to stop; returns
+// whether it was granted. A request granted while giving up counts as granted
+// only if the caller then checks `granted` again, so callers that give up
+// release the request either way.
+template <class GiveUp>
+bool wait_for_grant(auto& worker, const LockRequest& r, GiveUp&& give_up) {
+  const uint64_t t0 = platform::cycles();
+  platform::SpinWait spin;
+  bool granted = true;
+  while (!r.granted.load(platform::memory_order_acquire)) {
+    if (give_up(t0)) {
+      granted = false;
+      break;
+    }
+    spin.once();
+  }
+  worker.charge(TimeCat::Wait, platform::cycles() - t0);
+  return granted;
+}
+
+}  // namespace abyss::cc

@@ -1,0 +1,39 @@
+#pragma once
+// NONE: no concurrency control at all. The throughput upper bound (CC overhead
+// = 1 - tput(x) / tput(none)) and the proof that the serializability checker
+// can fail: under contention its histories contain lost updates and cycles.
+#include <string_view>
+
+#include "common/config.h"
+#include "common/types.h"
+
+namespace abyss::cc {
+
+class None final {
+ public:
+  static constexpr std::string_view kName = "none";
+  struct RowMeta {};
+  struct AccessMeta {};
+  struct TxnMeta {};
+
+  None(const Config& /*config*/, uint32_t /*workers*/) {}
+
+  Rc begin(auto& /*t*/, bool /*restart*/) { return Rc::Ok; }
+  Rc read(auto& t, auto& a) {
+    t.view_in_place(a);
+    return Rc::Ok;
+  }
+  Rc write(auto& t, auto& a) {
+    t.snapshot(a);
+    return Rc::Ok;
+  }
+  Rc upgrade(auto& /*t*/, auto& /*a*/) { return Rc::Ok; }
+  Rc insert(auto& /*t*/, auto& /*a*/) { return Rc::Ok; }
+  Rc commit(auto& t) {
+    t.install_all();
+    return Rc::Ok;
+  }
+  void abort(auto& /*t*/) {}
+};
+
+}  // namespace abyss::cc

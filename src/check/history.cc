@@ -1,0 +1,548 @@
+#include "check/history.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <istream>
+#include <limits>
+#include <span>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace abyss::check {
+
+using json = nlohmann::json;
+
+std::string_view to_string(AnomalyKind kind) {
+  switch (kind) {
+    case AnomalyKind::LostUpdate: return "lost update";
+    case AnomalyKind::UncommittedRead: return "read of uncommitted version";
+    case AnomalyKind::UnknownPrevVersion: return "write over unknown version";
+    case AnomalyKind::Cycle: return "cycle";
+    case AnomalyKind::DuplicateId: return "duplicate id";
+  }
+  return "?";
+}
+
+std::string_view to_string(EdgeKind kind) {
+  switch (kind) {
+    case EdgeKind::WW: return "ww";
+    case EdgeKind::WR: return "wr";
+    case EdgeKind::RW: return "rw";
+  }
+  return "?";
+}
+
+HistoryFormatError::HistoryFormatError(const std::string& source, uint64_t line, const std::string& message)
+    : std::runtime_error(source + ":" + std::to_string(line) + ": " + message), line_(line), message_(message) {}
+
+bool Report::serializable() const {
+  return std::all_of(anomaly_counts.begin(), anomaly_counts.end(), [](uint64_t n) { return n == 0; });
+}
+
+std::string Report::summary() const {
+  // How many anomaly descriptions a person wants to read before opening the fields.
+  constexpr size_t kShown = 3;
+  std::string s = "checked " + std::to_string(transactions) + " transactions (" + std::to_string(reads) +
+                  " reads, " + std::to_string(writes) + " writes, " + std::to_string(edges) + " dependency edges): ";
+  if (serializable()) return s + "serializable.";
+  s += "NOT serializable; anomalies:";
+  const char* sep = " ";
+  for (size_t k = 0; k < kAnomalyKinds; k++) {
+    if (anomaly_counts[k] == 0) continue;
+    s += sep;
+    s += to_string(static_cast<AnomalyKind>(k));
+    s += ": " + std::to_string(anomaly_counts[k]);
+    sep = ", ";
+  }
+  s += ". First:";
+  for (size_t i = 0; i < anomalies.size() && i < kShown; i++) {
+    s += (i == 0 ? " " : "; ") + anomalies[i].description;
+  }
+  s += ".";
+  if (anomalies.size() > kShown) s += " (" + std::to_string(anomalies.size() - kShown) + " more described in the report.)";
+  return s;
+}
+
+namespace {
+
+// Dense indexes keep the graph arrays small: 32 bits each for millions of
+// transactions and keys.
+using Node = uint32_t;
+using KeyIndex = uint32_t;
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+
+// One read or write entry. `version` is the writer_id of a read or the
+// prev_writer_id of a write: either way, the id of the version's writer.
+struct Access {
+  Node txn;
+  KeyIndex key;
+  uint64_t version;
+};
+
+// Interns (table, key) pairs. The integer key 1 and the string key "1" are
+// different keys, as they are in the log.
+class KeyTable {
+ public:
+  // Precondition: `table` is a string and `key` an unsigned integer or string.
+  KeyIndex intern(const json& table, const json& key) {
+    const auto& name = table.get_ref<const std::string&>();
+    auto [t, new_table] = table_ids_.try_emplace(name, static_cast<uint32_t>(table_names_.size()));
+    if (new_table) table_names_.push_back(name);
+    // Encoding: 4-byte table index, a tag, then the raw key. The tag and the
+    // fixed-width table index make the encoding unambiguous.
+    scratch_.assign(reinterpret_cast<const char*>(&t->second), sizeof(uint32_t));
+    if (key.is_string()) {
+      scratch_ += 's';
+      scratch_ += key.get_ref<const std::string&>();
+    } else {
+      const uint64_t k = key.get<uint64_t>();
+      scratch_ += 'i';
+      scratch_.append(reinterpret_cast<const char*>(&k), sizeof k);
+    }
+    auto it = key_ids_.find(scratch_);
+    if (it != key_ids_.end()) return it->second;
+    if (encoded_.size() >= kNone) throw std::length_error("history holds more keys than the checker indexes");
+    it = key_ids_.emplace(scratch_, static_cast<KeyIndex>(encoded_.size())).first;
+    // unordered_map nodes never move, so the key string stays valid.
+    encoded_.push_back(&it->first);
+    return it->second;
+  }
+
+  // `table[42]` or `table["abc"]` (string keys JSON-quoted, so they cannot
+  // be mistaken for integers).
+  [[nodiscard]] std::string display(KeyIndex index) const {
+    const std::string& e = *encoded_[index];
+    uint32_t table = 0;
+    std::memcpy(&table, e.data(), sizeof table);
+    const char* payload = e.data() + sizeof table + 1;
+    std::string key;
+    if (e[sizeof table] == 's') {
+      key = json(std::string(payload, e.size() - sizeof table - 1)).dump();
+    } else {
+      uint64_t k = 0;
+      std::memcpy(&k, payload, sizeof k);
+      key = std::to_string(k);
+    }
+    return table_names_[table] + "[" + key + "]";
+  }
+
+ private:
+  std::unordered_map<std::string, uint32_t> table_ids_;
+  std::vector<std::string> table_names_;
+  std::unordered_map<std::string, KeyIndex> key_ids_;
+  std::vector<const std::string*> encoded_;  // index -> key in key_ids_
+  std::string scratch_;                      // reused so lookups of known keys do not allocate
+};
+
+// Counts an anomaly and says whether its details should be kept, so details
+// are only formatted for the ones kept.
+bool note(Report& report, AnomalyKind kind) {
+  return report.anomaly_counts[static_cast<size_t>(kind)]++ < kMaxKeptPerKind;
+}
+
+std::string txn_name(uint64_t id) { return "T" + std::to_string(id); }
+
+std::string version_name(uint64_t id) { return id == 0 ? "the initial version" : "the version of " + txn_name(id); }
+
+// The log, parsed: transactions as dense nodes and every access flattened.
+struct History {
+  std::vector<uint64_t> ids;    // node -> transaction id
+  std::vector<uint64_t> lines;  // node -> line it came from
+  std::unordered_map<uint64_t, Node> node_of;
+  std::vector<Access> reads;
+  std::vector<Access> writes;
+  KeyTable keys;
+};
+
+class Parser {
+ public:
+  Parser(const std::string& source, History& history, Report& report)
+      : source_(source), history_(history), report_(report) {}
+
+  void parse(std::istream& in) {
+    std::string text;
+    uint64_t line = 0;
+    while (std::getline(in, text)) {
+      line++;
+      if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+      parse_line(text, line);
+    }
+    if (in.bad()) throw std::runtime_error(source_ + ": read error after line " + std::to_string(line));
+  }
+
+ private:
+  [[noreturn]] void fail(uint64_t line, const std::string& message) const {
+    throw HistoryFormatError(source_, line, message);
+  }
+
+  void parse_line(const std::string& text, uint64_t line) {
+    json doc;
+    try {
+      doc = json::parse(text);
+    } catch (const json::parse_error& e) {
+      fail(line, std::string("invalid JSON: ") + e.what());
+    }
+    if (!doc.is_object()) fail(line, "expected a JSON object {\"id\": ..., \"reads\": [...], \"writes\": [...]}");
+    const json& id_field = field(doc, "id", line);
+    if (!id_field.is_number_unsigned() || id_field.get<uint64_t>() == 0)
+      fail(line, "\"id\" must be a positive integer (0 is reserved for the initial load), got " + id_field.dump());
+    const uint64_t id = id_field.get<uint64_t>();
+    const json& reads = list(doc, "reads", line);
+    const json& writes = list(doc, "writes", line);
+
+    if (history_.ids.size() >= kNone) throw std::length_error("history holds more transactions than the checker indexes");
+    const auto node = static_cast<Node>(history_.ids.size());
+    const auto [it, fresh] = history_.node_of.try_emplace(id, node);
+    if (!fresh) {
+      // The later line is dropped whole: two transactions cannot share a node,
+      // and guessing which one is real would hide the bug.
+      if (note(report_, AnomalyKind::DuplicateId)) {
+        report_.anomalies.push_back({AnomalyKind::DuplicateId,
+                                     "transaction id " + std::to_string(id) + " appears on line " +
+                                         std::to_string(history_.lines[it->second]) + " and again on line " +
+                                         std::to_string(line) + " (the later line is ignored)",
+                                     {id}, "", {}});
+      }
+      // Still validate the entries so a malformed duplicate is reported too.
+      for (size_t i = 0; i < reads.size(); i++) validate_entry(reads[i], "reads", "writer_id", i, line);
+      for (size_t i = 0; i < writes.size(); i++) validate_entry(writes[i], "writes", "prev_writer_id", i, line);
+      return;
+    }
+    history_.ids.push_back(id);
+    history_.lines.push_back(line);
+    for (size_t i = 0; i < reads.size(); i++) {
+      history_.reads.push_back(access(node, reads[i], "reads", "writer_id", i, line));
+    }
+    for (size_t i = 0; i < writes.size(); i++) {
+      history_.writes.push_back(access(node, writes[i], "writes", "prev_writer_id", i, line));
+    }
+    report_.transactions++;
+    report_.reads += reads.size();
+    report_.writes += writes.size();
+  }
+
+  const json& field(const json& doc, const char* name, uint64_t line) const {
+    const auto it = doc.find(name);
+    if (it == doc.end()) fail(line, std::string("missing field \"") + name + "\"");
+    return *it;
+  }
+
+  const json& list(const json& doc, const char* name, uint64_t line) const {
+    const json& value = field(doc, name, line);
+    if (!value.is_array()) fail(line, std::string("\"") + name + "\" must be an array, got " + value.dump());
+    return value;
+  }
+
+  void validate_entry(const json& entry, const char* list, const char* version_name, size_t i, uint64_t line) const {
+    const std::string where = std::string(list) + "[" + std::to_string(i) + "]";
+    if (!entry.is_array() || entry.size() != 3)
+      fail(line, where + " must be [table, key, " + version_name + "], got " + entry.dump());
+    if (!entry[0].is_string()) fail(line, where + "[0]: table must be a string, got " + entry[0].dump());
+    if (!entry[1].is_number_unsigned() && !entry[1].is_string())
+      fail(line, where + "[1]: key must be a non-negative integer or a string, got " + entry[1].dump());
+    if (!entry[2].is_number_unsigned())
+      fail(line, where + "[2]: " + version_name + " must be a non-negative integer, got " + entry[2].dump());
+  }
+
+  Access access(Node node, const json& entry, const char* list, const char* version_name, size_t i, uint64_t line) {
+    validate_entry(entry, list, version_name, i, line);
+    return {node, history_.keys.intern(entry[0], entry[1]), entry[2].get<uint64_t>()};
+  }
+
+  const std::string& source_;
+  History& history_;
+  Report& report_;
+};
+
+struct Edge {
+  Node from;
+  Node to;
+  KeyIndex key;  // one key that causes the edge, for the report
+  EdgeKind kind;
+};
+
+// A write seen from one of its versions: (key, version) sorted, so all
+// writes of a key that replaced (or created) a given version are adjacent.
+struct VersionRef {
+  KeyIndex key;
+  uint64_t version;
+  Node txn;
+  auto operator<=>(const VersionRef&) const = default;
+};
+
+class Checker {
+ public:
+  Checker(const History& history, Report& report) : h_(history), report_(report) {}
+
+  void run() {
+    index_writes();
+    find_lost_updates();
+    add_write_edges();
+    add_read_edges();
+    build_graph();
+    find_cycles();
+  }
+
+ private:
+  // Sorted lookups instead of hash maps of (key, version): two flat arrays of
+  // 16-byte entries stay compact for tens of millions of writes.
+  void index_writes() {
+    by_writer_.reserve(h_.writes.size());
+    by_prev_.reserve(h_.writes.size());
+    for (const Access& w : h_.writes) {
+      by_writer_.push_back({w.key, h_.ids[w.txn], w.txn});
+      // A write whose prev is the writer itself replaced its own earlier
+      // version; that is internal to the transaction and orders nothing.
+      if (w.version != h_.ids[w.txn]) by_prev_.push_back({w.key, w.version, w.txn});
+    }
+    // A transaction that lists the same write twice is one write, not a lost update.
+    for (auto* v : {&by_writer_, &by_prev_}) {
+      std::sort(v->begin(), v->end());
+      v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+  }
+
+  [[nodiscard]] std::span<const VersionRef> range(const std::vector<VersionRef>& v, KeyIndex key,
+                                                  uint64_t version) const {
+    const auto by_version = [](const VersionRef& a, const VersionRef& b) {
+      return std::tie(a.key, a.version) < std::tie(b.key, b.version);
+    };
+    const VersionRef probe{key, version, 0};
+    const auto [lo, hi] = std::equal_range(v.begin(), v.end(), probe, by_version);
+    return {lo, hi};
+  }
+
+  // The node of the committed transaction `id` if it wrote `key`, else kNone.
+  [[nodiscard]] Node writer_of(KeyIndex key, uint64_t id) const {
+    const auto r = range(by_writer_, key, id);
+    return r.empty() ? kNone : r.front().txn;
+  }
+
+  // Lost update, P4 in Berenson et al., "A Critique of ANSI SQL Isolation
+  // Levels" (SIGMOD 1995): two writes both installed as the successor of one
+  // version, so the key's version order forks and no serial order explains it.
+  void find_lost_updates() {
+    for (size_t i = 0; i < by_prev_.size();) {
+      size_t j = i + 1;
+      while (j < by_prev_.size() && by_prev_[j].key == by_prev_[i].key && by_prev_[j].version == by_prev_[i].version) j++;
+      if (j - i > 1 && note(report_, AnomalyKind::LostUpdate)) {
+        Anomaly a{AnomalyKind::LostUpdate, "", {}, h_.keys.display(by_prev_[i].key), {}};
+        std::string names;
+        for (size_t k = i; k < j; k++) {
+          a.txns.push_back(h_.ids[by_prev_[k].txn]);
+          names += (k == i ? "" : k + 1 == j ? " and " : ", ") + txn_name(a.txns.back());
+        }
+        std::sort(a.txns.begin(), a.txns.end());
+        a.description = "lost update on " + a.key + ": " + names + " each replaced " + version_name(by_prev_[i].version);
+        report_.anomalies.push_back(std::move(a));
+      }
+      i = j;
+    }
+  }
+
+  // ww: the writer of the replaced version precedes the writer that replaced it.
+  void add_write_edges() {
+    for (const VersionRef& w : by_prev_) {
+      if (w.version == 0) continue;  // the initial load is not a node
+      const Node prev = writer_of(w.key, w.version);
+      if (prev != kNone) {
+        edges_.push_back({prev, w.txn, w.key, EdgeKind::WW});
+      } else if (note(report_, AnomalyKind::UnknownPrevVersion)) {
+        const uint64_t id = h_.ids[w.txn];
+        const std::string key = h_.keys.display(w.key);
+        report_.anomalies.push_back({AnomalyKind::UnknownPrevVersion,
+                                     txn_name(id) + " wrote " + key + " over " + version_name(w.version) + ", " +
+                                         why_unknown(w.version, key),
+                                     {id, w.version}, key, {}});
+      }
+    }
+  }
+
+  // wr: the writer of a version precedes its readers. rw (Adya's
+  // anti-dependency): a reader precedes whoever replaced the version it read.
+  void add_read_edges() {
+    for (const Access& r : h_.reads) {
+      if (r.version != 0) {
+        const Node writer = writer_of(r.key, r.version);
+        if (writer == kNone) {
+          if (note(report_, AnomalyKind::UncommittedRead)) {
+            const uint64_t id = h_.ids[r.txn];
+            const std::string key = h_.keys.display(r.key);
+            report_.anomalies.push_back({AnomalyKind::UncommittedRead,
+                                         txn_name(id) + " read " + key + " at " + version_name(r.version) + ", " +
+                                             why_unknown(r.version, key),
+                                         {id, r.version}, key, {}});
+          }
+        } else if (writer != r.txn) {  // reading one's own write orders nothing
+          edges_.push_back({writer, r.txn, r.key, EdgeKind::WR});
+        }
+      }
+      // Even for an unknown version the overwriters are real: the read still
+      // had to happen before they replaced it.
+      for (const VersionRef& next : range(by_prev_, r.key, r.version)) {
+        if (next.txn != r.txn) edges_.push_back({r.txn, next.txn, r.key, EdgeKind::RW});
+      }
+    }
+  }
+
+  [[nodiscard]] std::string why_unknown(uint64_t id, const std::string& key) const {
+    if (h_.node_of.contains(id)) return "but " + txn_name(id) + " committed without writing " + key;
+    return "which is not a committed transaction (aborted, still running, or never existed)";
+  }
+
+  // Compressed adjacency (CSR): edges sorted by source, offsets_[v] .. offsets_[v + 1].
+  void build_graph() {
+    std::sort(edges_.begin(), edges_.end(), [](const Edge& a, const Edge& b) {
+      return std::tie(a.from, a.to, a.kind, a.key) < std::tie(b.from, b.to, b.kind, b.key);
+    });
+    // Parallel edges of one kind say nothing new; the first (lowest key index) explains it.
+    edges_.erase(std::unique(edges_.begin(), edges_.end(),
+                             [](const Edge& a, const Edge& b) {
+                               return a.from == b.from && a.to == b.to && a.kind == b.kind;
+                             }),
+                 edges_.end());
+    report_.edges = edges_.size();
+    offsets_.assign(h_.ids.size() + 1, 0);
+    for (const Edge& e : edges_) offsets_[e.from + 1]++;
+    for (size_t v = 0; v < h_.ids.size(); v++) offsets_[v + 1] += offsets_[v];
+  }
+
+  // Iterative Tarjan SCC: an explicit stack of (node, next edge) frames,
+  // because a serial chain of millions of transactions would overflow the
+  // call stack. Every component with more than one node holds a cycle (there
+  // are no self edges), and each is reported once.
+  void find_cycles() {
+    const size_t n = h_.ids.size();
+    std::vector<uint32_t> order(n, kNone);  // DFS discovery index
+    std::vector<uint32_t> low(n, 0);
+    std::vector<bool> on_stack(n, false);
+    component_.assign(n, kNone);
+    std::vector<Node> stack;
+    struct Frame {
+      Node v;
+      size_t next_edge;
+    };
+    std::vector<Frame> frames;
+    uint32_t counter = 0;
+    uint32_t components = 0;
+
+    const auto discover = [&](Node v) {
+      order[v] = low[v] = counter++;
+      stack.push_back(v);
+      on_stack[v] = true;
+      frames.push_back({v, offsets_[v]});
+    };
+
+    for (Node root = 0; root < n; root++) {
+      if (order[root] != kNone) continue;
+      discover(root);
+      while (!frames.empty()) {
+        const Node v = frames.back().v;
+        if (frames.back().next_edge < offsets_[v + 1]) {
+          const Node w = edges_[frames.back().next_edge++].to;
+          if (order[w] == kNone) {
+            discover(w);
+          } else if (on_stack[w]) {
+            low[v] = std::min(low[v], order[w]);
+          }
+          continue;
+        }
+        frames.pop_back();
+        if (!frames.empty()) low[frames.back().v] = std::min(low[frames.back().v], low[v]);
+        if (low[v] != order[v]) continue;
+        // v is the root of a component: everything above it on the stack.
+        const uint32_t c = components++;
+        size_t size = 0;
+        Node smallest = v;
+        Node w = kNone;
+        do {
+          w = stack.back();
+          stack.pop_back();
+          on_stack[w] = false;
+          component_[w] = c;
+          size++;
+          if (h_.ids[w] < h_.ids[smallest]) smallest = w;
+        } while (w != v);
+        if (size > 1 && note(report_, AnomalyKind::Cycle)) report_cycle(smallest, c, size);
+      }
+    }
+  }
+
+  // Breadth-first search inside the component from `start` back to itself:
+  // the shortest cycle through it, starting at the component's smallest id so
+  // the report does not depend on the order of the log lines.
+  void report_cycle(Node start, uint32_t component, size_t component_size) {
+    if (parent_edge_.empty()) parent_edge_.assign(h_.ids.size(), kNoEdge);
+    std::vector<Node> queue{start};
+    std::vector<Node> touched;
+    size_t closing = kNoEdge;
+    for (size_t head = 0; head < queue.size() && closing == kNoEdge; head++) {
+      const Node v = queue[head];
+      for (size_t e = offsets_[v]; e < offsets_[v + 1]; e++) {
+        const Node w = edges_[e].to;
+        if (component_[w] != component) continue;
+        if (w == start) {
+          closing = e;
+          break;
+        }
+        if (parent_edge_[w] != kNoEdge) continue;
+        parent_edge_[w] = e;
+        touched.push_back(w);
+        queue.push_back(w);
+      }
+    }
+    // A strongly connected component of two or more nodes always has a path back.
+    if (closing == kNoEdge) throw std::logic_error("history checker: no cycle found inside a strongly connected component");
+
+    std::vector<size_t> path{closing};  // edges, walked backwards from the closing one
+    for (Node v = edges_[closing].from; v != start; v = edges_[parent_edge_[v]].from) path.push_back(parent_edge_[v]);
+    std::reverse(path.begin(), path.end());
+    for (Node w : touched) parent_edge_[w] = kNoEdge;
+
+    Anomaly a{AnomalyKind::Cycle, "", {}, "", {}};
+    a.description = "cycle of " + std::to_string(path.size()) + " transactions (in a strongly connected set of " +
+                    std::to_string(component_size) + "): " + txn_name(h_.ids[start]);
+    for (size_t e : path) {
+      const Edge& edge = edges_[e];
+      a.txns.push_back(h_.ids[edge.from]);
+      a.cycle_edges.push_back(edge.kind);
+      a.description += " -" + std::string(to_string(edge.kind)) + " " + h_.keys.display(edge.key) + "-> " +
+                       txn_name(h_.ids[edge.to]);
+    }
+    report_.anomalies.push_back(std::move(a));
+  }
+
+  static constexpr size_t kNoEdge = std::numeric_limits<size_t>::max();
+
+  const History& h_;
+  Report& report_;
+  std::vector<VersionRef> by_writer_;  // (key, writer id): which committed transactions wrote a key
+  std::vector<VersionRef> by_prev_;    // (key, prev writer id): which writes replaced a version
+  std::vector<Edge> edges_;
+  std::vector<size_t> offsets_;
+  std::vector<uint32_t> component_;
+  std::vector<size_t> parent_edge_;  // BFS tree for report_cycle; kNoEdge when unvisited
+};
+
+}  // namespace
+
+Report check_history(std::istream& in, const std::string& source) {
+  Report report;
+  History history;
+  Parser(source, history, report).parse(in);
+  Checker(history, report).run();
+  return report;
+}
+
+Report check_history_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open history file '" + path + "'");
+  return check_history(in, path);
+}
+
+}  // namespace abyss::check

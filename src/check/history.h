@@ -1,0 +1,88 @@
+#pragma once
+// Offline serializability checker for the history log (`--history FILE`, the
+// format is in docs/formats.md and DESIGN.md "External contracts").
+//
+// It builds the direct serialization graph (DSG) of Adya, Liskov and O'Neil,
+// "Generalized Isolation Level Definitions" (ICDE 2000): nodes are committed
+// transactions, edges are ww (write dependency), wr (read dependency) and rw
+// (anti-dependency). The version order of each (table, key) comes from the
+// prev-writer links in the log. A history is serializable when every version
+// it names was written by a committed transaction, no key's version order
+// forks, and the DSG has no cycle (phenomena G0, G1c and G2).
+//
+// The checker is a test oracle, not part of the transaction path, so it
+// reports format errors with an exception and everything else as data.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace abyss::check {
+
+enum class AnomalyKind : uint8_t {
+  LostUpdate,          // two committed writes replaced the same version of a key
+  UncommittedRead,     // a read of a version no committed transaction wrote
+  UnknownPrevVersion,  // a write over a version no committed transaction wrote
+  Cycle,               // a cycle in the DSG
+  DuplicateId,         // two log lines with the same transaction id
+};
+inline constexpr size_t kAnomalyKinds = 5;
+[[nodiscard]] std::string_view to_string(AnomalyKind kind);
+
+enum class EdgeKind : uint8_t { WW, WR, RW };
+[[nodiscard]] std::string_view to_string(EdgeKind kind);
+
+struct Anomaly {
+  AnomalyKind kind;
+  std::string description;     // one sentence naming the transactions and key
+  std::vector<uint64_t> txns;  // the transactions involved (for a Cycle: in cycle order)
+  std::string key;             // `table[42]` or `table["abc"]`; empty for Cycle and DuplicateId
+  // Cycle only: cycle_edges[i] is the edge from txns[i] to txns[(i + 1) % txns.size()].
+  std::vector<EdgeKind> cycle_edges;
+};
+
+// A broken history can hold millions of anomalies; details are kept for the
+// first few of each kind so the report stays small, but all are counted.
+inline constexpr size_t kMaxKeptPerKind = 10;
+
+struct Report {
+  uint64_t transactions = 0;  // committed transactions (duplicate ids not counted)
+  uint64_t reads = 0;         // read entries over all transactions
+  uint64_t writes = 0;        // write entries over all transactions
+  uint64_t edges = 0;         // distinct (from, to, kind) DSG edges
+  std::vector<Anomaly> anomalies;                        // at most kMaxKeptPerKind per kind
+  std::array<uint64_t, kAnomalyKinds> anomaly_counts{};  // all found, indexed by kind
+
+  [[nodiscard]] uint64_t count(AnomalyKind kind) const { return anomaly_counts[static_cast<size_t>(kind)]; }
+  [[nodiscard]] bool serializable() const;
+  // One human paragraph: the counts and the first few anomalies. For people
+  // only; tools read the fields.
+  [[nodiscard]] std::string summary() const;
+};
+
+// Thrown for a line that does not follow the format. what() reads
+// "<source>:<line>: <message>", like a compiler diagnostic.
+class HistoryFormatError : public std::runtime_error {
+ public:
+  HistoryFormatError(const std::string& source, uint64_t line, const std::string& message);
+  [[nodiscard]] uint64_t line() const { return line_; }
+  [[nodiscard]] const std::string& message() const { return message_; }
+
+ private:
+  uint64_t line_;
+  std::string message_;
+};
+
+// Reads a whole history and checks it. Blank lines are skipped and unknown
+// fields are ignored. `source` only names the input in error messages.
+// Throws HistoryFormatError on the first malformed line, std::runtime_error if
+// the stream fails, std::length_error past 2^32 - 1 transactions or keys.
+[[nodiscard]] Report check_history(std::istream& in, const std::string& source = "history");
+// As above; also throws std::runtime_error when the file cannot be opened.
+[[nodiscard]] Report check_history_file(const std::string& path);
+
+}  // namespace abyss::check

@@ -1,0 +1,80 @@
+#pragma once
+// Per-worker bump allocator (Abyss §4.1, Tale §5 "thread-local pre-allocating
+// allocator"): chunks are taken from the system once and reused, so a worker in
+// steady state does not call malloc per transaction.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <vector>
+
+namespace abyss {
+
+class Arena final {
+ public:
+  explicit Arena(std::size_t chunk_bytes = std::size_t{1} << 20) : chunk_bytes_(chunk_bytes) {}
+  ~Arena() {
+    for (auto& c : chunks_) std::free(c.base);
+  }
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+  Arena(Arena&& o) noexcept
+      : chunk_bytes_(o.chunk_bytes_), chunks_(std::move(o.chunks_)), current_(o.current_), used_(o.used_) {
+    o.chunks_.clear();
+    o.current_ = 0;
+    o.used_ = 0;
+  }
+
+  // Memory for `bytes` aligned to `align` (a power of two, at most 4096).
+  void* allocate(std::size_t bytes, std::size_t align = 16) {
+    for (;;) {
+      if (current_ < chunks_.size()) {
+        Chunk& c = chunks_[current_];
+        const std::size_t start = (used_ + align - 1) & ~(align - 1);
+        if (start + bytes <= c.size) {
+          used_ = start + bytes;
+          return c.base + start;
+        }
+        current_++;
+        used_ = 0;
+        continue;
+      }
+      const std::size_t size = bytes + align > chunk_bytes_ ? bytes + align : chunk_bytes_;
+      // 4096-aligned chunks so any requested alignment up to a page holds.
+      auto* base = static_cast<char*>(std::aligned_alloc(4096, (size + 4095) & ~std::size_t{4095}));
+      if (base == nullptr) throw std::bad_alloc();
+      chunks_.push_back({base, size});
+    }
+  }
+
+  char* allocate_zeroed(std::size_t bytes, std::size_t align = 16) {
+    auto* p = static_cast<char*>(allocate(bytes, align));
+    std::memset(p, 0, bytes);
+    return p;
+  }
+
+  // Forgets every allocation but keeps the chunks for reuse.
+  void reset() {
+    current_ = 0;
+    used_ = 0;
+  }
+
+  std::size_t reserved_bytes() const {
+    std::size_t n = 0;
+    for (const auto& c : chunks_) n += c.size;
+    return n;
+  }
+
+ private:
+  struct Chunk {
+    char* base;
+    std::size_t size;
+  };
+  std::size_t chunk_bytes_;
+  std::vector<Chunk> chunks_;
+  std::size_t current_ = 0;
+  std::size_t used_ = 0;
+};
+
+}  // namespace abyss

@@ -1,0 +1,84 @@
+#pragma once
+// The run's configuration: every experiment knob is a field here with a
+// validated range (STYLE habit 1). It is built once by the CLI and passed down.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "platform/latch.h"
+#include "platform/ts_source.h"
+
+namespace abyss {
+
+enum class Scheme : uint8_t { None, NoWait, WaitDie, DlDetect };
+inline constexpr std::array<std::string_view, 4> kSchemeNames = {"none", "no_wait", "wait_die", "dl_detect"};
+
+enum class WorkloadKind : uint8_t { Ycsb };
+inline constexpr std::array<std::string_view, 1> kWorkloadNames = {"ycsb"};
+
+enum class BackoffKind : uint8_t { None, Exp };
+inline constexpr std::array<std::string_view, 2> kBackoffNames = {"none", "exp"};
+
+enum class KeyOrder : uint8_t { Random, Sorted };
+inline constexpr std::array<std::string_view, 2> kKeyOrderNames = {"random", "sorted"};
+
+inline constexpr std::array<std::string_view, 2> kLatchNames = {"spin", "queue"};
+
+template <std::size_t N>
+std::string_view name_of(const std::array<std::string_view, N>& names, auto value) {
+  return names[static_cast<std::size_t>(value)];
+}
+
+struct YcsbConfig {
+  uint64_t rows = 1 << 20;           // Abyss §3.3 used 20 M; this default loads in about a second
+  uint32_t req_per_txn = 16;         // Abyss §3.3
+  double theta = 0.0;                // Zipf skew, [0, 1)
+  double write_ratio = 0.5;          // per access
+  double read_only_txn_ratio = 0.0;  // fraction of transactions with no writes
+  uint32_t partitions = 1;
+  double multi_part_ratio = 0.0;
+  uint32_t parts_per_txn = 1;
+  KeyOrder key_order = KeyOrder::Random;
+  uint32_t fields = 10;
+  uint32_t field_size = 100;
+};
+
+struct Config {
+  WorkloadKind workload = WorkloadKind::Ycsb;
+  Scheme cc = Scheme::NoWait;
+  uint32_t threads = 1;
+  double duration_s = 1.0;
+  double warmup_s = 0.2;
+  bool pin = false;
+  uint64_t seed = 1;
+  uint32_t queries_per_worker = 4096;  // pre-generated, served round-robin (Abyss §3.2)
+
+  platform::TsAllocConfig ts_alloc{};
+  platform::LatchKind latch = platform::LatchKind::Spin;
+  BackoffKind backoff = BackoffKind::Exp;
+  uint32_t backoff_max_us = 100;
+
+  uint32_t dl_timeout_us = 100;  // Abyss §4.2
+  bool dl_detect = true;
+
+  YcsbConfig ycsb{};
+
+  std::string history_path;  // empty: no history log
+  std::string dump_dir;      // empty: no dump
+  std::string json_path;     // empty: no JSON report
+
+  // Cross-field checks the per-flag ranges cannot express. Returns one line
+  // naming the flag, the value and what is allowed; empty when valid.
+  std::string validate() const;
+
+  // Every knob (not the output paths), for reports and the config hash.
+  nlohmann::json to_json() const;
+  // FNV-1a of the canonical JSON of to_json(): joins runs of one configuration.
+  std::string hash() const;
+};
+
+}  // namespace abyss

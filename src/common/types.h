@@ -1,0 +1,32 @@
+#pragma once
+// Strong types for the ids that flow through the engine (STYLE habit 5), and
+// the status every transaction operation answers with (habit 4).
+#include <compare>
+#include <cstdint>
+
+namespace abyss {
+
+template <class Tag, class Rep = uint64_t>
+struct StrongId {
+  Rep value{};
+  constexpr StrongId() = default;
+  constexpr explicit StrongId(Rep v) : value(v) {}
+  constexpr auto operator<=>(const StrongId&) const = default;
+};
+
+// Id of a committed transaction in the history log; 0 is the initial load.
+using TxnId = StrongId<struct TxnIdTag>;
+using WorkerId = StrongId<struct WorkerIdTag, uint32_t>;
+
+inline constexpr TxnId kLoadTxn{0};
+
+// What a transaction operation answers. CC aborts are ordinary control flow:
+// the runner restarts the transaction (DESIGN.md "The CC seam").
+enum class [[nodiscard]] Rc : uint8_t {
+  Ok,
+  Abort,         // CC abort: roll back, back off, restart with the same inputs
+  NotFound,      // the key has no live row; the transaction may go on
+  LogicalAbort,  // the transaction's own logic rolls back (TPC-C 2.4.2.3); not retried
+};
+
+}  // namespace abyss

@@ -1,0 +1,120 @@
+#include "engine/engine.h"
+
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cc/dl_detect/dl_detect.h"
+#include "cc/no_wait/no_wait.h"
+#include "cc/none/none.h"
+#include "cc/wait_die/wait_die.h"
+#include "engine/runner.h"
+#include "platform/clock.h"
+#include "platform/latch.h"
+#include "platform/process.h"
+#include "platform/thread.h"
+#include "platform/ts_source.h"
+#include "storage/database.h"
+#include "workload/ycsb/ycsb.h"
+
+namespace abyss {
+
+namespace {
+
+template <class CC, class W>
+RunResult run_with(const Config& cfg) {
+  using RowMeta = typename CC::RowMeta;
+  RunResult result;
+  result.config = cfg;
+  result.type_names.assign(W::kTypeNames.begin(), W::kTypeNames.end());
+
+  const RowLayout layout = RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta));
+  Database db(layout);
+  W workload(cfg);
+  const uint64_t load_start = platform::wall_ns();
+  workload.load(db, platform::hardware_cores(), [](void* meta) { new (meta) RowMeta(); });
+  result.load_seconds = static_cast<double>(platform::wall_ns() - load_start) / 1e9;
+  result.rss_after_load = platform::resident_bytes();
+
+  platform::TsSource ts(cfg.ts_alloc);
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<typename W::Queries> queries;
+  for (uint32_t i = 0; i < cfg.threads; i++) {
+    auto& w = workers.emplace_back(std::make_unique<Worker>(i, cfg.threads, cfg.seed, db.tables().size()));
+    w->ts = &ts;
+    if (!cfg.history_path.empty()) {
+      w->history = std::make_unique<HistoryWriter>(cfg.history_path + ".part" + std::to_string(i));
+    }
+    queries.push_back(workload.generate(i, cfg.queries_per_worker, w->rng));
+  }
+
+  CC cc(cfg, cfg.threads);
+  platform::Atomic<uint32_t> phase{static_cast<uint32_t>(Phase::Warmup)};
+  result.workers.assign(cfg.threads, WorkerStats(W::kTypeNames.size()));
+  std::vector<std::string> errors(cfg.threads);
+  uint64_t window_start = 0;
+  uint64_t window_end = 0;
+  // Threads 0..threads-1 are workers; the last one keeps time.
+  platform::run_threads(cfg.threads + 1, cfg.pin, [&](uint32_t i) {
+    if (i == cfg.threads) {
+      platform::sleep_ms(static_cast<uint64_t>(cfg.warmup_s * 1000));
+      window_start = platform::wall_ns();
+      phase.store(static_cast<uint32_t>(Phase::Measure), platform::memory_order_release);
+      platform::sleep_ms(static_cast<uint64_t>(cfg.duration_s * 1000));
+      phase.store(static_cast<uint32_t>(Phase::Done), platform::memory_order_release);
+      window_end = platform::wall_ns();
+      return;
+    }
+    try {
+      result.workers[i] = run_worker(cfg, cc, workload, queries[i], *workers[i], layout, phase);
+    } catch (const std::exception& e) {
+      errors[i] = e.what();
+    }
+  });
+  for (const auto& e : errors) {
+    if (!e.empty()) throw std::runtime_error("worker failed: " + e);
+  }
+  result.seconds = static_cast<double>(window_end - window_start) / 1e9;
+  result.total = WorkerStats(W::kTypeNames.size());
+  for (const auto& w : result.workers) result.total.merge(w);
+  result.rss_at_end = platform::resident_bytes();
+
+  if (!cfg.history_path.empty()) {
+    std::vector<std::string> parts;
+    for (auto& w : workers) parts.push_back(w->history->close());
+    if (auto err = HistoryWriter::merge(cfg.history_path, parts); !err.empty()) throw std::runtime_error(err);
+  }
+  if (!cfg.dump_dir.empty()) {
+    if (auto err = db.dump(cfg.dump_dir); !err.empty()) throw std::runtime_error(err);
+  }
+  return result;
+}
+
+template <class CC>
+RunResult run_scheme(const Config& cfg) {
+  switch (cfg.workload) {
+    case WorkloadKind::Ycsb:
+      return run_with<CC, Ycsb>(cfg);
+  }
+  throw std::logic_error("unknown workload");
+}
+
+}  // namespace
+
+RunResult run(const Config& cfg) {
+  switch (cfg.cc) {
+    case Scheme::None:
+      return run_scheme<cc::None>(cfg);
+    case Scheme::NoWait:
+      return run_scheme<cc::NoWait>(cfg);
+    case Scheme::WaitDie:
+      return run_scheme<cc::WaitDie>(cfg);
+    case Scheme::DlDetect:
+      return run_scheme<cc::DlDetect>(cfg);
+  }
+  throw std::logic_error("unknown scheme");
+}
+
+}  // namespace abyss

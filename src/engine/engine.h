@@ -1,0 +1,13 @@
+#pragma once
+// One run: build the database for the configured scheme and workload, load,
+// warm up, measure, and report. The scheme is picked here, once, by a switch
+// that instantiates the whole run for it (DESIGN.md "The CC seam").
+#include "common/config.h"
+#include "engine/result.h"
+
+namespace abyss {
+
+// Throws std::runtime_error on a failure at run time (exit code 1).
+RunResult run(const Config& config);
+
+}  // namespace abyss

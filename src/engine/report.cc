@@ -1,0 +1,99 @@
+#include "engine/report.h"
+
+#include <nlohmann/json.hpp>
+
+#include "platform/clock.h"
+#include "platform/process.h"
+#include "platform/thread.h"
+
+namespace abyss {
+
+namespace {
+
+nlohmann::json latency_json(const Histogram& h) {
+  auto us = [](uint64_t ns) { return static_cast<double>(ns) / 1000.0; };
+  return {{"p50", us(h.quantile(0.50))},
+          {"p99", us(h.quantile(0.99))},
+          {"p999", us(h.quantile(0.999))},
+          {"max", us(h.max())}};
+}
+
+nlohmann::json breakdown_json(const WorkerStats& s) {
+  nlohmann::json j;
+  const double total = static_cast<double>(s.total_cycles);
+  for (std::size_t c = 0; c < kTimeCats; c++) {
+    j[std::string(kTimeCatNames[c])] = {{"seconds", platform::cycles_to_seconds(s.cycles[c])},
+                                        {"fraction", total > 0 ? static_cast<double>(s.cycles[c]) / total : 0.0}};
+  }
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json report_json(const RunResult& r) {
+  nlohmann::json j;
+  j["config"] = r.config.to_json();
+  j["config_hash"] = r.config.hash();
+  j["git_rev"] = ABYSS_GIT_REV;
+  j["build_type"] = ABYSS_BUILD_TYPE;
+  j["cpu_model"] = platform::cpu_model();
+  j["cores"] = platform::hardware_cores();
+
+  nlohmann::json res;
+  res["seconds"] = r.seconds;
+  res["throughput"] = r.throughput();
+  for (std::size_t c = 0; c < kCounters; c++) res[std::string(kCounterNames[c])] = r.count(static_cast<Counter>(c));
+  res["abort_rate"] = r.abort_rate();
+  res["load_seconds"] = r.load_seconds;
+  res["rss_after_load_bytes"] = r.rss_after_load;
+  res["rss_at_end_bytes"] = r.rss_at_end;
+  Histogram all;
+  for (std::size_t t = 0; t < r.type_names.size(); t++) {
+    const TypeStats& ts = r.total.types[t];
+    all.merge(ts.latency);
+    nlohmann::json tj;
+    for (std::size_t c = 0; c < kCounters; c++) tj[std::string(kCounterNames[c])] = ts.counters[c];
+    tj["throughput"] = r.seconds > 0 ? static_cast<double>(ts[Counter::Commits]) / r.seconds : 0.0;
+    tj["latency_us"] = latency_json(ts.latency);
+    res["per_type"][std::string(r.type_names[t])] = tj;
+  }
+  res["latency_us"] = latency_json(all);
+  res["breakdown"] = breakdown_json(r.total);
+  nlohmann::json per_worker = nlohmann::json::array();
+  for (const auto& w : r.workers) per_worker.push_back(breakdown_json(w));
+  res["breakdown_per_worker"] = per_worker;
+  j["results"] = res;
+  return j;
+}
+
+void print_report(const RunResult& r, std::FILE* out) {
+  const auto& c = r.config;
+  std::fprintf(out, "abyss run: workload=%s cc=%s threads=%u duration=%.2fs  (config %s)\n",
+               std::string(name_of(kWorkloadNames, c.workload)).c_str(), std::string(name_of(kSchemeNames, c.cc)).c_str(),
+               c.threads, r.seconds, c.hash().c_str());
+  std::fprintf(out, "  throughput   %12.0f txn/s\n", r.throughput());
+  std::fprintf(out, "  commits      %12llu\n", static_cast<unsigned long long>(r.count(Counter::Commits)));
+  std::fprintf(out, "  cc aborts    %12llu   (abort rate %.4f)\n",
+               static_cast<unsigned long long>(r.count(Counter::CcAborts)), r.abort_rate());
+  std::fprintf(out, "  logical ab.  %12llu\n", static_cast<unsigned long long>(r.count(Counter::LogicalAborts)));
+  std::fprintf(out, "  load         %12.2f s   rss %.0f MiB\n", r.load_seconds,
+               static_cast<double>(r.rss_at_end) / (1 << 20));
+  std::fprintf(out, "\n  %-12s %10s %10s %10s %10s %10s %10s\n", "type", "commits", "cc_aborts", "txn/s", "p50 us",
+               "p99 us", "p99.9 us");
+  for (std::size_t t = 0; t < r.type_names.size(); t++) {
+    const TypeStats& ts = r.total.types[t];
+    std::fprintf(out, "  %-12s %10llu %10llu %10.0f %10.1f %10.1f %10.1f\n", std::string(r.type_names[t]).c_str(),
+                 static_cast<unsigned long long>(ts[Counter::Commits]),
+                 static_cast<unsigned long long>(ts[Counter::CcAborts]),
+                 r.seconds > 0 ? static_cast<double>(ts[Counter::Commits]) / r.seconds : 0.0,
+                 static_cast<double>(ts.latency.quantile(0.5)) / 1000, static_cast<double>(ts.latency.quantile(0.99)) / 1000,
+                 static_cast<double>(ts.latency.quantile(0.999)) / 1000);
+  }
+  std::fprintf(out, "\n  time breakdown (summed over workers)\n");
+  for (std::size_t i = 0; i < kTimeCats; i++) {
+    std::fprintf(out, "  %-12s %10.3f s %7.1f%%\n", std::string(kTimeCatNames[i]).c_str(),
+                 platform::cycles_to_seconds(r.total.cycles[i]), 100.0 * r.fraction(static_cast<TimeCat>(i)));
+  }
+}
+
+}  // namespace abyss

@@ -1,0 +1,40 @@
+#pragma once
+// What a run measured.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/config.h"
+#include "stats/stats.h"
+
+namespace abyss {
+
+struct RunResult {
+  Config config;
+  std::vector<std::string_view> type_names;
+  std::vector<WorkerStats> workers;  // each finished (Other filled in)
+  WorkerStats total;                 // merged
+  double seconds = 0;                // the measurement window (wall clock)
+  double load_seconds = 0;
+  uint64_t rss_after_load = 0;
+  uint64_t rss_at_end = 0;
+
+  uint64_t count(Counter c) const {
+    uint64_t n = 0;
+    for (const auto& t : total.types) n += t[c];
+    return n;
+  }
+  double throughput() const { return seconds > 0 ? static_cast<double>(count(Counter::Commits)) / seconds : 0; }
+  // Fraction of attempts that a CC abort ended.
+  double abort_rate() const {
+    const double c = static_cast<double>(count(Counter::Commits));
+    const double a = static_cast<double>(count(Counter::CcAborts));
+    return c + a > 0 ? a / (c + a) : 0;
+  }
+  double fraction(TimeCat cat) const {
+    return total.total_cycles > 0 ? static_cast<double>(total[cat]) / static_cast<double>(total.total_cycles) : 0;
+  }
+};
+
+}  // namespace abyss

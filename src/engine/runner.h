@@ -1,0 +1,93 @@
+#pragma once
+// The worker loop: serve the worker's pre-generated queries in order; restart a
+// CC-aborted transaction with the same inputs after backoff; count a logical
+// abort and move on; keep statistics only inside the measurement window.
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+
+#include "common/config.h"
+#include "platform/atomic.h"
+#include "platform/backoff.h"
+#include "platform/clock.h"
+#include "stats/stats.h"
+#include "txn/txn.h"
+#include "txn/worker.h"
+
+namespace abyss {
+
+enum class Phase : uint32_t { Warmup, Measure, Done };
+
+template <class CC, class W>
+WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typename W::Queries& queries,
+                       Worker& w, RowLayout layout, const platform::Atomic<uint32_t>& phase) {
+  Txn<CC> txn(cc, w, layout);
+  const std::size_t types = W::kTypeNames.size();
+  WorkerStats stats(types);
+  const double cycles_per_ns = platform::cycles_per_ns();
+  const uint64_t backoff_cap_ns = uint64_t{cfg.backoff_max_us} * 1000;
+  bool measuring = false;
+  uint64_t window_start = 0;
+  uint64_t sink = 0;  // keeps reads from being optimised away
+
+  for (std::size_t next = 0;; next++) {
+    const auto ph = static_cast<Phase>(phase.load(platform::memory_order_acquire));
+    if (ph == Phase::Done) break;
+    if (ph == Phase::Measure && !measuring) {
+      stats = WorkerStats(types);
+      measuring = true;
+      window_start = platform::cycles();
+    }
+    const std::size_t i = next % queries.size();
+    const uint8_t type = workload.type_of(queries, i);
+    const uint64_t first_start = platform::cycles();
+    for (uint32_t aborts = 0;; aborts++) {
+      w.reset_attempt();
+      const uint64_t start = platform::cycles();
+      Rc rc = txn.begin(aborts > 0);
+      if (rc == Rc::Ok) rc = workload.run(txn, queries, i, sink);
+      if (rc == Rc::Ok) {
+        rc = txn.commit();
+      } else if (rc == Rc::LogicalAbort) {
+        txn.abort();
+      }
+      if (rc == Rc::NotFound) throw std::runtime_error("workload left a missing key unhandled");
+      const uint64_t end = platform::cycles();
+      if (rc == Rc::Ok || rc == Rc::LogicalAbort) {
+        if (measuring) {
+          for (std::size_t c = 0; c < kTimeCats; c++) stats.cycles[c] += w.attempt[c];
+          // A logical abort did the work the transaction asked for: useful.
+          stats[TimeCat::Useful] += (end - start) - std::min(end - start, w.charged);
+          TypeStats& ts = stats.types[type];
+          if (rc == Rc::Ok) {
+            ts[Counter::Commits]++;
+            ts.latency.record(static_cast<uint64_t>(static_cast<double>(end - first_start) / cycles_per_ns));
+          } else {
+            ts[Counter::LogicalAborts]++;
+          }
+        }
+        break;
+      }
+      // A CC abort: the whole attempt, and its roll-back, is wasted work.
+      txn.abort();
+      const uint64_t rolled_back = platform::cycles();
+      if (measuring) {
+        stats[TimeCat::Abort] += rolled_back - start;
+        stats.types[type][Counter::CcAborts]++;
+      }
+      if (cfg.backoff == BackoffKind::Exp) {
+        // Tale §5: wait a random time below a bound that doubles per abort.
+        const uint64_t bound = std::min<uint64_t>(backoff_cap_ns, uint64_t{1000} << std::min(aborts, 20u));
+        platform::pause_for_ns(w.rng.uniform(bound + 1));
+        if (measuring) stats[TimeCat::Backoff] += platform::cycles() - rolled_back;
+      }
+      if (static_cast<Phase>(phase.load(platform::memory_order_relaxed)) == Phase::Done) break;
+    }
+  }
+  if (measuring) stats.total_cycles = platform::cycles() - window_start;
+  stats.finish();
+  w.sink = sink;
+  return stats;
+}
+
+}  // namespace abyss

@@ -1,0 +1,66 @@
+#pragma once
+// Hash index from a 64-bit key to a row (Abyss §3.2). Chained buckets; an
+// insert pushes a node onto its bucket with one compare-and-swap and look-ups
+// take no latch. Nodes are never unlinked during a run (a removed row stays
+// indexed with its kDeleted flag), so readers need no memory reclamation. A
+// re-inserted key shadows the old node: look-ups return the newest.
+#include <cstdint>
+#include <vector>
+
+#include "platform/atomic.h"
+#include "storage/row.h"
+
+namespace abyss {
+
+class HashIndex final {
+ public:
+  struct Node {
+    uint64_t key;
+    Row* row;
+    Node* next;
+  };
+
+  explicit HashIndex(uint64_t expected_keys) {
+    uint64_t n = 1024;
+    bits_ = 10;
+    while (n < expected_keys) {
+      n <<= 1;
+      bits_++;
+    }
+    mask_ = n - 1;
+    buckets_ = std::vector<platform::Atomic<Node*>>(n);
+  }
+
+  Row* find(uint64_t key) const {
+    for (Node* n = buckets_[slot(key)].load(platform::memory_order_acquire); n != nullptr; n = n->next) {
+      if (n->key == key) return n->row;
+    }
+    return nullptr;
+  }
+
+  // `node` is caller-owned memory (the worker's arena) that lives as long as
+  // the index.
+  void insert(uint64_t key, Row* row, Node* node) {
+    node->key = key;
+    node->row = row;
+    auto& head = buckets_[slot(key)];
+    Node* old = head.load(platform::memory_order_relaxed);
+    do {
+      node->next = old;
+    } while (!head.compare_exchange_weak(old, node, platform::memory_order_release, platform::memory_order_relaxed));
+  }
+
+  uint64_t buckets() const { return mask_ + 1; }
+
+ private:
+  uint64_t slot(uint64_t key) const {
+    // Fibonacci hashing: the top bits of the product spread sequential keys.
+    return (key * 0x9e3779b97f4a7c15ULL) >> (64 - bits_);
+  }
+
+  uint64_t mask_;
+  uint32_t bits_;
+  std::vector<platform::Atomic<Node*>> buckets_;
+};
+
+}  // namespace abyss

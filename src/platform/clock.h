@@ -1,0 +1,30 @@
+#pragma once
+// Cycle counter for the time breakdown (cheap enough for the hot path) and a
+// wall clock for the run's phases.
+#include <cstdint>
+
+namespace abyss::platform {
+
+uint64_t wall_ns();
+
+inline uint64_t cycles() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_ia32_rdtsc();
+#else
+  return wall_ns();
+#endif
+}
+
+// Cycles per nanosecond, measured once against the wall clock.
+double cycles_per_ns();
+
+inline double cycles_to_seconds(uint64_t c) { return static_cast<double>(c) / (cycles_per_ns() * 1e9); }
+
+// Blocks the calling thread (the coordinator, never a worker on the hot path).
+void sleep_ms(uint64_t ms);
+
+// Lets another thread run: waiting workers call this so an oversubscribed
+// machine (more workers than cores) still makes progress.
+void yield_thread();
+
+}  // namespace abyss::platform

@@ -1,0 +1,150 @@
+#pragma once
+// Latches: short critical sections on in-memory structures (not transaction
+// locks). Two kinds, switchable per run (Tale §5): a test-and-test-and-set spin
+// latch, and an MCS queuing latch where each waiter spins on its own node, so a
+// release touches one other core instead of all of them.
+#include <cstdint>
+#include <mutex>
+
+#include "platform/atomic.h"
+#include "platform/clock.h"
+
+namespace abyss::platform {
+
+// Spins with a pause hint and, after a while, yields the core so that
+// oversubscribed runs (more workers than cores) make progress.
+class SpinWait final {
+ public:
+  void once() {
+    if (++spins_ < kSpinsBeforeYield) {
+      cpu_relax();
+    } else {
+      spins_ = 0;
+      yield_thread();
+    }
+  }
+
+ private:
+  static constexpr uint32_t kSpinsBeforeYield = 256;
+  uint32_t spins_ = 0;
+};
+
+class SpinLatch final {
+ public:
+  // The queue node is unused; the signature matches McsLatch so code can be
+  // written once over both.
+  struct Node {};
+
+  void lock(Node& /*unused*/) { lock(); }
+  void unlock(Node& /*unused*/) { unlock(); }
+
+  void lock() {
+    SpinWait w;
+    for (;;) {
+      if (!held_.load(memory_order_relaxed) && !held_.exchange(true, memory_order_acquire)) return;
+      w.once();
+    }
+  }
+  bool try_lock() { return !held_.load(memory_order_relaxed) && !held_.exchange(true, memory_order_acquire); }
+  void unlock() { held_.store(false, memory_order_release); }
+
+ private:
+  Atomic<bool> held_{false};
+};
+
+// Mellor-Crummey & Scott queue lock. The caller provides the node (usually on
+// its stack) and passes the same node to unlock.
+class McsLatch final {
+ public:
+  struct Node {
+    Atomic<Node*> next{nullptr};
+    Atomic<bool> locked{false};
+  };
+
+  void lock(Node& me) {
+    me.next.store(nullptr, memory_order_relaxed);
+    me.locked.store(true, memory_order_relaxed);
+    Node* prev = tail_.exchange(&me, memory_order_acq_rel);
+    if (prev == nullptr) return;
+    prev->next.store(&me, memory_order_release);
+    SpinWait w;
+    while (me.locked.load(memory_order_acquire)) w.once();
+  }
+
+  void unlock(Node& me) {
+    Node* succ = me.next.load(memory_order_acquire);
+    if (succ == nullptr) {
+      Node* expected = &me;
+      if (tail_.compare_exchange_strong(expected, nullptr, memory_order_acq_rel)) return;
+      // A successor swapped itself in but has not linked yet: wait for the link.
+      SpinWait w;
+      while ((succ = me.next.load(memory_order_acquire)) == nullptr) w.once();
+    }
+    succ->locked.store(false, memory_order_release);
+  }
+
+ private:
+  Atomic<Node*> tail_{nullptr};
+};
+
+// Which latch a run uses (`--latch spin|queue`).
+enum class LatchKind : uint8_t { Spin, Queue };
+
+// A latch whose kind is picked at run time (one predictable branch per use).
+class Latch final {
+ public:
+  struct Guard;
+
+  void lock(LatchKind kind, McsLatch::Node& node) {
+    if (kind == LatchKind::Queue) {
+      mcs_.lock(node);
+    } else {
+      spin_.lock();
+    }
+  }
+  void unlock(LatchKind kind, McsLatch::Node& node) {
+    if (kind == LatchKind::Queue) {
+      mcs_.unlock(node);
+    } else {
+      spin_.unlock();
+    }
+  }
+
+ private:
+  SpinLatch spin_;
+  McsLatch mcs_;
+};
+
+// Scoped latch holder with its own queue node.
+struct Latch::Guard {
+  Guard(Latch& l, LatchKind k) : latch(l), kind(k) { latch.lock(kind, node); }
+  ~Guard() { latch.unlock(kind, node); }
+  Guard(const Guard&) = delete;
+  Guard& operator=(const Guard&) = delete;
+  Latch& latch;
+  LatchKind kind;
+  McsLatch::Node node;
+};
+
+// A blocking mutex, for the `--ts-alloc mutex` baseline and rare registrations.
+class Mutex final {
+ public:
+  void lock() { m_.lock(); }
+  void unlock() { m_.unlock(); }
+
+ private:
+  std::mutex m_;
+};
+
+class MutexGuard final {
+ public:
+  explicit MutexGuard(Mutex& m) : m_(m) { m_.lock(); }
+  ~MutexGuard() { m_.unlock(); }
+  MutexGuard(const MutexGuard&) = delete;
+  MutexGuard& operator=(const MutexGuard&) = delete;
+
+ private:
+  Mutex& m_;
+};
+
+}  // namespace abyss::platform

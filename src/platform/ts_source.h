@@ -1,0 +1,76 @@
+#pragma once
+// Timestamp allocation, the four methods of Abyss §4.3 (`--ts-alloc`):
+//   mutex    a counter behind a mutex (the naive critical section)
+//   atomic   one atomic fetch-and-add per timestamp
+//   batch:N  a worker takes N timestamps with one fetch-and-add and hands them
+//            out locally; a restarted transaction takes the next one from its
+//            batch, which can still be older than the timestamp that caused the
+//            abort (the pathology §4.3 describes)
+//   clock    the core's cycle counter with the worker id in the low bits:
+//            unique without any shared write
+#include <cstdint>
+#include <string>
+
+#include "platform/atomic.h"
+#include "platform/clock.h"
+#include "platform/latch.h"
+
+namespace abyss::platform {
+
+enum class TsMethod : uint8_t { Mutex, Atomic, Batch, Clock };
+
+struct TsAllocConfig {
+  TsMethod method = TsMethod::Atomic;
+  uint32_t batch = 1;  // only for Batch
+
+  // Parses "mutex", "atomic", "batch:N" (1 <= N <= 1'000'000) or "clock";
+  // returns an error message, empty on success.
+  static std::string parse(const std::string& text, TsAllocConfig& out);
+  std::string to_string() const;
+};
+
+// Per-worker allocation state: the unused rest of a batch.
+struct TsLocal {
+  uint64_t next = 0;
+  uint64_t end = 0;
+};
+
+class TsSource final {
+ public:
+  // Bits for the worker id in Clock timestamps: up to 1024 workers.
+  static constexpr uint32_t kWorkerBits = 10;
+
+  explicit TsSource(TsAllocConfig cfg) : cfg_(cfg) {}
+
+  // Unique and > 0. Monotonic per worker; across workers only Mutex and Atomic
+  // are globally monotonic.
+  uint64_t allocate(uint32_t worker, TsLocal& local) {
+    switch (cfg_.method) {
+      case TsMethod::Mutex: {
+        MutexGuard g(mutex_);
+        return ++plain_;
+      }
+      case TsMethod::Atomic:
+        return counter_.fetch_add(1, memory_order_relaxed) + 1;
+      case TsMethod::Batch:
+        if (local.next == local.end) {
+          local.next = counter_.fetch_add(cfg_.batch, memory_order_relaxed) + 1;
+          local.end = local.next + cfg_.batch;
+        }
+        return local.next++;
+      case TsMethod::Clock:
+        return (cycles() << kWorkerBits) | worker;
+    }
+    return 0;
+  }
+
+  const TsAllocConfig& config() const { return cfg_; }
+
+ private:
+  TsAllocConfig cfg_;
+  alignas(kCacheLine) Atomic<uint64_t> counter_{0};
+  alignas(kCacheLine) Mutex mutex_;
+  uint64_t plain_ = 0;  // guarded by mutex_
+};
+
+}  // namespace abyss::platform

@@ -1,0 +1,82 @@
+#pragma once
+// Per-worker statistics. Time categories and counters each come from one list
+// (STYLE habit 9): the enum indexes an array, and merging, the table and the
+// JSON all loop over the names below.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "stats/histogram.h"
+
+namespace abyss {
+
+// The Tale's breakdown (Tale §4.1, refining Abyss §3.2).
+enum class TimeCat : uint8_t {
+  Useful,     // executing transaction logic and operating on tuples
+  Abort,      // whole attempts that aborted, including their roll-back
+  Backoff,    // waiting after an abort before the restart
+  TsAlloc,    // allocating timestamps
+  Index,      // hash-index look-ups and inserts
+  Wait,       // waiting for a lock or for a pending version
+  Commit,     // the scheme's commit: validation, install, release
+  CcManager,  // the scheme's per-access work (lock/timestamp manager), less waiting
+  Other,      // what is left: the worker loop, query hand-out, stats
+  kCount
+};
+inline constexpr std::size_t kTimeCats = static_cast<std::size_t>(TimeCat::kCount);
+inline constexpr std::array<std::string_view, kTimeCats> kTimeCatNames = {
+    "useful", "abort", "backoff", "ts_alloc", "index", "wait", "commit", "cc_manager", "other"};
+
+enum class Counter : uint8_t {
+  Commits,        // committed transactions
+  CcAborts,       // attempts aborted by concurrency control (then restarted)
+  LogicalAborts,  // transactions rolled back by their own logic (not restarted)
+  kCount
+};
+inline constexpr std::size_t kCounters = static_cast<std::size_t>(Counter::kCount);
+inline constexpr std::array<std::string_view, kCounters> kCounterNames = {"commits", "cc_aborts",
+                                                                          "logical_aborts"};
+
+using TimeArray = std::array<uint64_t, kTimeCats>;
+
+struct TypeStats {
+  std::array<uint64_t, kCounters> counters{};
+  Histogram latency;  // nanoseconds, first attempt start to commit
+
+  uint64_t& operator[](Counter c) { return counters[static_cast<std::size_t>(c)]; }
+  uint64_t operator[](Counter c) const { return counters[static_cast<std::size_t>(c)]; }
+  void merge(const TypeStats& o) {
+    for (std::size_t i = 0; i < kCounters; i++) counters[i] += o.counters[i];
+    latency.merge(o.latency);
+  }
+};
+
+struct alignas(64) WorkerStats {
+  TimeArray cycles{};        // per category; Other is filled in by finish()
+  uint64_t total_cycles = 0;  // the worker's measured window
+  std::vector<TypeStats> types;
+
+  explicit WorkerStats(std::size_t txn_types = 1) : types(txn_types) {}
+  uint64_t& operator[](TimeCat c) { return cycles[static_cast<std::size_t>(c)]; }
+  uint64_t operator[](TimeCat c) const { return cycles[static_cast<std::size_t>(c)]; }
+
+  // Sets Other to the part of the window no category claimed.
+  void finish() {
+    uint64_t claimed = 0;
+    for (std::size_t i = 0; i < kTimeCats; i++) {
+      if (i != static_cast<std::size_t>(TimeCat::Other)) claimed += cycles[i];
+    }
+    (*this)[TimeCat::Other] = total_cycles > claimed ? total_cycles - claimed : 0;
+  }
+  void merge(const WorkerStats& o) {
+    for (std::size_t i = 0; i < kTimeCats; i++) cycles[i] += o.cycles[i];
+    total_cycles += o.total_cycles;
+    for (std::size_t t = 0; t < types.size(); t++) types[t].merge(o.types[t]);
+  }
+};
+
+}  // namespace abyss

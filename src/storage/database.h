@@ -1,0 +1,33 @@
+#pragma once
+// The database owns its tables; nothing else is global (DESIGN.md).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "storage/table.h"
+
+namespace abyss {
+
+class Database final {
+ public:
+  explicit Database(RowLayout layout) : layout_(layout) {}
+
+  Table& create_table(std::string name, Schema schema, uint64_t expected_rows) {
+    tables_.push_back(std::make_unique<Table>(static_cast<uint32_t>(tables_.size()), std::move(name),
+                                              std::move(schema), layout_, expected_rows));
+    return *tables_.back();
+  }
+
+  const std::vector<std::unique_ptr<Table>>& tables() const { return tables_; }
+  const RowLayout& layout() const { return layout_; }
+
+  // Writes DIR/<table>.csv for every table (docs/formats.md). Returns an error
+  // message, empty on success.
+  std::string dump(const std::string& dir) const;
+
+ private:
+  RowLayout layout_;
+  std::vector<std::unique_ptr<Table>> tables_;
+};
+
+}  // namespace abyss

@@ -1,0 +1,47 @@
+#pragma once
+// Row layout: [RowHeader][scheme's per-row metadata][data], the whole row
+// padded to a multiple of 64 bytes and 64-byte aligned (Tale §5), so a row's
+// header never shares a cache line with another row.
+#include <cstddef>
+#include <cstdint>
+
+#include "common/types.h"
+
+namespace abyss {
+
+struct Row;  // opaque: a row is addressed by pointer, its parts through RowLayout
+
+struct RowHeader {
+  // Id of the committed transaction whose version this is (0 = the load).
+  // Written only by the holder of the row's write permission under the scheme.
+  TxnId writer;
+  uint32_t flags;
+  uint32_t reserved;
+
+  static constexpr uint32_t kLive = 1;     // a committed row (load or insert)
+  static constexpr uint32_t kDeleted = 2;  // removed by a committed transaction
+};
+static_assert(sizeof(RowHeader) == 16);
+
+inline constexpr std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+
+// Offsets shared by every table of one run: they depend on the scheme's
+// metadata size, fixed when the run starts.
+struct RowLayout {
+  uint32_t meta_offset = sizeof(RowHeader);
+  uint32_t data_offset = sizeof(RowHeader);
+
+  static RowLayout for_meta(std::size_t meta_size, std::size_t meta_align) {
+    RowLayout l;
+    l.meta_offset = static_cast<uint32_t>(round_up(sizeof(RowHeader), meta_align));
+    l.data_offset = static_cast<uint32_t>(round_up(l.meta_offset + meta_size, 8));
+    return l;
+  }
+
+  static RowHeader& header(Row* r) { return *reinterpret_cast<RowHeader*>(r); }
+  void* meta(Row* r) const { return reinterpret_cast<char*>(r) + meta_offset; }
+  char* data(Row* r) const { return reinterpret_cast<char*>(r) + data_offset; }
+  const char* data(const Row* r) const { return reinterpret_cast<const char*>(r) + data_offset; }
+};
+
+}  // namespace abyss

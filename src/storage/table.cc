@@ -1,0 +1,55 @@
+#include "storage/table.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace abyss {
+
+Table::Table(uint32_t id, std::string name, Schema schema, RowLayout layout, uint64_t expected_rows)
+    : id_(id),
+      name_(std::move(name)),
+      schema_(std::move(schema)),
+      layout_(layout),
+      stride_(static_cast<uint32_t>(round_up(layout.data_offset + schema_.size(), 64))),
+      index_(expected_rows) {}
+
+Table::~Table() {
+  for (auto& b : blocks_) std::free(b.base);
+}
+
+Row* Table::allocate(RowCursor& cursor, uint64_t block_rows) {
+  if (cursor.next == cursor.end) {
+    const uint64_t bytes = block_rows * stride_;
+    auto* base = static_cast<char*>(std::aligned_alloc(64, bytes));
+    if (base == nullptr) throw std::bad_alloc();
+    std::memset(base, 0, bytes);
+    {
+      platform::MutexGuard g(blocks_mutex_);
+      blocks_.push_back({base, block_rows});
+    }
+    cursor.next = base;
+    cursor.end = base + bytes;
+  }
+  Row* r = reinterpret_cast<Row*>(cursor.next);
+  cursor.next += stride_;
+  return r;
+}
+
+void Table::for_each_live(const std::function<void(const Row*)>& fn) const {
+  for (const auto& b : blocks_) {
+    for (uint64_t i = 0; i < b.rows; i++) {
+      const Row* r = reinterpret_cast<const Row*>(b.base + i * stride_);
+      const uint32_t flags = reinterpret_cast<const RowHeader*>(r)->flags;
+      if ((flags & RowHeader::kLive) != 0 && (flags & RowHeader::kDeleted) == 0) fn(r);
+    }
+  }
+}
+
+uint64_t Table::reserved_bytes() const {
+  uint64_t n = 0;
+  for (const auto& b : blocks_) n += b.rows * stride_;
+  return n;
+}
+
+}  // namespace abyss

@@ -1,0 +1,77 @@
+#pragma once
+// A table: a schema, rows in blocks, and a primary hash index. The table grows
+// by blocks; each worker inserts into blocks of its own (RowCursor), so inserts
+// share nothing but the rare registration of a new block.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/arena.h"
+#include "index/hash_index.h"
+#include "platform/latch.h"
+#include "storage/row.h"
+#include "storage/schema.h"
+
+namespace abyss {
+
+class Table;
+
+// A worker's position in its current insert block of one table.
+struct RowCursor {
+  char* next = nullptr;
+  char* end = nullptr;
+};
+
+class Table final {
+ public:
+  Table(uint32_t id, std::string name, Schema schema, RowLayout layout, uint64_t expected_rows);
+  ~Table();
+  Table(const Table&) = delete;
+  Table& operator=(const Table&) = delete;
+
+  uint32_t id() const { return id_; }
+  const std::string& name() const { return name_; }
+  const Schema& schema() const { return schema_; }
+  const RowLayout& layout() const { return layout_; }
+  uint32_t stride() const { return stride_; }
+  HashIndex& index() { return index_; }
+  const HashIndex& index() const { return index_; }
+
+  // A zeroed row slot from the cursor's block, taking a new block of
+  // `block_rows` when the current one is full. The row is not live (not
+  // visible to dump) until its header says so.
+  Row* allocate(RowCursor& cursor, uint64_t block_rows = kDefaultBlockRows);
+
+  // Calls fn on every live, not deleted row. Only when no worker runs.
+  void for_each_live(const std::function<void(const Row*)>& fn) const;
+
+  uint64_t reserved_bytes() const;
+
+  // Keeps an arena (the loaders' index nodes) alive as long as the table.
+  void adopt(Arena&& arena) {
+    platform::MutexGuard g(blocks_mutex_);
+    arenas_.push_back(std::make_unique<Arena>(std::move(arena)));
+  }
+
+  static constexpr uint64_t kDefaultBlockRows = 4096;
+
+ private:
+  struct Block {
+    char* base;
+    uint64_t rows;
+  };
+
+  uint32_t id_;
+  std::string name_;
+  Schema schema_;
+  RowLayout layout_;
+  uint32_t stride_;
+  HashIndex index_;
+  platform::Mutex blocks_mutex_;  // guards blocks_ (a new block per few thousand rows)
+  std::vector<Block> blocks_;
+  std::vector<std::unique_ptr<Arena>> arenas_;
+};
+
+}  // namespace abyss

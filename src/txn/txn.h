@@ -1,0 +1,280 @@
+#pragma once
+// The transaction API that workloads are written against, once, for every
+// scheme (DESIGN.md "The CC seam"): read / update / insert / remove by primary
+// key. Txn<CC> is instantiated per scheme, so every hook call is direct.
+//
+// Writes go to a private copy (taken when the scheme grants the write) and are
+// installed by the scheme's commit through install_all(); a scheme decides
+// whether reads see the row in place (2PL, under a lock) or a copy.
+#include <concepts>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "common/types.h"
+#include "platform/clock.h"
+#include "stats/stats.h"
+#include "storage/row.h"
+#include "storage/table.h"
+#include "txn/worker.h"
+
+namespace abyss {
+
+enum class AccessType : uint8_t { Read, Write, Insert, Remove };
+
+template <class CC>
+struct Access {
+  Table* table;
+  uint64_t key;
+  Row* row;
+  AccessType type;
+  bool read_first = false;  // a Write that was a Read of this transaction first
+  bool found = true;        // false: the row is deleted (the access only holds CC state)
+  const char* view = nullptr;  // what the transaction reads: the row in place or `local`
+  char* local = nullptr;       // private copy that a write modifies
+  TxnId seen{};                // history: the version read, or replaced by a write
+  typename CC::AccessMeta cc{};
+};
+
+// What a scheme provides (STYLE habit 3). Hooks are templates over the Txn so
+// scheme headers need not include this one.
+template <class CC>
+concept SchemeType = requires {
+  typename CC::RowMeta;     // kept in each row header; value-initialised on load/insert
+  typename CC::AccessMeta;  // kept in each access-set entry
+  typename CC::TxnMeta;     // kept per transaction, across restarts
+  { CC::kName } -> std::convertible_to<std::string_view>;
+};
+
+template <SchemeType CC>
+class Txn final {
+ public:
+  using AccessT = Access<CC>;
+  static constexpr std::size_t kMaxAccesses = 1024;
+
+  Txn(CC& cc, Worker& w, RowLayout layout) : cc_(cc), w_(w), layout_(layout) {
+    // Reserved once: lock requests embedded in entries are linked into row
+    // queues, so the vector must never move them.
+    accesses_.reserve(kMaxAccesses);
+  }
+
+  // ---- the workload-facing API -------------------------------------------
+
+  // The row's current contents, valid until the transaction ends.
+  Rc read(Table& t, uint64_t key, const char*& out) {
+    Row* row = lookup(t, key);
+    if (row == nullptr) return Rc::NotFound;
+    if (AccessT* a = find(row)) {
+      if (!a->found) return Rc::NotFound;
+      out = a->view;
+      return Rc::Ok;
+    }
+    AccessT& a = add(t, key, row, AccessType::Read);
+    if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.read(*this, a); }); rc != Rc::Ok) return rc;
+    if (!check_live(a)) return Rc::NotFound;
+    out = a.view;
+    return Rc::Ok;
+  }
+
+  // A private copy of the row to modify; it is installed at commit.
+  Rc update(Table& t, uint64_t key, char*& out) {
+    Row* row = lookup(t, key);
+    if (row == nullptr) return Rc::NotFound;
+    if (AccessT* a = find(row)) {
+      if (!a->found) return Rc::NotFound;
+      if (a->type == AccessType::Read) {
+        if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.upgrade(*this, *a); }); rc != Rc::Ok) return rc;
+        a->type = AccessType::Write;
+        a->read_first = true;
+        if (a->local == nullptr) snapshot(*a);  // it was read in place
+      }
+      if (a->type != AccessType::Write && a->type != AccessType::Insert) return Rc::NotFound;  // removed
+      out = a->local;
+      return Rc::Ok;
+    }
+    AccessT& a = add(t, key, row, AccessType::Write);
+    if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.write(*this, a); }); rc != Rc::Ok) return rc;
+    if (!check_live(a)) return Rc::NotFound;
+    out = a.local;
+    return Rc::Ok;
+  }
+
+  // A zeroed row to fill in. The key must be new: workloads draw inserted keys
+  // from a counter they update in the same transaction (TPC-C's D_NEXT_O_ID),
+  // so two transactions never insert one key.
+  Rc insert(Table& t, uint64_t key, char*& out) {
+    Row* row = t.allocate(w_.cursors[t.id()]);
+    new (layout_.meta(row)) typename CC::RowMeta();
+    AccessT& a = add(t, key, row, AccessType::Insert);
+    a.local = layout_.data(row);
+    a.view = a.local;
+    if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.insert(*this, a); }); rc != Rc::Ok) return rc;
+    out = a.local;
+    return Rc::Ok;
+  }
+
+  Rc remove(Table& t, uint64_t key) {
+    Row* row = lookup(t, key);
+    if (row == nullptr) return Rc::NotFound;
+    if (AccessT* a = find(row)) {
+      if (!a->found || a->type == AccessType::Remove) return Rc::NotFound;
+      if (a->type == AccessType::Read) {
+        if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.upgrade(*this, *a); }); rc != Rc::Ok) return rc;
+        a->read_first = true;
+      }
+      a->type = AccessType::Remove;
+      return Rc::Ok;
+    }
+    AccessT& a = add(t, key, row, AccessType::Remove);
+    if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.write(*this, a); }); rc != Rc::Ok) return rc;
+    if (!check_live(a)) return Rc::NotFound;
+    return Rc::Ok;
+  }
+
+  // ---- the runner's side ---------------------------------------------------
+
+  Rc begin(bool restart) {
+    accesses_.clear();
+    w_.scratch.reset();
+    return timed(TimeCat::CcManager, [&] { return cc_.begin(*this, restart); });
+  }
+
+  Rc commit() {
+    const Rc rc = timed(TimeCat::Commit, [&] { return cc_.commit(*this); });
+    if (rc == Rc::Ok && w_.history) record_history();
+    return rc;
+  }
+
+  // Rolls back a CC abort or a logical abort: nothing was installed, so this
+  // releases the scheme's state.
+  void abort() { cc_.abort(*this); }
+
+  // ---- the scheme's side ---------------------------------------------------
+
+  Worker& worker() { return w_; }
+  const RowLayout& layout() const { return layout_; }
+  std::vector<AccessT>& accesses() { return accesses_; }
+  typename CC::TxnMeta& meta() { return meta_; }
+  typename CC::RowMeta& row_meta(Row* r) const { return *static_cast<typename CC::RowMeta*>(layout_.meta(r)); }
+  TxnId commit_id() const { return commit_id_; }
+
+  // The access reads the row in place (the scheme holds it stable).
+  void view_in_place(AccessT& a) {
+    a.seen = RowLayout::header(a.row).writer;
+    a.view = layout_.data(a.row);
+  }
+
+  // Copies the row into the access's private buffer (the scheme holds it
+  // stable, or validates the copy afterwards).
+  void snapshot(AccessT& a) {
+    const uint32_t size = a.table->schema().size();
+    if (a.local == nullptr) a.local = static_cast<char*>(w_.scratch.allocate(size, 8));
+    a.seen = RowLayout::header(a.row).writer;
+    std::memcpy(a.local, layout_.data(a.row), size);
+    a.view = a.local;
+  }
+
+  // Installs every write under a fresh commit id: copies back private data,
+  // marks removals, makes inserts live and indexes them. The scheme calls this
+  // while it holds whatever makes the install safe.
+  void install_all() {
+    commit_id_ = w_.next_commit_id();
+    for (AccessT& a : accesses_) {
+      RowHeader& h = RowLayout::header(a.row);
+      switch (a.type) {
+        case AccessType::Read:
+          break;
+        case AccessType::Write:
+          std::memcpy(layout_.data(a.row), a.local, a.table->schema().size());
+          h.writer = commit_id_;
+          break;
+        case AccessType::Remove:
+          h.flags |= RowHeader::kDeleted;
+          h.writer = commit_id_;
+          break;
+        case AccessType::Insert: {
+          h.writer = commit_id_;
+          h.flags = RowHeader::kLive;
+          auto* node = static_cast<HashIndex::Node*>(w_.persistent.allocate(sizeof(HashIndex::Node), 8));
+          const uint64_t t0 = platform::cycles();
+          a.table->index().insert(a.key, a.row, node);
+          w_.charge(TimeCat::Index, platform::cycles() - t0);
+          break;
+        }
+      }
+    }
+  }
+
+  // Charges `fn`'s time to `cat`, less whatever nested sections charged to
+  // other categories meanwhile (waits inside a lock request, say).
+  template <class Fn>
+  auto timed(TimeCat cat, Fn&& fn) {
+    const uint64_t charged0 = w_.charged;
+    const uint64_t t0 = platform::cycles();
+    auto result = fn();
+    const uint64_t dt = platform::cycles() - t0;
+    const uint64_t nested = w_.charged - charged0;
+    w_.charge(cat, dt > nested ? dt - nested : 0);
+    return result;
+  }
+
+ private:
+  Row* lookup(Table& t, uint64_t key) {
+    const uint64_t t0 = platform::cycles();
+    Row* r = t.index().find(key);
+    w_.charge(TimeCat::Index, platform::cycles() - t0);
+    return r;
+  }
+
+  AccessT* find(Row* row) {
+    for (AccessT& a : accesses_) {
+      if (a.row == row) return &a;
+    }
+    return nullptr;
+  }
+
+  AccessT& add(Table& t, uint64_t key, Row* row, AccessType type) {
+    if (accesses_.size() == kMaxAccesses) {
+      throw std::runtime_error("a transaction touched more than " + std::to_string(kMaxAccesses) + " rows");
+    }
+    AccessT& a = accesses_.emplace_back();
+    a.table = &t;
+    a.key = key;
+    a.row = row;
+    a.type = type;
+    return a;
+  }
+
+  // A row removed by a committed transaction reads as absent; the access stays
+  // so the scheme releases what it took.
+  bool check_live(AccessT& a) {
+    if ((RowLayout::header(a.row).flags & RowHeader::kDeleted) == 0) return true;
+    a.found = false;
+    return false;
+  }
+
+  void record_history() {
+    HistoryWriter& h = *w_.history;
+    h.begin(commit_id_);
+    for (const AccessT& a : accesses_) {
+      if (!a.found) continue;
+      if (a.type == AccessType::Read || a.read_first) h.read(a.table->name(), a.key, a.seen);
+    }
+    for (const AccessT& a : accesses_) {
+      if (!a.found) continue;
+      if (a.type == AccessType::Write || a.type == AccessType::Remove) h.write(a.table->name(), a.key, a.seen);
+      if (a.type == AccessType::Insert) h.write(a.table->name(), a.key, kLoadTxn);
+    }
+    h.end();
+  }
+
+  CC& cc_;
+  Worker& w_;
+  RowLayout layout_;
+  std::vector<AccessT> accesses_;
+  typename CC::TxnMeta meta_{};
+  TxnId commit_id_{};
+};
+
+}  // namespace abyss

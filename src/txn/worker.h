@@ -1,0 +1,60 @@
+#pragma once
+// What one worker owns: its random stream, arenas, insert cursors, timestamp
+// batch, the current attempt's time breakdown and its history buffer. Nothing
+// here is shared with other workers.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/arena.h"
+#include "common/zipf.h"
+#include "platform/atomic.h"
+#include "platform/clock.h"
+#include "platform/ts_source.h"
+#include "stats/stats.h"
+#include "storage/table.h"
+#include "txn/history.h"
+
+namespace abyss {
+
+struct alignas(platform::kCacheLine) Worker {
+  Worker(uint32_t worker_id, uint32_t worker_count, uint64_t seed, std::size_t tables)
+      : id(worker_id), count(worker_count), rng(seed * 0x9e3779b97f4a7c15ULL + worker_id), cursors(tables) {}
+
+  uint32_t id;
+  uint32_t count;
+  Rng rng;
+  Arena scratch{std::size_t{1} << 20};     // private copies; reset at every attempt
+  Arena persistent{std::size_t{1} << 20};  // index nodes of inserted rows; lives with the database
+  std::vector<RowCursor> cursors;          // one per table, for inserts
+  platform::TsLocal ts_local;
+  platform::TsSource* ts = nullptr;
+  std::unique_ptr<HistoryWriter> history;  // null unless --history
+
+  // Cycles charged to each category during the current attempt, and their sum:
+  // a timed section subtracts what nested sections charged (see Txn::timed).
+  TimeArray attempt{};
+  uint64_t charged = 0;
+  uint64_t commits = 0;  // for unique commit ids
+  uint64_t sink = 0;     // what the workload read, so reads are not optimised away
+
+  void charge(TimeCat c, uint64_t cyc) {
+    attempt[static_cast<std::size_t>(c)] += cyc;
+    charged += cyc;
+  }
+  void reset_attempt() {
+    attempt.fill(0);
+    charged = 0;
+  }
+  uint64_t allocate_ts() {
+    const uint64_t t0 = platform::cycles();
+    const uint64_t v = ts->allocate(id, ts_local);
+    charge(TimeCat::TsAlloc, platform::cycles() - t0);
+    return v;
+  }
+  // Unique among all workers' commits, never 0 (0 is the load).
+  TxnId next_commit_id() { return TxnId{++commits * count + id}; }
+};
+
+}  // namespace abyss

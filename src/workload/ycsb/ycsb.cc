@@ -1,0 +1,97 @@
+#include "workload/ycsb/ycsb.h"
+
+#include <algorithm>
+
+#include "platform/thread.h"
+
+namespace abyss {
+
+Ycsb::Ycsb(const Config& config)
+    : cfg_(config.ycsb),
+      rows_per_part_(config.ycsb.rows / config.ycsb.partitions),
+      zipf_(rows_per_part_, config.ycsb.theta) {}
+
+void Ycsb::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
+  Schema schema;
+  schema.add_int64("YCSB_KEY");
+  for (uint32_t f = 0; f < cfg_.fields; f++) schema.add_chars("FIELD" + std::to_string(f), cfg_.field_size);
+  table_ = &db.create_table("ycsb", std::move(schema), cfg_.rows);
+  key_column_ = table_->schema().column(0);
+  for (uint32_t f = 0; f < cfg_.fields; f++) field_columns_.push_back(table_->schema().column(1 + f));
+
+  const uint64_t rows = rows_per_part_ * cfg_.partitions;  // keys that partitioning can reach
+  const RowLayout& layout = db.layout();
+  platform::run_threads(loaders, false, [&](uint32_t l) {
+    RowCursor cursor;
+    Arena nodes(std::size_t{8} << 20);
+    const uint64_t lo = rows * l / loaders;
+    const uint64_t hi = rows * (l + 1) / loaders;
+    for (uint64_t key = lo; key < hi; key++) {
+      Row* row = table_->allocate(cursor, 16384);
+      init_row(layout.meta(row));
+      char* data = layout.data(row);
+      set_int64(data, key_column_, static_cast<int64_t>(key));
+      for (uint32_t f = 0; f < cfg_.fields; f++) {
+        const Column& c = field_columns_[f];
+        std::memset(data + c.offset, 'a' + static_cast<int>((key + f) % 26), c.size);
+      }
+      RowLayout::header(row).flags = RowHeader::kLive;
+      auto* node = static_cast<HashIndex::Node*>(nodes.allocate(sizeof(HashIndex::Node), 8));
+      table_->index().insert(key, row, node);
+    }
+    // Index nodes live as long as the table.
+    table_->adopt(std::move(nodes));
+  });
+}
+
+Ycsb::Queries Ycsb::generate(uint32_t worker, uint32_t count, Rng& rng) const {
+  Queries qs;
+  qs.queries.reserve(count);
+  qs.requests.reserve(static_cast<std::size_t>(count) * cfg_.req_per_txn);
+  const uint32_t parts = cfg_.partitions;
+  const uint32_t home = worker % parts;
+  std::vector<uint32_t> chosen;
+  for (uint32_t i = 0; i < count; i++) {
+    Query q{static_cast<uint32_t>(qs.requests.size()), cfg_.req_per_txn, 0};
+    const bool read_only = rng.unit() < cfg_.read_only_txn_ratio;
+    q.type = read_only ? 1 : 0;
+    // The partitions this transaction touches: its home, plus others when it
+    // is multi-partition (Abyss §5.5).
+    chosen.assign(1, home);
+    if (parts > 1 && cfg_.parts_per_txn > 1 && rng.unit() < cfg_.multi_part_ratio) {
+      while (chosen.size() < cfg_.parts_per_txn) {
+        const auto p = static_cast<uint32_t>(rng.uniform(parts));
+        if (std::find(chosen.begin(), chosen.end(), p) == chosen.end()) chosen.push_back(p);
+      }
+    }
+    for (uint32_t r = 0; r < cfg_.req_per_txn; r++) {
+      const uint32_t part = chosen[r % chosen.size()];
+      uint64_t key;
+      bool fresh;
+      do {  // keys of one transaction are distinct
+        key = zipf_.next(rng) * parts + part;
+        fresh = true;
+        for (uint32_t j = q.begin; j < qs.requests.size(); j++) fresh &= qs.requests[j].key != key;
+      } while (!fresh);
+      qs.requests.push_back({key, !read_only && rng.unit() < cfg_.write_ratio});
+    }
+    if (cfg_.key_order == KeyOrder::Sorted) {
+      std::sort(qs.requests.begin() + q.begin, qs.requests.end(),
+                [](const Request& a, const Request& b) { return a.key < b.key; });
+    }
+    qs.queries.push_back(q);
+  }
+  return qs;
+}
+
+void Ycsb::partitions_of(const Queries& qs, std::size_t i, std::vector<uint32_t>& out) const {
+  out.clear();
+  const Query& q = qs.queries[i];
+  for (uint32_t r = q.begin; r < q.begin + q.count; r++) {
+    const auto p = static_cast<uint32_t>(qs.requests[r].key % cfg_.partitions);
+    if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  }
+  std::sort(out.begin(), out.end());
+}
+
+}  // namespace abyss

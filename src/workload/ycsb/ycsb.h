@@ -1,0 +1,87 @@
+#pragma once
+// YCSB as Abyss §3.3 uses it: one table, an integer key and `fields` string
+// columns of `field_size` bytes, a hash index on the key; each transaction
+// makes req_per_txn accesses to distinct keys drawn from a Zipfian(theta),
+// each a read or (with probability write_ratio) an update of one field.
+// Partitioned runs place key k in partition k % partitions; a worker's home
+// partition is its id % partitions (Abyss §5.5).
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "common/config.h"
+#include "common/types.h"
+#include "common/zipf.h"
+#include "storage/database.h"
+#include "txn/txn.h"
+
+namespace abyss {
+
+class Ycsb final {
+ public:
+  static constexpr std::array<std::string_view, 2> kTypeNames = {"read_write", "read_only"};
+  static constexpr uint32_t kMaxPartsPerTxn = 64;
+
+  struct Request {
+    uint64_t key;
+    bool write;
+  };
+  struct Query {
+    uint32_t begin;  // into Queries::requests
+    uint32_t count;
+    uint8_t type;
+  };
+  struct Queries {
+    std::vector<Request> requests;
+    std::vector<Query> queries;
+    std::size_t size() const { return queries.size(); }
+  };
+
+  explicit Ycsb(const Config& config);
+
+  // Creates the table and fills it with `loaders` threads. `init_row` sets up
+  // the scheme's per-row metadata of a new row.
+  void load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) ;
+
+  Queries generate(uint32_t worker, uint32_t count, Rng& rng) const;
+
+  uint8_t type_of(const Queries& qs, std::size_t i) const { return qs.queries[i].type; }
+
+  template <class CC>
+  Rc run(Txn<CC>& txn, const Queries& qs, std::size_t i, uint64_t& sink) const {
+    const Query& q = qs.queries[i];
+    for (uint32_t r = q.begin; r < q.begin + q.count; r++) {
+      const Request& req = qs.requests[r];
+      if (req.write) {
+        char* data = nullptr;
+        if (Rc rc = txn.update(*table_, req.key, data); rc != Rc::Ok) return rc;
+        // Update one field, chosen by the key (as a YCSB update of one column).
+        const Column& f = field_columns_[req.key % field_columns_.size()];
+        std::memset(data + f.offset, static_cast<int>('a' + (data[f.offset] - 'a' + 1) % 26), f.size);
+      } else {
+        const char* data = nullptr;
+        if (Rc rc = txn.read(*table_, req.key, data); rc != Rc::Ok) return rc;
+        // Touch every field, as a read of the whole record.
+        for (const Column& f : field_columns_) sink += static_cast<unsigned char>(data[f.offset]);
+      }
+    }
+    return Rc::Ok;
+  }
+
+  // The partitions a query touches (H-STORE declares them up front).
+  void partitions_of(const Queries& qs, std::size_t i, std::vector<uint32_t>& out) const;
+
+  Table& table() const { return *table_; }
+
+ private:
+  const YcsbConfig& cfg_;
+  uint64_t rows_per_part_;
+  Zipf zipf_;
+  Table* table_ = nullptr;
+  Column key_column_;
+  std::vector<Column> field_columns_;
+};
+
+}  // namespace abyss

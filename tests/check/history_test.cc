@@ -1,0 +1,411 @@
+#include "check/history.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace abyss::check {
+namespace {
+
+Report check(const std::string& text) {
+  std::istringstream in(text);
+  return check_history(in);
+}
+
+// The kept anomalies of one kind, in report order.
+std::vector<Anomaly> of_kind(const Report& r, AnomalyKind kind) {
+  std::vector<Anomaly> out;
+  for (const Anomaly& a : r.anomalies) {
+    if (a.kind == kind) out.push_back(a);
+  }
+  return out;
+}
+
+using Ids = std::vector<uint64_t>;
+using Edges = std::vector<EdgeKind>;
+
+TEST(HistoryCheck, EmptyHistoryAndBlankLinesAreSerializable) {
+  const Report r = check("\n  \n\r\n");
+  EXPECT_TRUE(r.serializable());
+  EXPECT_EQ(r.transactions, 0u);
+  EXPECT_EQ(r.edges, 0u);
+}
+
+TEST(HistoryCheck, SerialHistoryIsSerializable) {
+  //    T1     | T2     | T3
+  //    -------------------------
+  //    W(x)   |        |
+  //    COMMIT |        |
+  //           | R(x)   |          <- reads T1's x
+  //           | W(x)   |
+  //           | COMMIT |
+  //           |        | R(x), R(y@load)
+  //           |        | W(y)
+  const Report r = check(
+      R"({"id": 1, "reads": [], "writes": [["t", 1, 0]]})"
+      "\n"
+      R"({"id": 2, "reads": [["t", 1, 1]], "writes": [["t", 1, 1]]})"
+      "\n"
+      R"({"id": 3, "reads": [["t", 1, 2], ["t", 2, 0]], "writes": [["t", 2, 0]]})"
+      "\n");
+  EXPECT_TRUE(r.serializable()) << r.summary();
+  EXPECT_EQ(r.transactions, 3u);
+  EXPECT_EQ(r.reads, 3u);
+  EXPECT_EQ(r.writes, 3u);
+  // 1->2 ww and wr (x), 2->3 wr (x). T3 reads y@0 and replaces it itself: no rw.
+  EXPECT_EQ(r.edges, 3u);
+  EXPECT_NE(r.summary().find("serializable"), std::string::npos);
+}
+
+TEST(HistoryCheck, LineOrderDoesNotMatter) {
+  // The same serial history as above with the lines reversed, as interleaved
+  // workers may write them.
+  const Report r = check(
+      R"({"id": 3, "reads": [["t", 1, 2], ["t", 2, 0]], "writes": [["t", 2, 0]]})"
+      "\n"
+      R"({"id": 2, "reads": [["t", 1, 1]], "writes": [["t", 1, 1]]})"
+      "\n"
+      R"({"id": 1, "reads": [], "writes": [["t", 1, 0]]})");
+  EXPECT_TRUE(r.serializable()) << r.summary();
+  EXPECT_EQ(r.edges, 3u);
+}
+
+TEST(HistoryCheck, LostUpdateIsDetected) {
+  //    T1     | T2     | T3
+  //    -------------------------
+  //    W(x)   |        |
+  //    COMMIT |        |
+  //           | R(x)   |
+  //           |        | R(x)
+  //           | W(x)   |
+  //           | COMMIT |
+  //           |        | W(x)     <- also replaces T1's x: T2's update is lost
+  //           |        | COMMIT
+  const Report r = check(
+      R"({"id": 1, "reads": [], "writes": [["acct", 7, 0]]})"
+      "\n"
+      R"({"id": 2, "reads": [["acct", 7, 1]], "writes": [["acct", 7, 1]]})"
+      "\n"
+      R"({"id": 3, "reads": [["acct", 7, 1]], "writes": [["acct", 7, 1]]})");
+  EXPECT_FALSE(r.serializable());
+  ASSERT_EQ(r.count(AnomalyKind::LostUpdate), 1u) << r.summary();
+  const Anomaly a = of_kind(r, AnomalyKind::LostUpdate).at(0);
+  EXPECT_EQ(a.txns, (Ids{2, 3}));
+  EXPECT_EQ(a.key, "acct[7]");
+  EXPECT_NE(a.description.find("T1"), std::string::npos) << a.description;
+  EXPECT_EQ(r.count(AnomalyKind::UncommittedRead), 0u);
+  EXPECT_EQ(r.count(AnomalyKind::UnknownPrevVersion), 0u);
+}
+
+TEST(HistoryCheck, TwoInsertsOfOneKeyAreALostUpdate) {
+  const Report r = check(
+      R"({"id": 4, "reads": [], "writes": [["t", "k", 0]]})"
+      "\n"
+      R"({"id": 5, "reads": [], "writes": [["t", "k", 0]]})");
+  ASSERT_EQ(r.count(AnomalyKind::LostUpdate), 1u) << r.summary();
+  EXPECT_EQ(of_kind(r, AnomalyKind::LostUpdate).at(0).txns, (Ids{4, 5}));
+  EXPECT_EQ(of_kind(r, AnomalyKind::LostUpdate).at(0).key, "t[\"k\"]");
+}
+
+TEST(HistoryCheck, WriteListedTwiceByOneTransactionIsNotALostUpdate) {
+  const Report r = check(R"({"id": 1, "reads": [], "writes": [["t", 1, 0], ["t", 1, 0]]})");
+  EXPECT_TRUE(r.serializable()) << r.summary();
+}
+
+TEST(HistoryCheck, DirtyReadOfUncommittedWriterIsDetected) {
+  //    T2     | T9
+  //    --------------
+  //           | W(x)
+  //    R(x)   |          <- reads T9's x
+  //    COMMIT |
+  //           | ABORT    <- T9 never appears in the log
+  const Report r = check(
+      R"({"id": 2, "reads": [["t", 1, 9]], "writes": []})"
+      "\n");
+  EXPECT_FALSE(r.serializable());
+  ASSERT_EQ(r.count(AnomalyKind::UncommittedRead), 1u) << r.summary();
+  const Anomaly a = of_kind(r, AnomalyKind::UncommittedRead).at(0);
+  EXPECT_EQ(a.txns, (Ids{2, 9}));
+  EXPECT_EQ(a.key, "t[1]");
+  EXPECT_NE(a.description.find("not a committed transaction"), std::string::npos) << a.description;
+}
+
+TEST(HistoryCheck, ReadOfVersionTheWriterNeverWroteIsDetected) {
+  // T1 committed, but wrote y, not x: T2 cannot have read x from it.
+  const Report r = check(
+      R"({"id": 1, "reads": [], "writes": [["t", "y", 0]]})"
+      "\n"
+      R"({"id": 2, "reads": [["t", "x", 1]], "writes": []})");
+  ASSERT_EQ(r.count(AnomalyKind::UncommittedRead), 1u) << r.summary();
+  const Anomaly a = of_kind(r, AnomalyKind::UncommittedRead).at(0);
+  EXPECT_EQ(a.txns, (Ids{2, 1}));
+  EXPECT_NE(a.description.find("without writing"), std::string::npos) << a.description;
+}
+
+TEST(HistoryCheck, WriteOverUnknownVersionIsDetected) {
+  const Report r = check(
+      R"({"id": 1, "reads": [], "writes": [["t", 5, 0]]})"
+      "\n"
+      R"({"id": 2, "reads": [], "writes": [["t", 5, 8]]})");
+  EXPECT_FALSE(r.serializable());
+  ASSERT_EQ(r.count(AnomalyKind::UnknownPrevVersion), 1u) << r.summary();
+  const Anomaly a = of_kind(r, AnomalyKind::UnknownPrevVersion).at(0);
+  EXPECT_EQ(a.txns, (Ids{2, 8}));
+  EXPECT_EQ(a.key, "t[5]");
+}
+
+TEST(HistoryCheck, WriteSkewRwCycleIsDetected) {
+  // Both read x and y from the load; each writes the one the other read.
+  //    T1     | T2     |
+  //    -----------------
+  //    R(x)   |        |
+  //    R(y)   |        |
+  //           | R(x)   |
+  //           | R(y)   |
+  //    W(x)   |        |   <- T2 read x@0: T2 -rw-> T1
+  //           | W(y)   |   <- T1 read y@0: T1 -rw-> T2
+  //    COMMIT | COMMIT |
+  const Report r = check(
+      R"({"id": 1, "reads": [["oncall", "x", 0], ["oncall", "y", 0]], "writes": [["oncall", "x", 0]]})"
+      "\n"
+      R"({"id": 2, "reads": [["oncall", "x", 0], ["oncall", "y", 0]], "writes": [["oncall", "y", 0]]})");
+  EXPECT_FALSE(r.serializable());
+  EXPECT_EQ(r.count(AnomalyKind::LostUpdate), 0u);
+  ASSERT_EQ(r.count(AnomalyKind::Cycle), 1u) << r.summary();
+  const Anomaly a = of_kind(r, AnomalyKind::Cycle).at(0);
+  EXPECT_EQ(a.txns, (Ids{1, 2}));
+  EXPECT_EQ(a.cycle_edges, (Edges{EdgeKind::RW, EdgeKind::RW}));
+  EXPECT_NE(a.description.find("T1 -rw oncall[\"y\"]-> T2 -rw oncall[\"x\"]-> T1"), std::string::npos)
+      << a.description;
+}
+
+TEST(HistoryCheck, WrWwCycleIsDetected) {
+  //    T1     | T2     |
+  //    -----------------
+  //    W(x)   |        |
+  //           | R(x)   |   <- reads T1's uncommitted x: T1 -wr-> T2
+  //           | W(y)   |
+  //           | COMMIT |
+  //    W(y)   |        |   <- replaces T2's y: T2 -ww-> T1
+  //    COMMIT |        |
+  const Report r = check(
+      R"({"id": 1, "reads": [], "writes": [["t", 1, 0], ["t", 2, 2]]})"
+      "\n"
+      R"({"id": 2, "reads": [["t", 1, 1]], "writes": [["t", 2, 0]]})");
+  ASSERT_EQ(r.count(AnomalyKind::Cycle), 1u) << r.summary();
+  EXPECT_EQ(r.count(AnomalyKind::UncommittedRead), 0u);
+  EXPECT_EQ(r.count(AnomalyKind::UnknownPrevVersion), 0u);
+  const Anomaly a = of_kind(r, AnomalyKind::Cycle).at(0);
+  EXPECT_EQ(a.txns, (Ids{1, 2}));
+  EXPECT_EQ(a.cycle_edges, (Edges{EdgeKind::WR, EdgeKind::WW}));
+}
+
+TEST(HistoryCheck, ReadOfLoadedVersionThenOverwriteGivesRwEdges) {
+  //    T1     | T2     |
+  //    -----------------
+  //    R(x@0) |        |
+  //           | R(y@0) |
+  //           | W(x)   |   <- replaces the x T1 read: T1 -rw-> T2
+  //    W(y)   |        |   <- replaces the y T2 read: T2 -rw-> T1
+  //    COMMIT | COMMIT |
+  const Report r = check(
+      R"({"id": 1, "reads": [["t", 1, 0]], "writes": [["t", 2, 0]]})"
+      "\n"
+      R"({"id": 2, "reads": [["t", 2, 0]], "writes": [["t", 1, 0]]})");
+  EXPECT_EQ(r.edges, 2u);
+  ASSERT_EQ(r.count(AnomalyKind::Cycle), 1u) << r.summary();
+  const Anomaly a = of_kind(r, AnomalyKind::Cycle).at(0);
+  EXPECT_EQ(a.txns, (Ids{1, 2}));
+  EXPECT_EQ(a.cycle_edges, (Edges{EdgeKind::RW, EdgeKind::RW}));
+}
+
+TEST(HistoryCheck, OwnReadsAndWritesMakeNoSelfLoops) {
+  // T1 writes x and reads its own write; T2 reads x and then overwrites it;
+  // T3 reads x, writes y twice in the log (the second over its own version).
+  const Report r = check(
+      R"({"id": 1, "reads": [["t", 1, 1]], "writes": [["t", 1, 0]]})"
+      "\n"
+      R"({"id": 2, "reads": [["t", 1, 1]], "writes": [["t", 1, 1]]})"
+      "\n"
+      R"({"id": 3, "reads": [["t", 1, 2], ["t", 2, 3]], "writes": [["t", 2, 0], ["t", 2, 3]]})");
+  EXPECT_TRUE(r.serializable()) << r.summary();
+  // 1->2: ww, wr, rw (T1 read its own x, which T2 replaced); 2->3: wr.
+  EXPECT_EQ(r.edges, 4u);
+}
+
+TEST(HistoryCheck, StringAndIntegerKeysAndTablesAreDistinct) {
+  // t[1], t["1"] and u[1] are three keys: three inserts, no lost update.
+  const Report distinct = check(
+      R"({"id": 1, "reads": [], "writes": [["t", 1, 0]]})"
+      "\n"
+      R"({"id": 2, "reads": [], "writes": [["t", "1", 0]]})"
+      "\n"
+      R"({"id": 3, "reads": [], "writes": [["u", 1, 0]]})");
+  EXPECT_TRUE(distinct.serializable()) << distinct.summary();
+
+  // Write skew over string keys, with a key too large for int64.
+  const Report skew = check(
+      R"({"id": 10, "reads": [["c", "alice", 0], ["c", 18446744073709551615, 0]], "writes": [["c", "alice", 0]]})"
+      "\n"
+      R"({"id": 11, "reads": [["c", "alice", 0], ["c", 18446744073709551615, 0]], "writes": [["c", 18446744073709551615, 0]]})");
+  ASSERT_EQ(skew.count(AnomalyKind::Cycle), 1u) << skew.summary();
+  const Anomaly a = of_kind(skew, AnomalyKind::Cycle).at(0);
+  EXPECT_EQ(a.txns, (Ids{10, 11}));
+  EXPECT_NE(a.description.find("c[\"alice\"]"), std::string::npos) << a.description;
+  EXPECT_NE(a.description.find("c[18446744073709551615]"), std::string::npos) << a.description;
+}
+
+TEST(HistoryCheck, ThreeTransactionCycleIsReportedInOrderFromSmallestId) {
+  //    T5      | T6      | T7
+  //    ----------------------------
+  //    R(a@0)  |         |
+  //            | W(a)    |            <- T5 -rw-> T6
+  //            | COMMIT  |
+  //            |         | R(b@0)
+  //            |         | R(a@6)     <- T6 -wr-> T7
+  //    W(b)    |         |            <- T7 -rw-> T5
+  //    COMMIT  |         | COMMIT
+  const Report r = check(
+      R"({"id": 7, "reads": [["t", "b", 0], ["t", "a", 6]], "writes": []})"
+      "\n"
+      R"({"id": 6, "reads": [], "writes": [["t", "a", 0]]})"
+      "\n"
+      R"({"id": 5, "reads": [["t", "a", 0]], "writes": [["t", "b", 0]]})");
+  ASSERT_EQ(r.count(AnomalyKind::Cycle), 1u) << r.summary();
+  const Anomaly a = of_kind(r, AnomalyKind::Cycle).at(0);
+  EXPECT_EQ(a.txns, (Ids{5, 6, 7}));
+  EXPECT_EQ(a.cycle_edges, (Edges{EdgeKind::RW, EdgeKind::WR, EdgeKind::RW}));
+}
+
+TEST(HistoryCheck, DuplicateIdIsReported) {
+  const Report r = check(
+      R"({"id": 1, "reads": [], "writes": [["t", 1, 0]]})"
+      "\n"
+      R"({"id": 1, "reads": [], "writes": [["t", 2, 0]]})");
+  EXPECT_FALSE(r.serializable());
+  EXPECT_EQ(r.transactions, 1u);
+  ASSERT_EQ(r.count(AnomalyKind::DuplicateId), 1u);
+  const Anomaly a = of_kind(r, AnomalyKind::DuplicateId).at(0);
+  EXPECT_EQ(a.txns, (Ids{1}));
+  EXPECT_NE(a.description.find("line 1"), std::string::npos) << a.description;
+  EXPECT_NE(a.description.find("line 2"), std::string::npos) << a.description;
+}
+
+TEST(HistoryCheck, AnomalyDetailsAreCappedButAllCounted) {
+  // 50 independent lost updates, one per key.
+  std::string text;
+  for (int k = 0; k < 50; k++) {
+    for (int t = 0; t < 2; t++) {
+      text += R"({"id": )" + std::to_string(2 * k + t + 1) + R"(, "reads": [], "writes": [["t", )" +
+              std::to_string(k) + ", 0]]}\n";
+    }
+  }
+  const Report r = check(text);
+  EXPECT_EQ(r.count(AnomalyKind::LostUpdate), 50u);
+  EXPECT_EQ(of_kind(r, AnomalyKind::LostUpdate).size(), kMaxKeptPerKind);
+  EXPECT_NE(r.summary().find("lost update: 50"), std::string::npos) << r.summary();
+}
+
+struct Malformed {
+  const char* line;
+  const char* expected;  // part of the message
+};
+
+class HistoryMalformed : public testing::TestWithParam<Malformed> {};
+
+TEST_P(HistoryMalformed, ErrorNamesTheLine) {
+  // A good line, a blank line, then the bad one: line numbers count every line.
+  const std::string text = std::string(R"({"id": 1, "reads": [], "writes": []})") + "\n\n" + GetParam().line + "\n" +
+                           R"({"id": 2, "reads": [], "writes": []})";
+  std::istringstream in(text);
+  try {
+    (void)check_history(in, "h.jsonl");
+    FAIL() << "accepted: " << GetParam().line;
+  } catch (const HistoryFormatError& e) {
+    EXPECT_EQ(e.line(), 3u);
+    EXPECT_EQ(std::string(e.what()).rfind("h.jsonl:3: ", 0), 0u) << e.what();
+    EXPECT_NE(e.message().find(GetParam().expected), std::string::npos) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    History, HistoryMalformed,
+    testing::Values(Malformed{R"({"id": 3, "reads": [)", "invalid JSON"},
+                    Malformed{R"([3, [], []])", "expected a JSON object"},
+                    Malformed{R"({"reads": [], "writes": []})", "missing field \"id\""},
+                    Malformed{R"({"id": 0, "reads": [], "writes": []})", "\"id\" must be a positive integer"},
+                    Malformed{R"({"id": -4, "reads": [], "writes": []})", "\"id\" must be a positive integer"},
+                    Malformed{R"({"id": "3", "reads": [], "writes": []})", "\"id\" must be a positive integer"},
+                    Malformed{R"({"id": 3, "writes": []})", "missing field \"reads\""},
+                    Malformed{R"({"id": 3, "reads": {}, "writes": []})", "\"reads\" must be an array"},
+                    Malformed{R"({"id": 3, "reads": [], "writes": [["t", 1]]})", "writes[0] must be"},
+                    Malformed{R"({"id": 3, "reads": [], "writes": [[1, 1, 0]]})", "table must be a string"},
+                    Malformed{R"({"id": 3, "reads": [["t", -1, 0]], "writes": []})", "key must be"},
+                    Malformed{R"({"id": 3, "reads": [["t", 1.5, 0]], "writes": []})", "key must be"},
+                    Malformed{R"({"id": 3, "reads": [["t", 1, 0], ["t", 1, "0"]], "writes": []})",
+                              "reads[1][2]: writer_id must be"},
+                    Malformed{R"({"id": 1, "reads": [], "writes": [["t", 1, null]]})",
+                              "prev_writer_id must be"}));
+
+TEST(HistoryCheck, FileInterface) {
+  EXPECT_THROW((void)check_history_file("/nonexistent/abyss-history.jsonl"), std::runtime_error);
+
+  const std::string path = testing::TempDir() + "abyss_history_test.jsonl";
+  {
+    std::ofstream out(path);
+    out << R"({"id": 1, "reads": [["t", 1, 0]], "writes": [["t", 2, 0]]})" << "\n"
+        << R"({"id": 2, "reads": [["t", 2, 0]], "writes": [["t", 1, 0]]})" << "\n";
+  }
+  const Report r = check_history_file(path);
+  std::remove(path.c_str());
+  EXPECT_EQ(r.transactions, 2u);
+  EXPECT_EQ(r.count(AnomalyKind::Cycle), 1u);
+}
+
+// Transaction i of a chain: reads the x that transaction i - 1 wrote and
+// replaces it, plus optional extra entries (JSON text starting with a comma).
+std::string chain_line(uint64_t i, const std::string& extra_read = "", const std::string& extra_write = "") {
+  const std::string prev = std::to_string(i - 1);
+  return R"({"id": )" + std::to_string(i) + R"(, "reads": [["t", 1, )" + prev + "]" + extra_read +
+         R"(], "writes": [["t", 1, )" + prev + "]" + extra_write + "]}\n";
+}
+
+TEST(HistoryCheck, LargeSerialChainIsCheckedIteratively) {
+  // A path of 200k transactions: a recursive DFS would go 200k frames deep.
+  constexpr uint64_t kN = 200'000;
+  std::string text;
+  // Back to front, so the search does not meet the chain in order.
+  for (uint64_t i = kN; i >= 1; i--) text += chain_line(i);
+  const auto start = std::chrono::steady_clock::now();
+  const Report r = check(text);
+  const auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(r.serializable()) << r.summary();
+  EXPECT_EQ(r.transactions, kN);
+  EXPECT_EQ(r.edges, 2 * (kN - 1));  // ww and wr between neighbours
+  // Generous so sanitizer builds pass; it is there to catch quadratic behaviour.
+  EXPECT_LT(seconds, 60.0);
+}
+
+TEST(HistoryCheck, LargeCycleIsFoundWhole) {
+  // The chain T1 -> ... -> T200000, closed by one anti-dependency: the last
+  // transaction read y from the load and the first replaced it.
+  constexpr uint64_t kN = 200'000;
+  const std::string y = R"(, ["t", 2, 0])";
+  std::string text;
+  for (uint64_t i = kN; i >= 1; i--) text += chain_line(i, i == kN ? y : "", i == 1 ? y : "");
+  const Report r = check(text);
+  ASSERT_EQ(r.count(AnomalyKind::Cycle), 1u) << r.summary().substr(0, 500);
+  const Anomaly a = of_kind(r, AnomalyKind::Cycle).at(0);
+  ASSERT_EQ(a.txns.size(), kN);
+  for (uint64_t i = 0; i < kN; i++) ASSERT_EQ(a.txns[i], i + 1);
+  EXPECT_EQ(a.cycle_edges.front(), EdgeKind::WW);
+  EXPECT_EQ(a.cycle_edges.back(), EdgeKind::RW);
+}
+
+}  // namespace
+}  // namespace abyss::check
