@@ -16,13 +16,26 @@ namespace abyss::cli {
 
 namespace {
 
-// Maps each name of `names` to its enum value, for CLI11's CheckedTransformer
-// (an unknown name fails with the list of allowed ones).
+// Adds `--flag NAME` that stores the enum whose name is NAME; any other value
+// fails with the value and the allowed names (CLI11 prefixes the flag).
 template <class Enum, std::size_t N>
-std::map<std::string, Enum> choices(const std::array<std::string_view, N>& names) {
-  std::map<std::string, Enum> m;
-  for (std::size_t i = 0; i < N; i++) m.emplace(std::string(names[i]), static_cast<Enum>(i));
-  return m;
+CLI::Option* add_enum_option(CLI::App& app, const std::string& flag, Enum& target,
+                             const std::array<std::string_view, N>& names, const std::string& help) {
+  std::string allowed;
+  for (const auto& n : names) allowed += (allowed.empty() ? "" : ", ") + std::string(n);
+  auto index_of = [names](const std::string& v) {
+    return static_cast<std::size_t>(std::find(names.begin(), names.end(), v) - names.begin());
+  };
+  return app
+      .add_option_function<std::string>(
+          flag, [&target, index_of](const std::string& v) { target = static_cast<Enum>(index_of(v)); },
+          help)
+      ->check(CLI::Validator(
+          [index_of, allowed](const std::string& v) {
+            return index_of(v) < N ? std::string() : "'" + v + "' is not one of " + allowed;
+          },
+          "{" + allowed + "}", flag))
+      ->default_str(std::string(names[static_cast<std::size_t>(target)]));
 }
 
 std::string scheme_name(Scheme s) { return std::string(name_of(kSchemeNames, s)); }
@@ -32,12 +45,8 @@ constexpr Scheme kAllSchemes[] = {Scheme::None, Scheme::NoWait, Scheme::WaitDie,
 }  // namespace
 
 void add_run_flags(CLI::App& app, Config& cfg) {
-  app.add_option("--workload", cfg.workload, "workload")
-      ->transform(CLI::CheckedTransformer(choices<WorkloadKind>(kWorkloadNames)))
-      ->default_str("ycsb");
-  app.add_option("--cc", cfg.cc, "concurrency-control scheme")
-      ->transform(CLI::CheckedTransformer(choices<Scheme>(kSchemeNames)))
-      ->default_str("no_wait");
+  add_enum_option(app, "--workload", cfg.workload, kWorkloadNames, "workload");
+  add_enum_option(app, "--cc", cfg.cc, kSchemeNames, "concurrency-control scheme");
   app.add_option("--threads", cfg.threads, "worker threads")->check(CLI::Range(1, 1024))->capture_default_str();
   app.add_option("--duration", cfg.duration_s, "measurement window, seconds")
       ->check(CLI::Range(0.01, 86400.0))
@@ -66,12 +75,8 @@ void add_run_flags(CLI::App& app, Config& cfg) {
           },
           "mutex|atomic|batch:N|clock", "ts-alloc"))
       ->default_str("atomic");
-  app.add_option("--latch", cfg.latch, "latch for lock state: spin | queue (MCS)")
-      ->transform(CLI::CheckedTransformer(choices<platform::LatchKind>(kLatchNames)))
-      ->default_str("spin");
-  app.add_option("--backoff", cfg.backoff, "after a CC abort: none | exp (exponential, randomised)")
-      ->transform(CLI::CheckedTransformer(choices<BackoffKind>(kBackoffNames)))
-      ->default_str("exp");
+  add_enum_option(app, "--latch", cfg.latch, kLatchNames, "latch for lock state (queue = MCS)");
+  add_enum_option(app, "--backoff", cfg.backoff, kBackoffNames, "after a CC abort (exp = randomised exponential)");
   app.add_option("--backoff-max-us", cfg.backoff_max_us, "upper bound of the exponential backoff, microseconds")
       ->check(CLI::Range(0, 1'000'000))
       ->capture_default_str();
@@ -108,9 +113,7 @@ void add_run_flags(CLI::App& app, Config& cfg) {
   app.add_option("--parts-per-txn", y.parts_per_txn, "YCSB partitions a multi-partition transaction touches")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  app.add_option("--key-order", y.key_order, "YCSB order of a transaction's keys: random | sorted")
-      ->transform(CLI::CheckedTransformer(choices<KeyOrder>(kKeyOrderNames)))
-      ->default_str("random");
+  add_enum_option(app, "--key-order", y.key_order, kKeyOrderNames, "YCSB order of a transaction's keys");
   app.add_option("--fields", y.fields, "YCSB string columns per row")->check(CLI::Range(1, 64))->capture_default_str();
   app.add_option("--field-size", y.field_size, "YCSB bytes per string column")
       ->check(CLI::Range(1, 4096))

@@ -37,6 +37,21 @@ int check_history_command(const std::string& path) {
   return report.serializable() ? 0 : 1;
 }
 
+// The innermost subcommand that was given, or `app` itself.
+const CLI::App* innermost(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) return innermost(*sub);
+  return &app;
+}
+
+// CLI11 says only "A subcommand is required"; name the ones there are.
+std::string with_subcommand_names(const CLI::App& app, const std::string& what) {
+  const CLI::App* at = innermost(app);
+  if (what.find("subcommand") == std::string::npos) return what;
+  std::string names;
+  for (const CLI::App* sub : at->get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
+  return what + ": one of " + names;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -73,7 +88,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "abyss: %s\n", e.what());
+    std::fprintf(stderr, "abyss: %s\n", with_subcommand_names(app, e.what()).c_str());
     return 2;
   }
 

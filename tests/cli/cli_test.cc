@@ -1,0 +1,304 @@
+// The `abyss` binary's handling of bad input (DESIGN.md "Exit codes"): a bad
+// invocation or configuration exits 2 with ONE line on stderr that names the
+// flag, the value and what is allowed, and runs nothing (no report on stdout).
+// The binary is run as a child process, exactly as a user or a script runs it.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/config.h"
+#include "stats/stats.h"
+
+namespace abyss {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The test binary is build/<preset>/tests/abyss_tests and the CLI is
+// build/<preset>/apps/abyss, in every preset; resolving from our own
+// executable (not the working directory) works under ctest and by hand.
+fs::path abyss_binary() { return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "apps" / "abyss"; }
+
+// A path under the test temp dir that no other test (or concurrent ctest
+// process) uses.
+std::string temp_path(const std::string& what) {
+  static int counter = 0;
+  return testing::TempDir() + "abyss_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + "_" + what;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      q += "'\\''";
+    } else {
+      q += c;
+    }
+  }
+  return q + "'";
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct Outcome {
+  int exit_code = -1;  // -1: did not exit normally (signal)
+  std::string out;
+  std::string err;
+  std::string command;  // for failure messages
+};
+
+Outcome run_abyss(const std::vector<std::string>& args) {
+  const std::string out_path = temp_path("stdout");
+  const std::string err_path = temp_path("stderr");
+  Outcome o;
+  o.command = shell_quote(abyss_binary().string());
+  for (const auto& a : args) {
+    o.command += ' ';
+    o.command += shell_quote(a);
+  }
+  // `timeout` turns a hang into a failed test instead of a stuck suite.
+  std::string line = "timeout 120 ";
+  line += o.command;
+  line += " </dev/null >";
+  line += shell_quote(out_path);
+  line += " 2>";
+  line += shell_quote(err_path);
+  const int status = std::system(line.c_str());
+  if (status != -1 && WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);
+  o.out = slurp(out_path);
+  o.err = slurp(err_path);
+  fs::remove(out_path);
+  fs::remove(err_path);
+  return o;
+}
+
+bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
+// Whether `token` occurs in `line` as a whole word: "0" must not match inside
+// "1024", nor "--theta" inside "--theta-x", nor "1.0" inside "1.05". A
+// following "->" (CLI11's map notation) or punctuation ends a token.
+bool names_token(std::string_view line, std::string_view token) {
+  for (std::size_t pos = line.find(token); pos != std::string_view::npos; pos = line.find(token, pos + 1)) {
+    const std::size_t end = pos + token.size();
+    const char before = pos == 0 ? ' ' : line[pos - 1];
+    const char after = end < line.size() ? line[end] : ' ';
+    const char after2 = end + 1 < line.size() ? line[end + 1] : ' ';
+    const bool starts = !word_char(before) && before != '-' && before != '.';
+    const bool ends = !word_char(after) && !(after == '-' && (word_char(after2) || after2 == '-')) &&
+                      !(after == '.' && std::isdigit(static_cast<unsigned char>(after2)) != 0);
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
+// ---- bad invocations ---------------------------------------------------------
+
+struct BadCase {
+  std::string name;
+  std::vector<std::string> args;
+  // Words the one stderr line must contain: the flag, the bad value, and what
+  // is allowed (every allowed name of a choice, the bound of a range).
+  std::vector<std::string> must_name;
+};
+
+std::ostream& operator<<(std::ostream& os, const BadCase& c) { return os << c.name; }
+
+template <std::size_t N>
+std::vector<std::string> with_names(std::vector<std::string> words, const std::array<std::string_view, N>& names) {
+  for (auto n : names) words.emplace_back(n);
+  return words;
+}
+
+std::vector<BadCase> bad_cases() {
+  const std::string missing = "/nonexistent-abyss-dir/history.jsonl";
+  return {
+      // Choices: the line lists every allowed name, taken from the registry so
+      // a newly added scheme is checked too.
+      {"cc_unknown", {"run", "--cc", "bogus"}, with_names({"--cc", "bogus"}, kSchemeNames)},
+      {"workload_unknown", {"run", "--workload", "bogus"}, with_names({"--workload", "bogus"}, kWorkloadNames)},
+      {"latch_unknown", {"run", "--latch", "x"}, with_names({"--latch", "x"}, kLatchNames)},
+      {"backoff_unknown", {"run", "--backoff", "x"}, with_names({"--backoff", "x"}, kBackoffNames)},
+      {"key_order_unknown", {"run", "--key-order", "x"}, with_names({"--key-order", "x"}, kKeyOrderNames)},
+      {"dl_detect_maybe", {"run", "--dl-detect", "maybe"}, {"--dl-detect", "maybe", "on", "off"}},
+      {"ts_alloc_bogus", {"run", "--ts-alloc", "bogus"}, {"--ts-alloc", "bogus", "mutex", "atomic", "batch", "clock"}},
+      {"ts_alloc_batch_zero", {"run", "--ts-alloc", "batch:0"}, {"--ts-alloc", "batch:0"}},
+      {"ts_alloc_batch_not_a_number", {"run", "--ts-alloc", "batch:abc"}, {"--ts-alloc", "batch:abc"}},
+      // Ranges: the line names the value and the bound it broke.
+      {"threads_zero", {"run", "--threads", "0"}, {"--threads", "0", "1024"}},
+      {"threads_too_many", {"run", "--threads", "5000"}, {"--threads", "5000", "1024"}},
+      {"theta_one", {"run", "--theta", "1.0"}, {"--theta", "1.0"}},
+      {"theta_negative", {"run", "--theta", "-0.1"}, {"--theta", "-0.1"}},
+      {"write_ratio_above_one", {"run", "--write-ratio", "1.5"}, {"--write-ratio", "1.5"}},
+      {"req_per_txn_zero", {"run", "--req-per-txn", "0"}, {"--req-per-txn", "0", "64"}},
+      {"req_per_txn_too_many", {"run", "--req-per-txn", "65"}, {"--req-per-txn", "65", "64"}},
+      {"partitions_zero", {"run", "--partitions", "0"}, {"--partitions", "0", "1024"}},
+      // Cross-field checks (Config::validate): both flags and both values.
+      {"parts_per_txn_above_partitions",
+       {"run", "--parts-per-txn", "4", "--partitions", "2"},
+       {"--parts-per-txn", "4", "--partitions", "2"}},
+      {"req_per_txn_above_rows",
+       {"run", "--req-per-txn", "32", "--rows", "16"},
+       {"--req-per-txn", "32", "--rows", "16"}},
+      // Invocation errors.
+      {"unknown_flag", {"run", "--no-such-flag"}, {"--no-such-flag"}},
+      {"missing_subcommand", {}, {"run", "demo", "bench", "check", "version"}},
+      {"check_history_missing_file", {"check", "history", missing}, {missing}},
+  };
+}
+
+class CliBadInvocation : public testing::TestWithParam<BadCase> {};
+
+TEST_P(CliBadInvocation, ExitsTwoWithOneLineNamingFlagValueAndAllowed) {
+  const BadCase& c = GetParam();
+  const Outcome o = run_abyss(c.args);
+  SCOPED_TRACE(o.command);
+
+  EXPECT_EQ(o.exit_code, 2) << "stderr: " << o.err;
+  EXPECT_EQ(o.out, "") << "nothing may run, so nothing may be reported";
+
+  // Exactly one non-empty line, newline-terminated.
+  ASSERT_FALSE(o.err.empty());
+  EXPECT_EQ(o.err.back(), '\n') << o.err;
+  const std::string line = o.err.substr(0, o.err.find('\n'));
+  EXPECT_FALSE(line.empty());
+  EXPECT_EQ(o.err.size(), line.size() + 1) << "more than one line on stderr:\n" << o.err;
+
+  // Only printable text: a control byte means a value was printed as a raw
+  // character (an enum shown as a char, say), and a NUL truncates the line.
+  for (std::size_t i = 0; i < line.size(); i++) {
+    const auto b = static_cast<unsigned char>(line[i]);
+    EXPECT_TRUE(b >= 0x20 && b != 0x7f) << "control byte 0x" << std::hex << int{b} << " at " << std::dec << i
+                                        << " in: " << line;
+  }
+  for (const auto& word : c.must_name) {
+    EXPECT_TRUE(names_token(line, word)) << "does not name '" << word << "': " << line;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cli, CliBadInvocation, testing::ValuesIn(bad_cases()),
+                         [](const testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+
+TEST(CliTokens, MatchWholeWordsOnly) {
+  // The helper that the cases above rely on.
+  EXPECT_TRUE(names_token("abyss: --threads: Value 0 not in range 1 to 1024", "0"));
+  EXPECT_FALSE(names_token("abyss: --threads: Value 5 not in range 1 to 1024", "0"));
+  EXPECT_FALSE(names_token("abyss: --theta-x: bad", "--theta"));
+  EXPECT_TRUE(names_token("abyss: --theta: Value 1.0 not", "1.0"));
+  EXPECT_FALSE(names_token("abyss: --theta: Value 1.05 not", "1.0"));
+  EXPECT_TRUE(names_token("abyss: x is -0.1.", "-0.1"));
+  EXPECT_TRUE(names_token("in {dl_detect->3,none->0}", "dl_detect"));
+  EXPECT_TRUE(names_token("must be at most --partitions (2)", "2"));
+}
+
+// ---- runs that succeed ---------------------------------------------------------
+
+TEST(CliRun, ShortRunExitsZeroAndReportsThroughput) {
+  const Outcome o =
+      run_abyss({"run", "--cc", "no_wait", "--threads", "1", "--rows", "1000", "--duration", "0.05", "--warmup", "0"});
+  SCOPED_TRACE(o.command);
+  EXPECT_EQ(o.exit_code, 0) << "stderr: " << o.err;
+  EXPECT_NE(o.out.find("throughput"), std::string::npos) << o.out;
+  EXPECT_EQ(o.err, "");
+}
+
+TEST(CliRun, JsonReportCarriesConfigAndEveryMetric) {
+  // The layout docs/metrics.md describes; tools join runs on config_hash.
+  const std::string json_path = temp_path("report.json");
+  const Outcome o = run_abyss({"run", "--cc", "no_wait", "--threads", "2", "--rows", "1000", "--duration", "0.05",
+                               "--warmup", "0", "--json", json_path});
+  SCOPED_TRACE(o.command);
+  ASSERT_EQ(o.exit_code, 0) << "stderr: " << o.err;
+  const std::string text = slurp(json_path);
+  fs::remove(json_path);
+  const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(j.is_discarded()) << text;
+
+  for (const char* key : {"config", "config_hash", "git_rev", "build_type", "cpu_model", "cores", "results"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["config"]["threads"], 2);
+  EXPECT_EQ(j["config"]["cc"], "no_wait");
+  EXPECT_EQ(j["config_hash"].get<std::string>().size(), 16u);
+
+  const auto& r = j["results"];
+  for (const char* key : {"seconds", "throughput", "commits", "cc_aborts", "logical_aborts", "abort_rate", "latency_us",
+                          "per_type", "breakdown", "breakdown_per_worker"}) {
+    EXPECT_TRUE(r.contains(key)) << key;
+  }
+  for (const char* q : {"p50", "p99", "p999", "max"}) EXPECT_TRUE(r["latency_us"].contains(q)) << q;
+  EXPECT_GT(r["commits"].get<uint64_t>(), 0u);
+  ASSERT_EQ(r["breakdown_per_worker"].size(), 2u);
+
+  // Every category is there, and with `other` as the remainder the fractions
+  // cover the measured window.
+  double fractions = 0;
+  for (auto name : kTimeCatNames) {
+    ASSERT_TRUE(r["breakdown"].contains(std::string(name))) << name;
+    fractions += r["breakdown"][std::string(name)]["fraction"].get<double>();
+  }
+  EXPECT_NEAR(fractions, 1.0, 0.01);
+}
+
+// ---- check history -------------------------------------------------------------
+
+Outcome check_history_text(const std::string& text) {
+  const std::string path = temp_path("history.jsonl");
+  std::ofstream(path) << text;
+  Outcome o = run_abyss({"check", "history", path});
+  fs::remove(path);
+  return o;
+}
+
+TEST(CliCheckHistory, SerializableHistoryExitsZero) {
+  //    T1     | T2
+  //    --------------
+  //    W(x)   |
+  //    COMMIT |
+  //           | R(x)     <- reads T1's x
+  //           | W(x)
+  //           | COMMIT
+  const Outcome o = check_history_text(R"({"id": 1, "reads": [], "writes": [["t", 1, 0]]})"
+                                       "\n"
+                                       R"({"id": 2, "reads": [["t", 1, 1]], "writes": [["t", 1, 1]]})"
+                                       "\n");
+  SCOPED_TRACE(o.command);
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_EQ(o.err, "");
+}
+
+TEST(CliCheckHistory, LostUpdateExitsOne) {
+  //    T1     | T2
+  //    --------------
+  //    R(x@0) |
+  //           | R(x@0)
+  //    W(x)   |
+  //    COMMIT |
+  //           | W(x)     <- replaces the loaded x too: T1's update is lost
+  //           | COMMIT
+  const Outcome o = check_history_text(R"({"id": 1, "reads": [["t", 1, 0]], "writes": [["t", 1, 0]]})"
+                                       "\n"
+                                       R"({"id": 2, "reads": [["t", 1, 0]], "writes": [["t", 1, 0]]})"
+                                       "\n");
+  SCOPED_TRACE(o.command);
+  EXPECT_EQ(o.exit_code, 1) << o.out << o.err;
+  EXPECT_NE(o.out.find("lost update"), std::string::npos) << o.out;
+}
+
+}  // namespace
+}  // namespace abyss
