@@ -14,8 +14,9 @@
 
 namespace abyss {
 
-enum class Scheme : uint8_t { None, NoWait, WaitDie, DlDetect };
-inline constexpr std::array<std::string_view, 4> kSchemeNames = {"none", "no_wait", "wait_die", "dl_detect"};
+enum class Scheme : uint8_t { None, NoWait, WaitDie, DlDetect, Timestamp, Mvcc, Occ, Hstore };
+inline constexpr std::array<std::string_view, 8> kSchemeNames = {"none",      "no_wait", "wait_die", "dl_detect",
+                                                                 "timestamp", "mvcc",    "occ",      "hstore"};
 
 enum class WorkloadKind : uint8_t { Ycsb };
 inline constexpr std::array<std::string_view, 1> kWorkloadNames = {"ycsb"};
@@ -74,6 +75,9 @@ struct Config {
   // Cross-field checks the per-flag ranges cannot express. Returns one line
   // naming the flag, the value and what is allowed; empty when valid.
   std::string validate() const;
+
+  // How many partitions the workload is split into (H-STORE locks them).
+  uint32_t partition_count() const { return ycsb.partitions; }
 
   // Every knob (not the output paths), for reports and the config hash.
   nlohmann::json to_json() const;

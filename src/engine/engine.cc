@@ -7,8 +7,12 @@
 #include <vector>
 
 #include "cc/dl_detect/dl_detect.h"
+#include "cc/hstore/hstore.h"
+#include "cc/mvcc/mvcc.h"
 #include "cc/no_wait/no_wait.h"
 #include "cc/none/none.h"
+#include "cc/occ/occ.h"
+#include "cc/timestamp/timestamp.h"
 #include "cc/wait_die/wait_die.h"
 #include "engine/runner.h"
 #include "platform/clock.h"
@@ -113,6 +117,14 @@ RunResult run(const Config& cfg) {
       return run_scheme<cc::WaitDie>(cfg);
     case Scheme::DlDetect:
       return run_scheme<cc::DlDetect>(cfg);
+    case Scheme::Timestamp:
+      return run_scheme<cc::Timestamp>(cfg);
+    case Scheme::Mvcc:
+      return run_scheme<cc::Mvcc>(cfg);
+    case Scheme::Occ:
+      return run_scheme<cc::Occ>(cfg);
+    case Scheme::Hstore:
+      return run_scheme<cc::Hstore>(cfg);
   }
   throw std::logic_error("unknown scheme");
 }

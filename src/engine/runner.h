@@ -40,6 +40,7 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
     }
     const std::size_t i = next % queries.size();
     const uint8_t type = workload.type_of(queries, i);
+    if constexpr (requires { CC::kDeclaresPartitions; }) workload.partitions_of(queries, i, txn.partitions());
     const uint64_t first_start = platform::cycles();
     for (uint32_t aborts = 0;; aborts++) {
       w.reset_attempt();

@@ -59,6 +59,12 @@ class McsLatch final {
   struct Node {
     Atomic<Node*> next{nullptr};
     Atomic<bool> locked{false};
+
+    Node() = default;
+    // Lets a node live in a copyable record (an access-set entry). lock()
+    // resets both fields, so a copy starts fresh; never copy one in use.
+    Node(const Node& /*other*/) {}
+    Node& operator=(const Node& /*other*/) { return *this; }
   };
 
   void lock(Node& me) {

@@ -158,6 +158,8 @@ class Txn final {
   typename CC::TxnMeta& meta() { return meta_; }
   typename CC::RowMeta& row_meta(Row* r) const { return *static_cast<typename CC::RowMeta*>(layout_.meta(r)); }
   TxnId commit_id() const { return commit_id_; }
+  // The partitions the transaction declared before it began (H-STORE), sorted.
+  std::vector<uint32_t>& partitions() { return partitions_; }
 
   // The access reads the row in place (the scheme holds it stable).
   void view_in_place(AccessT& a) {
@@ -172,6 +174,15 @@ class Txn final {
     if (a.local == nullptr) a.local = static_cast<char*>(w_.scratch.allocate(size, 8));
     a.seen = RowLayout::header(a.row).writer;
     std::memcpy(a.local, layout_.data(a.row), size);
+    a.view = a.local;
+  }
+
+  // Copies an older version of the row (MVCC), written by `writer`.
+  void snapshot_version(AccessT& a, const char* data, TxnId writer) {
+    const uint32_t size = a.table->schema().size();
+    if (a.local == nullptr) a.local = static_cast<char*>(w_.scratch.allocate(size, 8));
+    a.seen = writer;
+    std::memcpy(a.local, data, size);
     a.view = a.local;
   }
 
@@ -273,6 +284,7 @@ class Txn final {
   Worker& w_;
   RowLayout layout_;
   std::vector<AccessT> accesses_;
+  std::vector<uint32_t> partitions_;
   typename CC::TxnMeta meta_{};
   TxnId commit_id_{};
 };

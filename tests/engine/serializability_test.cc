@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <ostream>
 #include <string>
 
 #include "check/history.h"
@@ -52,6 +53,8 @@ struct Case {
   void (*tweak)(Config&);
 };
 
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
 class Serializable : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Serializable, HighContentionHistoryHasNoAnomaly) {
@@ -73,6 +76,16 @@ void zero_timeout(Config& c) { c.dl_timeout_us = 0; }
 void long_timeout(Config& c) { c.dl_timeout_us = 100'000; }
 void batch_ts(Config& c) { (void)platform::TsAllocConfig::parse("batch:16", c.ts_alloc); }
 void clock_ts(Config& c) { (void)platform::TsAllocConfig::parse("clock", c.ts_alloc); }
+void mutex_ts(Config& c) { (void)platform::TsAllocConfig::parse("mutex", c.ts_alloc); }
+void partitioned(Config& c) {
+  c.ycsb.partitions = 4;
+  c.ycsb.multi_part_ratio = 0.5;
+  c.ycsb.parts_per_txn = 2;
+}
+void partitioned_read_heavy(Config& c) {
+  partitioned(c);
+  read_heavy(c);
+}
 
 INSTANTIATE_TEST_SUITE_P(
     EveryScheme, Serializable,
@@ -87,7 +100,19 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"dl_detect_queue_latch", Scheme::DlDetect, queue_latch},
                       Case{"dl_detect_long_timeout", Scheme::DlDetect, long_timeout},
                       Case{"dl_detect_zero_timeout", Scheme::DlDetect, zero_timeout},
-                      Case{"dl_detect_sorted_no_detect", Scheme::DlDetect, sorted_no_detect}),
+                      Case{"dl_detect_sorted_no_detect", Scheme::DlDetect, sorted_no_detect},
+                      Case{"timestamp", Scheme::Timestamp, as_is},
+                      Case{"timestamp_read_heavy", Scheme::Timestamp, read_heavy},
+                      Case{"timestamp_batch_ts", Scheme::Timestamp, batch_ts},
+                      Case{"timestamp_clock_ts", Scheme::Timestamp, clock_ts},
+                      Case{"timestamp_queue_latch", Scheme::Timestamp, queue_latch},
+                      Case{"mvcc", Scheme::Mvcc, as_is}, Case{"mvcc_read_heavy", Scheme::Mvcc, read_heavy},
+                      Case{"mvcc_batch_ts", Scheme::Mvcc, batch_ts}, Case{"mvcc_clock_ts", Scheme::Mvcc, clock_ts},
+                      Case{"mvcc_mutex_ts", Scheme::Mvcc, mutex_ts},
+                      Case{"occ", Scheme::Occ, as_is}, Case{"occ_read_heavy", Scheme::Occ, read_heavy},
+                      Case{"occ_batch_ts", Scheme::Occ, batch_ts}, Case{"occ_clock_ts", Scheme::Occ, clock_ts},
+                      Case{"hstore", Scheme::Hstore, as_is}, Case{"hstore_partitioned", Scheme::Hstore, partitioned},
+                      Case{"hstore_partitioned_read_heavy", Scheme::Hstore, partitioned_read_heavy}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 #if defined(__SANITIZE_THREAD__)

@@ -104,7 +104,7 @@ class DlDetect final {
 
   void release(auto& t) {
     for (auto& a : t.accesses()) {
-      if (a.cc.req.state != LockRequest::State::Idle) t.row_meta(a.row).lock.release(a.cc.req, latch_);
+      if (a.cc.req.held) t.row_meta(a.row).lock.release(a.cc.req, latch_);
     }
   }
 

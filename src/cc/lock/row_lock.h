@@ -20,6 +20,9 @@ struct LockRequest {
   uint32_t worker = 0;  // the requesting worker
   LockMode mode = LockMode::None;
   State state = State::Idle;  // written under the row latch
+  // Owned by the requester alone (a grant by another worker does not touch
+  // it): the request is queued or granted, so the requester must release it.
+  bool held = false;
   platform::Atomic<bool> granted{false};  // set under the latch; a waiter spins on it
   LockRequest* next = nullptr;
 
@@ -42,9 +45,11 @@ class RowLock final {
     r.next = nullptr;
     if (waiters_ == nullptr && compatible(mode)) {
       grant(r);
+      r.held = true;
       return Outcome::Granted;
     }
     if (!may_wait(*this)) return Outcome::Refused;
+    r.held = true;
     r.state = LockRequest::State::Waiting;
     r.granted.store(false, platform::memory_order_relaxed);
     if (waiters_tail_ == nullptr) {
@@ -77,6 +82,7 @@ class RowLock final {
       unlink(waiters_, &waiters_tail_, r);
     }
     r.state = LockRequest::State::Idle;
+    r.held = false;
     while (waiters_ != nullptr && compatible(waiters_->mode)) {
       LockRequest* head = waiters_;
       waiters_ = head->next;

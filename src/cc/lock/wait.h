@@ -29,3 +29,23 @@ bool wait_for_grant(auto& worker, const LockRequest& r, GiveUp&& give_up) {
 }
 
 }  // namespace abyss::cc
+
+namespace abyss::cc {
+
+// Calls `attempt()` until it returns a value other than `Retry`, spinning in
+// between, and charges the time spent retrying to Wait. For schemes whose
+// accesses must wait for an older pending write (TIMESTAMP, MVCC).
+enum class Attempt : uint8_t { Done, Retry };
+
+template <class Fn>
+void retry_until_done(auto& worker, Fn&& attempt) {
+  if (attempt() == Attempt::Done) return;
+  const uint64_t t0 = platform::cycles();
+  platform::SpinWait spin;
+  do {
+    spin.once();
+  } while (attempt() == Attempt::Retry);
+  worker.charge(TimeCat::Wait, platform::cycles() - t0);
+}
+
+}  // namespace abyss::cc

@@ -76,7 +76,7 @@ class WaitDie final {
 
   void release(auto& t) {
     for (auto& a : t.accesses()) {
-      if (a.cc.req.state != LockRequest::State::Idle) t.row_meta(a.row).lock.release(a.cc.req, latch_);
+      if (a.cc.req.held) t.row_meta(a.row).lock.release(a.cc.req, latch_);
     }
   }
 

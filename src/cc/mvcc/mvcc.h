@@ -1,0 +1,248 @@
+#pragma once
+// MVCC: multi-version timestamp ordering (Abyss §2.2).
+//
+// Every committed write creates a version tagged with its writer's timestamp.
+// The newest version stays in the row; older ones hang off the row's metadata,
+// newest first. A transaction's timestamp picks what it sees:
+//   - A read takes the newest version no younger than itself and is never
+//     rejected for arriving late. If an older pending write could still become
+//     that version, the read waits for it.
+//   - A write supersedes the newest version. It aborts when a younger
+//     transaction has already read that version or written the row (its
+//     version would have to go under theirs), and waits for an older pending
+//     write first. As in TIMESTAMP, at most one write is pending per row.
+// Old versions are garbage-collected whenever a row is accessed: each worker
+// publishes the timestamp of its current transaction (per worker, timestamps
+// only grow), and a version older than the newest one at or below the minimum
+// of those can never be read again.
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "cc/lock/wait.h"
+#include "common/config.h"
+#include "common/types.h"
+#include "platform/atomic.h"
+#include "platform/latch.h"
+#include "storage/row.h"
+
+namespace abyss::cc {
+
+class Mvcc final {
+ public:
+  static constexpr std::string_view kName = "mvcc";
+
+  // An older version of a row; its data follows the struct.
+  struct Version {
+    uint64_t wts;
+    TxnId writer;
+    Version* older;
+    uint32_t size;
+    char* data() { return reinterpret_cast<char*>(this + 1); }
+  };
+
+  struct RowMeta {
+    platform::Latch latch;
+    uint64_t wts = 0;          // timestamp of the version in the row
+    uint64_t rts = 0;          // largest timestamp that read it
+    uint64_t pending = 0;      // timestamp of the pending write; 0: none
+    Version* older = nullptr;  // older versions, newest first
+  };
+  struct AccessMeta {
+    bool pending = false;  // this access registered the row's pending write
+    platform::McsLatch::Node node;
+  };
+  struct TxnMeta {
+    uint64_t ts = 0;
+  };
+
+  Mvcc(const Config& config, uint32_t workers) : latch_(config.latch), slots_(workers) {}
+
+  Rc begin(auto& t, bool /*restart*/) {
+    const uint64_t ts = t.worker().allocate_ts();
+    t.meta().ts = ts;
+    Slot& s = slots_[t.worker().id];
+    s.active.store(ts, platform::memory_order_release);
+    if (s.until_refresh-- == 0) {
+      s.until_refresh = kRefreshEvery;
+      uint64_t low = ts;
+      for (const Slot& o : slots_) low = std::min(low, o.active.load(platform::memory_order_acquire));
+      s.low_water = low;
+    }
+    return Rc::Ok;
+  }
+
+  Rc read(auto& t, auto& a) {
+    const uint64_t ts = t.meta().ts;
+    auto& m = t.row_meta(a.row);
+    Rc rc = Rc::Ok;
+    retry_until_done(t.worker(), [&] {
+      platform::Latch::Guard g(m.latch, latch_);
+      if (m.pending != 0 && m.pending < ts) return Attempt::Retry;
+      collect(t, m);
+      if (m.wts <= ts) {
+        if (m.rts < ts) m.rts = ts;
+        t.snapshot(a);
+        return Attempt::Done;
+      }
+      Version* v = m.older;
+      while (v != nullptr && v->wts > ts) v = v->older;
+      if (v == nullptr) {
+        rc = Rc::Abort;  // collected: cannot happen while this transaction is published
+      } else {
+        t.snapshot_version(a, v->data(), v->writer);
+      }
+      return Attempt::Done;
+    });
+    return rc;
+  }
+
+  Rc write(auto& t, auto& a) {
+    const uint64_t ts = t.meta().ts;
+    auto& m = t.row_meta(a.row);
+    Rc rc = Rc::Ok;
+    retry_until_done(t.worker(), [&] {
+      platform::Latch::Guard g(m.latch, latch_);
+      if (m.pending != 0 && m.pending < ts) return Attempt::Retry;
+      collect(t, m);
+      if (m.pending != 0 || ts < m.wts || ts < m.rts) {
+        rc = Rc::Abort;
+      } else {
+        m.pending = ts;
+        a.cc.pending = true;
+        t.snapshot(a);
+      }
+      return Attempt::Done;
+    });
+    return rc;
+  }
+
+  // Only a read of the newest version can become a write, and only if nothing
+  // younger has read or written the row since.
+  Rc upgrade(auto& t, auto& a) {
+    const uint64_t ts = t.meta().ts;
+    auto& m = t.row_meta(a.row);
+    platform::Latch::Guard g(m.latch, latch_);
+    if (m.pending != 0 || ts < m.wts || ts < m.rts) return Rc::Abort;
+    m.pending = ts;
+    a.cc.pending = true;
+    return Rc::Ok;
+  }
+
+  Rc insert(auto& /*t*/, auto& /*a*/) { return Rc::Ok; }
+
+  // Keeps each superseded version, then installs. Only the pending write's
+  // owner holds a row latch for longer than one access, so holding several
+  // cannot deadlock.
+  Rc commit(auto& t) {
+    for (auto& a : t.accesses()) {
+      if (!a.cc.pending) continue;
+      auto& m = t.row_meta(a.row);
+      m.latch.lock(latch_, a.cc.node);
+      const uint32_t size = a.table->schema().size();
+      Version* v = allocate(t, size);
+      v->wts = m.wts;
+      v->writer = RowLayout::header(a.row).writer;
+      v->older = m.older;
+      std::memcpy(v->data(), t.layout().data(a.row), size);
+      m.older = v;
+    }
+    t.install_all();
+    for (auto& a : t.accesses()) {
+      if (!a.cc.pending) continue;
+      auto& m = t.row_meta(a.row);
+      m.wts = t.meta().ts;
+      m.rts = t.meta().ts;
+      m.pending = 0;
+      a.cc.pending = false;
+      m.latch.unlock(latch_, a.cc.node);
+    }
+    return Rc::Ok;
+  }
+
+  void abort(auto& t) {
+    for (auto& a : t.accesses()) {
+      if (!a.cc.pending) continue;
+      auto& m = t.row_meta(a.row);
+      platform::Latch::Guard g(m.latch, latch_);
+      m.pending = 0;
+      a.cc.pending = false;
+    }
+  }
+
+  // Versions held in rows' chains plus those free for reuse, for tests.
+  uint64_t versions_allocated() const {
+    uint64_t n = 0;
+    for (const Slot& s : slots_) n += s.allocated;
+    return n;
+  }
+
+ private:
+  static constexpr uint32_t kRefreshEvery = 32;  // transactions between low-water recomputations
+
+  struct FreeList {
+    uint32_t size;
+    Version* head;
+  };
+  struct alignas(platform::kCacheLine) Slot {
+    platform::Atomic<uint64_t> active{0};  // timestamp of this worker's latest transaction
+    uint64_t low_water = 0;                // owner only: lower bound of every active timestamp
+    uint32_t until_refresh = 0;
+    uint64_t allocated = 0;
+    std::vector<FreeList> free;  // owner only: by version size
+  };
+
+  // Frees the versions no transaction can read any more: those older than
+  // the newest version at or below the low-water mark. Row latch held.
+  void collect(auto& t, RowMeta& m) {
+    const uint64_t low = slots_[t.worker().id].low_water;
+    Version** link = &m.older;
+    if (m.wts > low) {
+      Version* keep = m.older;
+      while (keep != nullptr && keep->wts > low) keep = keep->older;
+      if (keep == nullptr) return;
+      link = &keep->older;
+    }
+    Version* v = *link;
+    *link = nullptr;
+    while (v != nullptr) {
+      Version* next = v->older;
+      release(t, v);
+      v = next;
+    }
+  }
+
+  Version* allocate(auto& t, uint32_t size) {
+    Slot& s = slots_[t.worker().id];
+    for (FreeList& f : s.free) {
+      if (f.size == size && f.head != nullptr) {
+        Version* v = f.head;
+        f.head = v->older;
+        return v;
+      }
+    }
+    s.allocated++;
+    auto* v = static_cast<Version*>(t.worker().persistent.allocate(sizeof(Version) + size, alignof(Version)));
+    v->size = size;
+    return v;
+  }
+
+  void release(auto& t, Version* v) {
+    Slot& s = slots_[t.worker().id];
+    for (FreeList& f : s.free) {
+      if (f.size == v->size) {
+        v->older = f.head;
+        f.head = v;
+        return;
+      }
+    }
+    v->older = nullptr;
+    s.free.push_back({v->size, v});
+  }
+
+  platform::LatchKind latch_;
+  std::vector<Slot> slots_;
+};
+
+}  // namespace abyss::cc
