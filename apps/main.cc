@@ -72,6 +72,10 @@ int main(int argc, char** argv) {
   CLI::App* bench_ycsb = bench->add_subcommand(
       "ycsb", "YCSB throughput per scheme at 1 and 2 threads, theta 0/0.6/0.9, read-only and 50% writes");
   abyss::cli::add_bench_ycsb_flags(*bench_ycsb, bench_opts);
+  abyss::cli::BenchTsOptions bench_ts_opts;
+  CLI::App* bench_ts = bench->add_subcommand(
+      "ts", "timestamp allocation: timestamps/s per method at 1..N threads, and TIMESTAMP on YCSB per method");
+  abyss::cli::add_bench_ts_flags(*bench_ts, bench_ts_opts);
 
   CLI::App* check = app.add_subcommand("check", "check a run's output");
   check->require_subcommand(1);
@@ -102,6 +106,7 @@ int main(int argc, char** argv) {
     }
     if (demo->parsed()) return abyss::cli::demo_command(demo_opts);
     if (bench_ycsb->parsed()) return abyss::cli::bench_ycsb_command(bench_opts);
+    if (bench_ts->parsed()) return abyss::cli::bench_ts_command(bench_ts_opts);
     if (check_history->parsed()) return check_history_command(history_path);
     std::printf("abyss %s (%s)\n", ABYSS_GIT_REV, ABYSS_BUILD_TYPE);
     return 0;

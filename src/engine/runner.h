@@ -18,6 +18,16 @@ namespace abyss {
 
 enum class Phase : uint32_t { Warmup, Measure, Done };
 
+// Whether the scheme needs each transaction's partitions before it begins.
+template <class CC>
+constexpr bool declares_partitions() {
+  if constexpr (requires { CC::kDeclaresPartitions; }) {
+    return CC::kDeclaresPartitions;
+  } else {
+    return false;
+  }
+}
+
 template <class CC, class W>
 WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typename W::Queries& queries,
                        Worker& w, RowLayout layout, const platform::Atomic<uint32_t>& phase) {
@@ -40,11 +50,16 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
     }
     const std::size_t i = next % queries.size();
     const uint8_t type = workload.type_of(queries, i);
-    if constexpr (requires { CC::kDeclaresPartitions; }) workload.partitions_of(queries, i, txn.partitions());
     const uint64_t first_start = platform::cycles();
     for (uint32_t aborts = 0;; aborts++) {
       w.reset_attempt();
       const uint64_t start = platform::cycles();
+      if constexpr (declares_partitions<CC>()) {
+        txn.timed(TimeCat::CcManager, [&] {
+          workload.partitions_of(queries, i, txn.partitions());
+          return 0;
+        });
+      }
       Rc rc = txn.begin(aborts > 0);
       if (rc == Rc::Ok) rc = workload.run(txn, queries, i, sink);
       if (rc == Rc::Ok) {

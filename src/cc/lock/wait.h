@@ -5,6 +5,7 @@
 #include "cc/lock/row_lock.h"
 #include "platform/clock.h"
 #include "platform/latch.h"
+#include "stats/stats.h"
 
 namespace abyss::cc {
 

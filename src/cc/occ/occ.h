@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cc/lock/wait.h"
 #include "common/config.h"
 #include "common/types.h"
 #include "platform/atomic.h"
@@ -108,18 +109,17 @@ class Occ final {
   static constexpr uint32_t kExclusive = uint32_t{1} << 31;
 
   // Copies the row under a shared latch so the copy and its version match.
+  // Waiting for a committer to finish is charged to Wait.
   static void copy(auto& t, auto& a) {
     auto& m = t.row_meta(a.row);
-    platform::SpinWait spin;
     uint32_t v = m.latch.load(platform::memory_order_relaxed);
-    for (;;) {
-      if (v == kExclusive) {
-        spin.once();
+    while (v == kExclusive || !m.latch.compare_exchange_weak(v, v + 1, platform::memory_order_acquire,
+                                                              platform::memory_order_relaxed)) {
+      if (v != kExclusive) continue;  // lost a race with another reader: retry at once
+      retry_until_done(t.worker(), [&] {
         v = m.latch.load(platform::memory_order_relaxed);
-      } else if (m.latch.compare_exchange_weak(v, v + 1, platform::memory_order_acquire,
-                                               platform::memory_order_relaxed)) {
-        break;
-      }
+        return v == kExclusive ? Attempt::Retry : Attempt::Done;
+      });
     }
     a.cc.observed = m.wts.load(platform::memory_order_relaxed);
     t.snapshot(a);
