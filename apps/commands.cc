@@ -294,6 +294,59 @@ double timestamps_per_second(const platform::TsAllocConfig& method, uint32_t thr
 
 }  // namespace
 
+void add_bench_hstore_flags(CLI::App& app, BenchHstoreOptions& o) {
+  app.add_option("--duration", o.duration_s, "seconds per run")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
+  app.add_option("--warmup", o.warmup_s, "warm-up seconds per run")->check(CLI::Range(0.0, 600.0))->capture_default_str();
+  app.add_option("--threads", o.threads, "worker threads (0: cores)")->check(CLI::Range(0, 1024))->capture_default_str();
+  app.add_option("--partitions", o.partitions, "YCSB partitions")->check(CLI::Range(4, 1024))->capture_default_str();
+  app.add_option("--rows", o.rows, "YCSB rows")->check(CLI::Range(uint64_t{4096}, uint64_t{1} << 34))->capture_default_str();
+  app.add_option("--reps", o.reps, "repetitions per point; the median is shown")
+      ->check(CLI::Range(1, 101))
+      ->capture_default_str();
+  app.add_option("--json", o.json_path, "write every run as JSON to FILE");
+}
+
+int bench_hstore_command(const BenchHstoreOptions& o) {
+  const uint32_t threads = o.threads == 0 ? platform::hardware_cores() : o.threads;
+  constexpr double kRatios[] = {0.0, 0.1, 0.5, 1.0};
+  constexpr uint32_t kParts[] = {1, 2, 4};
+  std::printf("H-STORE on YCSB (Abyss Fig. 15): txn/s (median of %u), %u threads, %u partitions, %llu rows, "
+              "50%% writes, %.1f s per run\n",
+              o.reps, threads, o.partitions, static_cast<unsigned long long>(o.rows), o.duration_s);
+  std::printf("%16s", "multi-part ratio");
+  for (uint32_t p : kParts) std::printf(" %10s%-2u", "parts/txn ", p);
+  std::printf("\n");
+  nlohmann::json all = nlohmann::json::array();
+  for (double ratio : kRatios) {
+    std::printf("%16.1f", ratio);
+    for (uint32_t parts : kParts) {
+      std::vector<double> tputs;
+      for (uint32_t rep = 0; rep < o.reps; rep++) {
+        Config cfg;
+        cfg.cc = Scheme::Hstore;
+        cfg.threads = threads;
+        cfg.duration_s = o.duration_s;
+        cfg.warmup_s = o.warmup_s;
+        cfg.seed = 1 + rep;
+        cfg.ycsb.rows = o.rows;
+        cfg.ycsb.partitions = o.partitions;
+        cfg.ycsb.multi_part_ratio = ratio;
+        cfg.ycsb.parts_per_txn = parts;
+        if (auto err = cfg.validate(); !err.empty()) throw std::runtime_error(err);
+        const RunResult r = run(cfg);
+        tputs.push_back(r.throughput());
+        all.push_back(report_json(r));
+      }
+      std::sort(tputs.begin(), tputs.end());
+      std::printf(" %12.0f", tputs[tputs.size() / 2]);
+      std::fflush(stdout);
+    }
+    std::printf("\n");
+  }
+  if (!o.json_path.empty()) std::ofstream(o.json_path) << all.dump(2) << '\n';
+  return 0;
+}
+
 int bench_ts_command(const BenchTsOptions& o) {
   const uint32_t max_threads = o.max_threads == 0 ? platform::hardware_cores() : o.max_threads;
   const char* kMethods[] = {"mutex", "atomic", "batch:8", "batch:16", "clock"};

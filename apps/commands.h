@@ -43,4 +43,16 @@ struct BenchTsOptions {
 void add_bench_ts_flags(CLI::App& app, BenchTsOptions& o);
 int bench_ts_command(const BenchTsOptions& o);
 
+struct BenchHstoreOptions {
+  double duration_s = 1.0;
+  double warmup_s = 0.2;
+  uint32_t threads = 0;  // 0: the number of cores
+  uint32_t partitions = 8;
+  uint64_t rows = 1 << 20;
+  uint32_t reps = 1;
+  std::string json_path;
+};
+void add_bench_hstore_flags(CLI::App& app, BenchHstoreOptions& o);
+int bench_hstore_command(const BenchHstoreOptions& o);
+
 }  // namespace abyss::cli

@@ -76,6 +76,10 @@ int main(int argc, char** argv) {
   CLI::App* bench_ts = bench->add_subcommand(
       "ts", "timestamp allocation: timestamps/s per method at 1..N threads, and TIMESTAMP on YCSB per method");
   abyss::cli::add_bench_ts_flags(*bench_ts, bench_ts_opts);
+  abyss::cli::BenchHstoreOptions bench_hstore_opts;
+  CLI::App* bench_hstore = bench->add_subcommand(
+      "hstore", "H-STORE throughput by multi-partition ratio (0/0.1/0.5/1) and partitions per txn (1/2/4)");
+  abyss::cli::add_bench_hstore_flags(*bench_hstore, bench_hstore_opts);
 
   CLI::App* check = app.add_subcommand("check", "check a run's output");
   check->require_subcommand(1);
@@ -107,6 +111,7 @@ int main(int argc, char** argv) {
     if (demo->parsed()) return abyss::cli::demo_command(demo_opts);
     if (bench_ycsb->parsed()) return abyss::cli::bench_ycsb_command(bench_opts);
     if (bench_ts->parsed()) return abyss::cli::bench_ts_command(bench_ts_opts);
+    if (bench_hstore->parsed()) return abyss::cli::bench_hstore_command(bench_hstore_opts);
     if (check_history->parsed()) return check_history_command(history_path);
     std::printf("abyss %s (%s)\n", ABYSS_GIT_REV, ABYSS_BUILD_TYPE);
     return 0;
