@@ -1,5 +1,6 @@
 #include "engine/engine.h"
 
+#include <algorithm>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -66,7 +67,14 @@ RunResult run_with(const Config& cfg) {
       platform::sleep_ms(static_cast<uint64_t>(cfg.warmup_s * 1000));
       window_start = platform::wall_ns();
       phase.store(static_cast<uint32_t>(Phase::Measure), platform::memory_order_release);
-      platform::sleep_ms(static_cast<uint64_t>(cfg.duration_s * 1000));
+      // Sleeps the window in steps of at most a second, sampling memory.
+      const auto window_ms = static_cast<uint64_t>(cfg.duration_s * 1000);
+      for (uint64_t slept = 0; slept < window_ms;) {
+        const uint64_t step = std::min<uint64_t>(1000, window_ms - slept);
+        platform::sleep_ms(step);
+        slept += step;
+        result.rss_samples.emplace_back(static_cast<double>(slept) / 1000, platform::resident_bytes());
+      }
       phase.store(static_cast<uint32_t>(Phase::Done), platform::memory_order_release);
       window_end = platform::wall_ns();
       return;

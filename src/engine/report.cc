@@ -47,6 +47,8 @@ nlohmann::json report_json(const RunResult& r) {
   res["load_seconds"] = r.load_seconds;
   res["rss_after_load_bytes"] = r.rss_after_load;
   res["rss_at_end_bytes"] = r.rss_at_end;
+  res["rss_samples"] = nlohmann::json::array();
+  for (const auto& [seconds, bytes] : r.rss_samples) res["rss_samples"].push_back({{"seconds", seconds}, {"bytes", bytes}});
   Histogram all;
   for (std::size_t t = 0; t < r.type_names.size(); t++) {
     const TypeStats& ts = r.total.types[t];

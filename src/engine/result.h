@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/config.h"
@@ -19,6 +20,8 @@ struct RunResult {
   double load_seconds = 0;
   uint64_t rss_after_load = 0;
   uint64_t rss_at_end = 0;
+  // Resident memory each second of the measurement window: {seconds, bytes}.
+  std::vector<std::pair<double, uint64_t>> rss_samples;
 
   uint64_t count(Counter c) const {
     uint64_t n = 0;
