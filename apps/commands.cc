@@ -43,8 +43,9 @@ CLI::Option* add_enum_option(CLI::App& app, const std::string& flag, Enum& targe
 
 std::string scheme_name(Scheme s) { return std::string(name_of(kSchemeNames, s)); }
 
-constexpr Scheme kAllSchemes[] = {Scheme::None,      Scheme::NoWait, Scheme::WaitDie, Scheme::DlDetect,
-                                  Scheme::Timestamp, Scheme::Mvcc,   Scheme::Occ,     Scheme::Hstore};
+constexpr Scheme kAllSchemes[] = {Scheme::None,      Scheme::NoWait,    Scheme::WaitDie,
+                                  Scheme::DlDetect,  Scheme::WoundWait, Scheme::Timestamp,
+                                  Scheme::Mvcc,      Scheme::Occ,       Scheme::Hstore};
 
 // H-STORE runs with one partition per worker, as the papers ran it.
 void partition_for_hstore(Config& cfg) {

@@ -15,6 +15,7 @@
 #include "cc/occ/occ.h"
 #include "cc/timestamp/timestamp.h"
 #include "cc/wait_die/wait_die.h"
+#include "cc/wound_wait/wound_wait.h"
 #include "engine/runner.h"
 #include "platform/clock.h"
 #include "platform/latch.h"
@@ -125,6 +126,8 @@ RunResult run(const Config& cfg) {
       return run_scheme<cc::WaitDie>(cfg);
     case Scheme::DlDetect:
       return run_scheme<cc::DlDetect>(cfg);
+    case Scheme::WoundWait:
+      return run_scheme<cc::WoundWait>(cfg);
     case Scheme::Timestamp:
       return run_scheme<cc::Timestamp>(cfg);
     case Scheme::Mvcc:

@@ -34,7 +34,9 @@ TEST(Histogram, BucketEdgesContainTheirValues) {
     const uint32_t b = Histogram::bucket_of(v);
     ASSERT_LT(b, Histogram::kBuckets);
     EXPECT_GE(Histogram::upper_edge(b), v);
-    if (b > 0) EXPECT_LT(Histogram::upper_edge(b - 1), v);
+    if (b > 0) {
+      EXPECT_LT(Histogram::upper_edge(b - 1), v);
+    }
   }
 }
 
