@@ -31,6 +31,7 @@ struct Access {
   AccessType type;
   bool read_first = false;  // a Write that was a Read of this transaction first
   bool found = true;        // false: the row is deleted (the access only holds CC state)
+  bool older_version = false;  // reads a version older than the row's (MVCC): live whatever the row is now
   const char* view = nullptr;  // what the transaction reads: the row in place or `local`
   char* local = nullptr;       // private copy that a write modifies
   TxnId seen{};                // history: the version read, or replaced by a write
@@ -184,6 +185,7 @@ class Txn final {
     a.seen = writer;
     std::memcpy(a.local, data, size);
     a.view = a.local;
+    a.older_version = true;
   }
 
   // Installs every write under a fresh commit id: copies back private data,
@@ -257,10 +259,11 @@ class Txn final {
     return a;
   }
 
-  // A row removed by a committed transaction reads as absent; the access stays
+  // A row removed by a committed transaction reads as absent (unless the
+  // scheme picked a version from before the remove); the access stays
   // so the scheme releases what it took.
   bool check_live(AccessT& a) {
-    if ((RowLayout::header(a.row).flags & RowHeader::kDeleted) == 0) return true;
+    if (a.older_version || (RowLayout::header(a.row).flags & RowHeader::kDeleted) == 0) return true;
     a.found = false;
     return false;
   }

@@ -89,7 +89,7 @@ class Mvcc final {
       Version* v = m.older;
       while (v != nullptr && v->wts > ts) v = v->older;
       if (v == nullptr) {
-        rc = Rc::Abort;  // collected: cannot happen while this transaction is published
+        rc = Rc::Abort;  // the row was inserted after this transaction's timestamp
       } else {
         t.snapshot_version(a, v->data(), v->writer);
       }
@@ -130,7 +130,15 @@ class Mvcc final {
     return Rc::Ok;
   }
 
-  Rc insert(auto& /*t*/, auto& /*a*/) { return Rc::Ok; }
+  // An inserted row is invisible until commit indexes it; its one version
+  // carries its inserter's timestamp, so an older transaction finds no
+  // version it may read (and aborts), and cannot write under it.
+  Rc insert(auto& t, auto& a) {
+    auto& m = t.row_meta(a.row);
+    m.wts = t.meta().ts;
+    m.rts = t.meta().ts;
+    return Rc::Ok;
+  }
 
   // Keeps each superseded version, then installs. Only the pending write's
   // owner holds a row latch for longer than one access, so holding several

@@ -100,8 +100,15 @@ class Timestamp final {
     return Rc::Ok;
   }
 
-  // An inserted row is invisible until commit indexes it.
-  Rc insert(auto& /*t*/, auto& /*a*/) { return Rc::Ok; }
+  // An inserted row is invisible until commit indexes it; it carries its
+  // inserter's timestamp, so an older transaction that finds it afterwards
+  // arrives too late for it.
+  Rc insert(auto& t, auto& a) {
+    auto& m = t.row_meta(a.row);
+    m.wts = t.meta().ts;
+    m.rts = t.meta().ts;
+    return Rc::Ok;
+  }
 
   // Latches every pre-written row so no read copies a half-installed row.
   // Only the pre-write's owner latches a row for longer than one check, so
