@@ -295,6 +295,68 @@ double timestamps_per_second(const platform::TsAllocConfig& method, uint32_t thr
 
 }  // namespace
 
+void add_bench_latch_flags(CLI::App& app, BenchLatchOptions& o) {
+  app.add_option("--duration", o.duration_s, "seconds per run")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
+  app.add_option("--warmup", o.warmup_s, "warm-up seconds per run")->check(CLI::Range(0.0, 600.0))->capture_default_str();
+  app.add_option("--threads", o.threads, "worker threads")->check(CLI::Range(1, 1024))->capture_default_str();
+  app.add_option("--theta", o.theta, "YCSB Zipfian skew")->check(CLI::Range(0.0, 0.9999))->capture_default_str();
+  app.add_option("--rows", o.rows, "YCSB rows")->check(CLI::Range(uint64_t{64}, uint64_t{1} << 34))->capture_default_str();
+  app.add_option("--reps", o.reps, "repetitions per point; the median is shown")
+      ->check(CLI::Range(1, 101))
+      ->capture_default_str();
+  app.add_option("--json", o.json_path, "write every run as JSON to FILE");
+}
+
+// Every scheme with spin latches and no backoff, then with the Tale's
+// refinements: queuing (MCS) latches and exponential backoff.
+int bench_latch_command(const BenchLatchOptions& o) {
+  struct Variant {
+    const char* name;
+    platform::LatchKind latch;
+    BackoffKind backoff;
+  };
+  constexpr Variant kVariants[] = {{"spin, no backoff", platform::LatchKind::Spin, BackoffKind::None},
+                                   {"queue, exp backoff", platform::LatchKind::Queue, BackoffKind::Exp}};
+  std::printf("YCSB theta %.2f, 50%% writes, 16 accesses per txn, %u threads, %llu rows, %.1f s per run "
+              "(median of %u); hstore: one partition per thread\n",
+              o.theta, o.threads, static_cast<unsigned long long>(o.rows), o.duration_s, o.reps);
+  std::printf("%-11s", "scheme");
+  for (const Variant& v : kVariants) std::printf(" %20s %7s", v.name, "abort");
+  std::printf(" %7s\n", "ratio");
+  nlohmann::json all = nlohmann::json::array();
+  for (Scheme s : kAllSchemes) {
+    std::printf("%-11s", scheme_name(s).c_str());
+    std::vector<double> medians;
+    for (const Variant& v : kVariants) {
+      std::vector<std::pair<double, double>> points;  // throughput, abort rate
+      for (uint32_t rep = 0; rep < o.reps; rep++) {
+        Config cfg;
+        cfg.cc = s;
+        cfg.threads = o.threads;
+        cfg.duration_s = o.duration_s;
+        cfg.warmup_s = o.warmup_s;
+        cfg.seed = 1 + rep;
+        cfg.latch = v.latch;
+        cfg.backoff = v.backoff;
+        cfg.ycsb.rows = o.rows;
+        cfg.ycsb.theta = o.theta;
+        partition_for_hstore(cfg);
+        const RunResult r = run(cfg);
+        points.emplace_back(r.throughput(), r.abort_rate());
+        all.push_back(report_json(r));
+      }
+      std::sort(points.begin(), points.end());
+      const auto& median = points[points.size() / 2];
+      medians.push_back(median.first);
+      std::printf(" %20.0f %7.3f", median.first, median.second);
+      std::fflush(stdout);
+    }
+    std::printf(" %7.2f\n", medians[0] > 0 ? medians[1] / medians[0] : 0);
+  }
+  if (!o.json_path.empty()) std::ofstream(o.json_path) << all.dump(2) << '\n';
+  return 0;
+}
+
 void add_bench_hstore_flags(CLI::App& app, BenchHstoreOptions& o) {
   app.add_option("--duration", o.duration_s, "seconds per run")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
   app.add_option("--warmup", o.warmup_s, "warm-up seconds per run")->check(CLI::Range(0.0, 600.0))->capture_default_str();

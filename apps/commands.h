@@ -55,4 +55,16 @@ struct BenchHstoreOptions {
 void add_bench_hstore_flags(CLI::App& app, BenchHstoreOptions& o);
 int bench_hstore_command(const BenchHstoreOptions& o);
 
+struct BenchLatchOptions {
+  double duration_s = 1.0;
+  double warmup_s = 0.2;
+  uint32_t threads = 2;
+  double theta = 0.9;
+  uint64_t rows = 1 << 20;
+  uint32_t reps = 1;
+  std::string json_path;
+};
+void add_bench_latch_flags(CLI::App& app, BenchLatchOptions& o);
+int bench_latch_command(const BenchLatchOptions& o);
+
 }  // namespace abyss::cli

@@ -80,6 +80,10 @@ int main(int argc, char** argv) {
   CLI::App* bench_hstore = bench->add_subcommand(
       "hstore", "H-STORE throughput by multi-partition ratio (0/0.1/0.5/1) and partitions per txn (1/2/4)");
   abyss::cli::add_bench_hstore_flags(*bench_hstore, bench_hstore_opts);
+  abyss::cli::BenchLatchOptions bench_latch_opts;
+  CLI::App* bench_latch = bench->add_subcommand(
+      "latch", "every scheme with spin latches and no backoff vs queuing latches and exponential backoff");
+  abyss::cli::add_bench_latch_flags(*bench_latch, bench_latch_opts);
 
   CLI::App* check = app.add_subcommand("check", "check a run's output");
   check->require_subcommand(1);
@@ -112,6 +116,7 @@ int main(int argc, char** argv) {
     if (bench_ycsb->parsed()) return abyss::cli::bench_ycsb_command(bench_opts);
     if (bench_ts->parsed()) return abyss::cli::bench_ts_command(bench_ts_opts);
     if (bench_hstore->parsed()) return abyss::cli::bench_hstore_command(bench_hstore_opts);
+    if (bench_latch->parsed()) return abyss::cli::bench_latch_command(bench_latch_opts);
     if (check_history->parsed()) return check_history_command(history_path);
     std::printf("abyss %s (%s)\n", ABYSS_GIT_REV, ABYSS_BUILD_TYPE);
     return 0;
