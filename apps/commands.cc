@@ -45,7 +45,8 @@ std::string scheme_name(Scheme s) { return std::string(name_of(kSchemeNames, s))
 
 constexpr Scheme kAllSchemes[] = {Scheme::None,      Scheme::NoWait,    Scheme::WaitDie,
                                   Scheme::DlDetect,  Scheme::WoundWait, Scheme::Timestamp,
-                                  Scheme::Mvcc,      Scheme::Occ,       Scheme::Hstore};
+                                  Scheme::Mvcc,      Scheme::Occ,       Scheme::Hstore,
+                                  Scheme::Silo};
 
 // H-STORE runs with one partition per worker, as the papers ran it.
 void partition_for_hstore(Config& cfg) {

@@ -14,9 +14,9 @@
 
 namespace abyss {
 
-enum class Scheme : uint8_t { None, NoWait, WaitDie, DlDetect, WoundWait, Timestamp, Mvcc, Occ, Hstore };
-inline constexpr std::array<std::string_view, 9> kSchemeNames = {
-    "none", "no_wait", "wait_die", "dl_detect", "wound_wait", "timestamp", "mvcc", "occ", "hstore"};
+enum class Scheme : uint8_t { None, NoWait, WaitDie, DlDetect, WoundWait, Timestamp, Mvcc, Occ, Hstore, Silo };
+inline constexpr std::array<std::string_view, 10> kSchemeNames = {
+    "none", "no_wait", "wait_die", "dl_detect", "wound_wait", "timestamp", "mvcc", "occ", "hstore", "silo"};
 
 enum class WorkloadKind : uint8_t { Ycsb };
 inline constexpr std::array<std::string_view, 1> kWorkloadNames = {"ycsb"};

@@ -13,6 +13,7 @@
 #include "cc/no_wait/no_wait.h"
 #include "cc/none/none.h"
 #include "cc/occ/occ.h"
+#include "cc/silo/silo.h"
 #include "cc/timestamp/timestamp.h"
 #include "cc/wait_die/wait_die.h"
 #include "cc/wound_wait/wound_wait.h"
@@ -136,6 +137,8 @@ RunResult run(const Config& cfg) {
       return run_scheme<cc::Occ>(cfg);
     case Scheme::Hstore:
       return run_scheme<cc::Hstore>(cfg);
+    case Scheme::Silo:
+      return run_scheme<cc::Silo>(cfg);
   }
   throw std::logic_error("unknown scheme");
 }

@@ -115,6 +115,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"mvcc_mutex_ts", Scheme::Mvcc, mutex_ts},
                       Case{"occ", Scheme::Occ, as_is}, Case{"occ_read_heavy", Scheme::Occ, read_heavy},
                       Case{"occ_batch_ts", Scheme::Occ, batch_ts}, Case{"occ_clock_ts", Scheme::Occ, clock_ts},
+                      Case{"silo", Scheme::Silo, as_is}, Case{"silo_read_heavy", Scheme::Silo, read_heavy},
+                      Case{"silo_no_backoff", Scheme::Silo, no_backoff},
                       Case{"hstore", Scheme::Hstore, as_is}, Case{"hstore_partitioned", Scheme::Hstore, partitioned},
                       Case{"hstore_partitioned_read_heavy", Scheme::Hstore, partitioned_read_heavy}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
