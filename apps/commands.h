@@ -37,7 +37,7 @@ struct BenchTsOptions {
   double duration_s = 0.5;  // per point of the micro-benchmark
   uint32_t max_threads = 0;  // 0: the number of cores
   double ycsb_duration_s = 1.0;
-  double ycsb_theta = 0.8;  // contention for the TIMESTAMP-on-YCSB table
+  double ycsb_theta = 0.9;  // contention for the TIMESTAMP-on-YCSB table
   std::string json_path;
 };
 void add_bench_ts_flags(CLI::App& app, BenchTsOptions& o);
