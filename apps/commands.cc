@@ -31,8 +31,7 @@ CLI::Option* add_enum_option(CLI::App& app, const std::string& flag, Enum& targe
   };
   return app
       .add_option_function<std::string>(
-          flag, [&target, index_of](const std::string& v) { target = static_cast<Enum>(index_of(v)); },
-          help)
+          flag, [&target, index_of](const std::string& v) { target = static_cast<Enum>(index_of(v)); }, help)
       ->check(CLI::Validator(
           [index_of, allowed](const std::string& v) {
             return index_of(v) < N ? std::string() : "'" + v + "' is not one of " + allowed;
@@ -43,10 +42,9 @@ CLI::Option* add_enum_option(CLI::App& app, const std::string& flag, Enum& targe
 
 std::string scheme_name(Scheme s) { return std::string(name_of(kSchemeNames, s)); }
 
-constexpr Scheme kAllSchemes[] = {Scheme::None,      Scheme::NoWait,    Scheme::WaitDie,
-                                  Scheme::DlDetect,  Scheme::WoundWait, Scheme::Timestamp,
-                                  Scheme::Mvcc,      Scheme::Occ,       Scheme::Hstore,
-                                  Scheme::Silo};
+constexpr Scheme kAllSchemes[] = {Scheme::None,      Scheme::NoWait,    Scheme::WaitDie, Scheme::DlDetect,
+                                  Scheme::WoundWait, Scheme::Timestamp, Scheme::Mvcc,    Scheme::Occ,
+                                  Scheme::Hstore,    Scheme::Silo,      Scheme::Tictoc};
 
 // H-STORE runs with one partition per worker, as the papers ran it.
 void partition_for_hstore(Config& cfg) {
@@ -102,7 +100,9 @@ void add_run_flags(CLI::App& app, Config& cfg) {
       ->default_str("on");
 
   auto& y = cfg.ycsb;
-  app.add_option("--rows", y.rows, "YCSB rows")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 34))->capture_default_str();
+  app.add_option("--rows", y.rows, "YCSB rows")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 34))
+      ->capture_default_str();
   app.add_option("--req-per-txn", y.req_per_txn, "YCSB accesses per transaction")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
@@ -130,6 +130,32 @@ void add_run_flags(CLI::App& app, Config& cfg) {
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
 
+  auto& tp = cfg.tpcc;
+  app.add_option("--warehouses", tp.warehouses, "TPC-C warehouses (H-STORE: one partition each)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  add_enum_option(app, "--tpcc-schema", tp.schema, kTpccSchemaNames,
+                  "TPC-C cardinalities: full (the spec's) or small (DBx1000's, as in Abyss)");
+  app.add_option_function<std::string>(
+         "--tpcc-inserts", [&tp](const std::string& v) { tp.inserts = v == "on"; },
+         "TPC-C: insert ORDER, NEW-ORDER, ORDER-LINE and HISTORY rows: on | off (DBx1000's variant)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->default_str("on");
+  app.add_option_function<std::string>(
+         "--tpcc-mix",
+         [&tp](const std::string& v) {
+           // Validated by the check below; parse cannot fail here.
+           (void)parse_tpcc_mix(v, tp.mix);
+         },
+         "TPC-C transaction mix in percent, e.g. neworder=50,payment=50")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            std::array<uint32_t, 2> tmp{};
+            return parse_tpcc_mix(v, tmp);
+          },
+          "neworder=P,payment=P", "tpcc-mix"))
+      ->default_str(tpcc_mix_string(tp.mix));
+
   app.add_option("--history", cfg.history_path, "write the history log (JSON lines) to FILE");
   app.add_option("--dump", cfg.dump_dir, "after the run, write DIR/<table>.csv for every table");
   app.add_option("--json", cfg.json_path, "write config and results as JSON to FILE");
@@ -137,8 +163,12 @@ void add_run_flags(CLI::App& app, Config& cfg) {
 
 void add_demo_flags(CLI::App& app, DemoOptions& o) {
   app.add_option("--duration", o.duration_s, "seconds per run")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
-  app.add_option("--warmup", o.warmup_s, "warm-up seconds per run")->check(CLI::Range(0.0, 600.0))->capture_default_str();
-  app.add_option("--rows", o.rows, "YCSB rows")->check(CLI::Range(uint64_t{64}, uint64_t{1} << 34))->capture_default_str();
+  app.add_option("--warmup", o.warmup_s, "warm-up seconds per run")
+      ->check(CLI::Range(0.0, 600.0))
+      ->capture_default_str();
+  app.add_option("--rows", o.rows, "YCSB rows")
+      ->check(CLI::Range(uint64_t{64}, uint64_t{1} << 34))
+      ->capture_default_str();
   app.add_option("--theta", o.theta, "YCSB Zipfian skew")->check(CLI::Range(0.0, 0.9999))->capture_default_str();
   app.add_option("--max-threads", o.max_threads, "largest thread count (0: cores)")
       ->check(CLI::Range(0, 1024))
@@ -148,11 +178,12 @@ void add_demo_flags(CLI::App& app, DemoOptions& o) {
 
 int demo_command(const DemoOptions& o) {
   const uint32_t max_threads = o.max_threads == 0 ? platform::hardware_cores() : o.max_threads;
-  std::printf("YCSB, %llu rows, theta %.2f, 50%% writes, 16 accesses per txn, hstore: one partition per thread; "
-              "%.1f s per run\n\n",
-              static_cast<unsigned long long>(o.rows), o.theta, o.duration_s);
-  std::printf("%-10s %7s %12s %10s %8s %8s %8s %8s %8s\n", "scheme", "threads", "txn/s", "abort", "useful",
-              "wait", "cc_mgr", "abort_t", "other");
+  std::printf(
+      "YCSB, %llu rows, theta %.2f, 50%% writes, 16 accesses per txn, hstore: one partition per thread; "
+      "%.1f s per run\n\n",
+      static_cast<unsigned long long>(o.rows), o.theta, o.duration_s);
+  std::printf("%-10s %7s %12s %10s %8s %8s %8s %8s %8s\n", "scheme", "threads", "txn/s", "abort", "useful", "wait",
+              "cc_mgr", "abort_t", "other");
   double worst_other = 0;
   int runs = 0;
   for (Scheme s : kAllSchemes) {
@@ -186,8 +217,12 @@ int demo_command(const DemoOptions& o) {
 
 void add_bench_ycsb_flags(CLI::App& app, BenchYcsbOptions& o) {
   app.add_option("--duration", o.duration_s, "seconds per run")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
-  app.add_option("--warmup", o.warmup_s, "warm-up seconds per run")->check(CLI::Range(0.0, 600.0))->capture_default_str();
-  app.add_option("--rows", o.rows, "YCSB rows")->check(CLI::Range(uint64_t{64}, uint64_t{1} << 34))->capture_default_str();
+  app.add_option("--warmup", o.warmup_s, "warm-up seconds per run")
+      ->check(CLI::Range(0.0, 600.0))
+      ->capture_default_str();
+  app.add_option("--rows", o.rows, "YCSB rows")
+      ->check(CLI::Range(uint64_t{64}, uint64_t{1} << 34))
+      ->capture_default_str();
   app.add_option("--reps", o.reps, "repetitions per point; the median is shown")
       ->check(CLI::Range(1, 101))
       ->capture_default_str();
@@ -203,9 +238,10 @@ int bench_ycsb_command(const BenchYcsbOptions& o) {
   constexpr double kThetas[] = {0.0, 0.6, 0.9};
   constexpr uint32_t kThreads[] = {1, 2};
 
-  std::printf("YCSB throughput (txn/s, median of %u), %llu rows, 16 accesses per txn, hstore: one partition per "
-              "thread, %.1f s per run\n",
-              o.reps, static_cast<unsigned long long>(o.rows), o.duration_s);
+  std::printf(
+      "YCSB throughput (txn/s, median of %u), %llu rows, 16 accesses per txn, hstore: one partition per "
+      "thread, %.1f s per run\n",
+      o.reps, static_cast<unsigned long long>(o.rows), o.duration_s);
   std::printf("%-11s %5s %7s", "mix", "theta", "threads");
   for (Scheme s : kAllSchemes) std::printf(" %12s", scheme_name(s).c_str());
   std::printf("   (ratio to none)\n");
@@ -238,7 +274,8 @@ int bench_ycsb_command(const BenchYcsbOptions& o) {
           std::fflush(stdout);
         }
         std::printf("  ");
-        for (std::size_t i = 1; i < medians.size(); i++) std::printf(" %.2f", medians[0] > 0 ? medians[i] / medians[0] : 0);
+        for (std::size_t i = 1; i < medians.size(); i++)
+          std::printf(" %.2f", medians[0] > 0 ? medians[i] / medians[0] : 0);
         std::printf("\n");
       }
     }
@@ -298,10 +335,14 @@ double timestamps_per_second(const platform::TsAllocConfig& method, uint32_t thr
 
 void add_bench_latch_flags(CLI::App& app, BenchLatchOptions& o) {
   app.add_option("--duration", o.duration_s, "seconds per run")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
-  app.add_option("--warmup", o.warmup_s, "warm-up seconds per run")->check(CLI::Range(0.0, 600.0))->capture_default_str();
+  app.add_option("--warmup", o.warmup_s, "warm-up seconds per run")
+      ->check(CLI::Range(0.0, 600.0))
+      ->capture_default_str();
   app.add_option("--threads", o.threads, "worker threads")->check(CLI::Range(1, 1024))->capture_default_str();
   app.add_option("--theta", o.theta, "YCSB Zipfian skew")->check(CLI::Range(0.0, 0.9999))->capture_default_str();
-  app.add_option("--rows", o.rows, "YCSB rows")->check(CLI::Range(uint64_t{64}, uint64_t{1} << 34))->capture_default_str();
+  app.add_option("--rows", o.rows, "YCSB rows")
+      ->check(CLI::Range(uint64_t{64}, uint64_t{1} << 34))
+      ->capture_default_str();
   app.add_option("--reps", o.reps, "repetitions per point; the median is shown")
       ->check(CLI::Range(1, 101))
       ->capture_default_str();
@@ -318,9 +359,10 @@ int bench_latch_command(const BenchLatchOptions& o) {
   };
   constexpr Variant kVariants[] = {{"spin, no backoff", platform::LatchKind::Spin, BackoffKind::None},
                                    {"queue, exp backoff", platform::LatchKind::Queue, BackoffKind::Exp}};
-  std::printf("YCSB theta %.2f, 50%% writes, 16 accesses per txn, %u threads, %llu rows, %.1f s per run "
-              "(median of %u); hstore: one partition per thread\n",
-              o.theta, o.threads, static_cast<unsigned long long>(o.rows), o.duration_s, o.reps);
+  std::printf(
+      "YCSB theta %.2f, 50%% writes, 16 accesses per txn, %u threads, %llu rows, %.1f s per run "
+      "(median of %u); hstore: one partition per thread\n",
+      o.theta, o.threads, static_cast<unsigned long long>(o.rows), o.duration_s, o.reps);
   std::printf("%-11s", "scheme");
   for (const Variant& v : kVariants) std::printf(" %20s %7s", v.name, "abort");
   std::printf(" %7s\n", "ratio");
@@ -360,10 +402,16 @@ int bench_latch_command(const BenchLatchOptions& o) {
 
 void add_bench_hstore_flags(CLI::App& app, BenchHstoreOptions& o) {
   app.add_option("--duration", o.duration_s, "seconds per run")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
-  app.add_option("--warmup", o.warmup_s, "warm-up seconds per run")->check(CLI::Range(0.0, 600.0))->capture_default_str();
-  app.add_option("--threads", o.threads, "worker threads (0: cores)")->check(CLI::Range(0, 1024))->capture_default_str();
+  app.add_option("--warmup", o.warmup_s, "warm-up seconds per run")
+      ->check(CLI::Range(0.0, 600.0))
+      ->capture_default_str();
+  app.add_option("--threads", o.threads, "worker threads (0: cores)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
   app.add_option("--partitions", o.partitions, "YCSB partitions")->check(CLI::Range(4, 1024))->capture_default_str();
-  app.add_option("--rows", o.rows, "YCSB rows")->check(CLI::Range(uint64_t{4096}, uint64_t{1} << 34))->capture_default_str();
+  app.add_option("--rows", o.rows, "YCSB rows")
+      ->check(CLI::Range(uint64_t{4096}, uint64_t{1} << 34))
+      ->capture_default_str();
   app.add_option("--reps", o.reps, "repetitions per point; the median is shown")
       ->check(CLI::Range(1, 101))
       ->capture_default_str();
@@ -374,9 +422,10 @@ int bench_hstore_command(const BenchHstoreOptions& o) {
   const uint32_t threads = o.threads == 0 ? platform::hardware_cores() : o.threads;
   constexpr double kRatios[] = {0.0, 0.1, 0.5, 1.0};
   constexpr uint32_t kParts[] = {1, 2, 4};
-  std::printf("H-STORE on YCSB (Abyss Fig. 15): txn/s (median of %u), %u threads, %u partitions, %llu rows, "
-              "50%% writes, %.1f s per run\n",
-              o.reps, threads, o.partitions, static_cast<unsigned long long>(o.rows), o.duration_s);
+  std::printf(
+      "H-STORE on YCSB (Abyss Fig. 15): txn/s (median of %u), %u threads, %u partitions, %llu rows, "
+      "50%% writes, %.1f s per run\n",
+      o.reps, threads, o.partitions, static_cast<unsigned long long>(o.rows), o.duration_s);
   std::printf("%16s", "multi-part ratio");
   for (uint32_t p : kParts) std::printf(" %10s%-2u", "parts/txn ", p);
   std::printf("\n");
@@ -416,8 +465,7 @@ int bench_ts_command(const BenchTsOptions& o) {
   const char* kMethods[] = {"mutex", "atomic", "batch:8", "batch:16", "clock"};
   nlohmann::json out = {{"micro", nlohmann::json::array()}, {"ycsb_timestamp", nlohmann::json::array()}};
 
-  std::printf("Timestamp allocation (Abyss Fig. 6): million timestamps per second, %.2f s per point\n",
-              o.duration_s);
+  std::printf("Timestamp allocation (Abyss Fig. 6): million timestamps per second, %.2f s per point\n", o.duration_s);
   std::printf("%7s", "threads");
   for (const char* m : kMethods) std::printf(" %10s", m);
   std::printf("\n");

@@ -12,6 +12,7 @@
 
 #include "apps/commands.h"
 #include "check/history.h"
+#include "check/tpcc.h"
 #include "common/config.h"
 #include "engine/engine.h"
 #include "engine/report.h"
@@ -29,6 +30,12 @@ int run_command(const Config& cfg) {
     if (!out) throw std::runtime_error("cannot write " + cfg.json_path);
   }
   return 0;
+}
+
+int check_tpcc_command(const std::string& dir, bool inserts) {
+  const auto report = abyss::check::check_tpcc_dir(dir, inserts);
+  std::printf("%s", report.summary().c_str());
+  return report.all_pass() ? 0 : 1;
 }
 
 int check_history_command(const std::string& path) {
@@ -90,6 +97,18 @@ int main(int argc, char** argv) {
   std::string history_path;
   CLI::App* check_history = check->add_subcommand("history", "serializability of a --history log");
   check_history->add_option("file", history_path, "the history log (JSON lines)")->required()->check(CLI::ExistingFile);
+  std::string tpcc_dir;
+  bool tpcc_inserts = true;
+  CLI::App* check_tpcc = check->add_subcommand("tpcc", "TPC-C consistency conditions (clause 3.3.2) of a --dump DIR");
+  check_tpcc->add_option("dir", tpcc_dir, "the dump directory of a TPC-C run")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  check_tpcc
+      ->add_option_function<std::string>(
+          "--tpcc-inserts", [&tpcc_inserts](const std::string& v) { tpcc_inserts = v == "on"; },
+          "whether the run inserted rows (off: skip conditions 2, 8, 9)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->default_str("on");
 
   app.add_subcommand("version", "print the build's git revision and type");
 
@@ -118,6 +137,7 @@ int main(int argc, char** argv) {
     if (bench_hstore->parsed()) return abyss::cli::bench_hstore_command(bench_hstore_opts);
     if (bench_latch->parsed()) return abyss::cli::bench_latch_command(bench_latch_opts);
     if (check_history->parsed()) return check_history_command(history_path);
+    if (check_tpcc->parsed()) return check_tpcc_command(tpcc_dir, tpcc_inserts);
     std::printf("abyss %s (%s)\n", ABYSS_GIT_REV, ABYSS_BUILD_TYPE);
     return 0;
   } catch (const std::exception& e) {

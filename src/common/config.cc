@@ -10,8 +10,8 @@ std::string Config::validate() const {
   const auto& y = ycsb;
   if (workload == WorkloadKind::Ycsb) {
     if (y.req_per_txn > y.rows) {
-      return "--req-per-txn " + std::to_string(y.req_per_txn) + ": must be at most --rows (" +
-             std::to_string(y.rows) + ") because a transaction's keys are distinct";
+      return "--req-per-txn " + std::to_string(y.req_per_txn) + ": must be at most --rows (" + std::to_string(y.rows) +
+             ") because a transaction's keys are distinct";
     }
     if (y.partitions > y.rows) {
       return "--partitions " + std::to_string(y.partitions) + ": must be at most --rows (" + std::to_string(y.rows) +
@@ -26,9 +26,8 @@ std::string Config::validate() const {
              std::to_string(y.req_per_txn) + ")";
     }
     if (static_cast<uint64_t>(y.req_per_txn) * y.partitions > y.rows) {
-      return "--req-per-txn " + std::to_string(y.req_per_txn) + ": with --partitions " +
-             std::to_string(y.partitions) + " each partition needs at least that many rows (--rows " +
-             std::to_string(y.rows) + ")";
+      return "--req-per-txn " + std::to_string(y.req_per_txn) + ": with --partitions " + std::to_string(y.partitions) +
+             " each partition needs at least that many rows (--rows " + std::to_string(y.rows) + ")";
     }
   }
   return {};
@@ -62,6 +61,12 @@ nlohmann::json Config::to_json() const {
                  {"key_order", name_of(kKeyOrderNames, ycsb.key_order)},
                  {"fields", ycsb.fields},
                  {"field_size", ycsb.field_size}};
+  }
+  if (workload == WorkloadKind::Tpcc) {
+    j["tpcc"] = {{"warehouses", tpcc.warehouses},
+                 {"schema", name_of(kTpccSchemaNames, tpcc.schema)},
+                 {"inserts", tpcc.inserts},
+                 {"mix", tpcc_mix_string(tpcc.mix)}};
   }
   return j;
 }

@@ -9,17 +9,18 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "common/tpcc_config.h"
 #include "platform/latch.h"
 #include "platform/ts_source.h"
 
 namespace abyss {
 
-enum class Scheme : uint8_t { None, NoWait, WaitDie, DlDetect, WoundWait, Timestamp, Mvcc, Occ, Hstore, Silo };
-inline constexpr std::array<std::string_view, 10> kSchemeNames = {
-    "none", "no_wait", "wait_die", "dl_detect", "wound_wait", "timestamp", "mvcc", "occ", "hstore", "silo"};
+enum class Scheme : uint8_t { None, NoWait, WaitDie, DlDetect, WoundWait, Timestamp, Mvcc, Occ, Hstore, Silo, Tictoc };
+inline constexpr std::array<std::string_view, 11> kSchemeNames = {
+    "none", "no_wait", "wait_die", "dl_detect", "wound_wait", "timestamp", "mvcc", "occ", "hstore", "silo", "tictoc"};
 
-enum class WorkloadKind : uint8_t { Ycsb };
-inline constexpr std::array<std::string_view, 1> kWorkloadNames = {"ycsb"};
+enum class WorkloadKind : uint8_t { Ycsb, Tpcc };
+inline constexpr std::array<std::string_view, 2> kWorkloadNames = {"ycsb", "tpcc"};
 
 enum class BackoffKind : uint8_t { None, Exp };
 inline constexpr std::array<std::string_view, 2> kBackoffNames = {"none", "exp"};
@@ -67,6 +68,7 @@ struct Config {
   bool dl_detect = true;
 
   YcsbConfig ycsb{};
+  TpccConfig tpcc{};
 
   std::string history_path;  // empty: no history log
   std::string dump_dir;      // empty: no dump
@@ -77,7 +79,8 @@ struct Config {
   std::string validate() const;
 
   // How many partitions the workload is split into (H-STORE locks them).
-  uint32_t partition_count() const { return ycsb.partitions; }
+  // TPC-C: one partition per warehouse (Abyss §5.6).
+  uint32_t partition_count() const { return workload == WorkloadKind::Tpcc ? tpcc.warehouses : ycsb.partitions; }
 
   // Every knob (not the output paths), for reports and the config hash.
   nlohmann::json to_json() const;

@@ -14,6 +14,7 @@
 #include "cc/none/none.h"
 #include "cc/occ/occ.h"
 #include "cc/silo/silo.h"
+#include "cc/tictoc/tictoc.h"
 #include "cc/timestamp/timestamp.h"
 #include "cc/wait_die/wait_die.h"
 #include "cc/wound_wait/wound_wait.h"
@@ -24,6 +25,7 @@
 #include "platform/thread.h"
 #include "platform/ts_source.h"
 #include "storage/database.h"
+#include "workload/tpcc/tpcc.h"
 #include "workload/ycsb/ycsb.h"
 
 namespace abyss {
@@ -111,6 +113,8 @@ RunResult run_scheme(const Config& cfg) {
   switch (cfg.workload) {
     case WorkloadKind::Ycsb:
       return run_with<CC, Ycsb>(cfg);
+    case WorkloadKind::Tpcc:
+      return run_with<CC, Tpcc>(cfg);
   }
   throw std::logic_error("unknown workload");
 }
@@ -139,6 +143,8 @@ RunResult run(const Config& cfg) {
       return run_scheme<cc::Hstore>(cfg);
     case Scheme::Silo:
       return run_scheme<cc::Silo>(cfg);
+    case Scheme::Tictoc:
+      return run_scheme<cc::Tictoc>(cfg);
   }
   throw std::logic_error("unknown scheme");
 }

@@ -42,13 +42,15 @@ nlohmann::json report_json(const RunResult& r) {
   nlohmann::json res;
   res["seconds"] = r.seconds;
   res["throughput"] = r.throughput();
+  if (r.config.workload == WorkloadKind::Tpcc) res["tpmC"] = r.tpmc();
   for (std::size_t c = 0; c < kCounters; c++) res[std::string(kCounterNames[c])] = r.count(static_cast<Counter>(c));
   res["abort_rate"] = r.abort_rate();
   res["load_seconds"] = r.load_seconds;
   res["rss_after_load_bytes"] = r.rss_after_load;
   res["rss_at_end_bytes"] = r.rss_at_end;
   res["rss_samples"] = nlohmann::json::array();
-  for (const auto& [seconds, bytes] : r.rss_samples) res["rss_samples"].push_back({{"seconds", seconds}, {"bytes", bytes}});
+  for (const auto& [seconds, bytes] : r.rss_samples)
+    res["rss_samples"].push_back({{"seconds", seconds}, {"bytes", bytes}});
   Histogram all;
   for (std::size_t t = 0; t < r.type_names.size(); t++) {
     const TypeStats& ts = r.total.types[t];
@@ -71,9 +73,10 @@ nlohmann::json report_json(const RunResult& r) {
 void print_report(const RunResult& r, std::FILE* out) {
   const auto& c = r.config;
   std::fprintf(out, "abyss run: workload=%s cc=%s threads=%u duration=%.2fs  (config %s)\n",
-               std::string(name_of(kWorkloadNames, c.workload)).c_str(), std::string(name_of(kSchemeNames, c.cc)).c_str(),
-               c.threads, r.seconds, c.hash().c_str());
+               std::string(name_of(kWorkloadNames, c.workload)).c_str(),
+               std::string(name_of(kSchemeNames, c.cc)).c_str(), c.threads, r.seconds, c.hash().c_str());
   std::fprintf(out, "  throughput   %12.0f txn/s\n", r.throughput());
+  if (c.workload == WorkloadKind::Tpcc) std::fprintf(out, "  tpmC         %12.0f NewOrder commits/min\n", r.tpmc());
   std::fprintf(out, "  commits      %12llu\n", static_cast<unsigned long long>(r.count(Counter::Commits)));
   std::fprintf(out, "  cc aborts    %12llu   (abort rate %.4f)\n",
                static_cast<unsigned long long>(r.count(Counter::CcAborts)), r.abort_rate());
@@ -84,12 +87,12 @@ void print_report(const RunResult& r, std::FILE* out) {
                "p99 us", "p99.9 us");
   for (std::size_t t = 0; t < r.type_names.size(); t++) {
     const TypeStats& ts = r.total.types[t];
-    std::fprintf(out, "  %-12s %10llu %10llu %10.0f %10.1f %10.1f %10.1f\n", std::string(r.type_names[t]).c_str(),
-                 static_cast<unsigned long long>(ts[Counter::Commits]),
-                 static_cast<unsigned long long>(ts[Counter::CcAborts]),
-                 r.seconds > 0 ? static_cast<double>(ts[Counter::Commits]) / r.seconds : 0.0,
-                 static_cast<double>(ts.latency.quantile(0.5)) / 1000, static_cast<double>(ts.latency.quantile(0.99)) / 1000,
-                 static_cast<double>(ts.latency.quantile(0.999)) / 1000);
+    std::fprintf(
+        out, "  %-12s %10llu %10llu %10.0f %10.1f %10.1f %10.1f\n", std::string(r.type_names[t]).c_str(),
+        static_cast<unsigned long long>(ts[Counter::Commits]), static_cast<unsigned long long>(ts[Counter::CcAborts]),
+        r.seconds > 0 ? static_cast<double>(ts[Counter::Commits]) / r.seconds : 0.0,
+        static_cast<double>(ts.latency.quantile(0.5)) / 1000, static_cast<double>(ts.latency.quantile(0.99)) / 1000,
+        static_cast<double>(ts.latency.quantile(0.999)) / 1000);
   }
   std::fprintf(out, "\n  time breakdown (summed over workers)\n");
   for (std::size_t i = 0; i < kTimeCats; i++) {

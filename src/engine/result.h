@@ -29,6 +29,11 @@ struct RunResult {
     return n;
   }
   double throughput() const { return seconds > 0 ? static_cast<double>(count(Counter::Commits)) / seconds : 0; }
+  // TPC-C: NewOrder commits per minute (type 0 is new_order, Tpcc::kTypeNames).
+  double tpmc() const {
+    return seconds > 0 && !total.types.empty() ? static_cast<double>(total.types[0][Counter::Commits]) * 60 / seconds
+                                               : 0;
+  }
   // Fraction of attempts that a CC abort ended.
   double abort_rate() const {
     const double c = static_cast<double>(count(Counter::Commits));

@@ -159,6 +159,20 @@ std::vector<BadCase> bad_cases() {
       {"unknown_flag", {"run", "--no-such-flag"}, {"--no-such-flag"}},
       {"missing_subcommand", {}, {"run", "demo", "bench", "check", "version"}},
       {"check_history_missing_file", {"check", "history", missing}, {missing}},
+      // TPC-C flags.
+      {"warehouses_zero", {"run", "--workload", "tpcc", "--warehouses", "0"}, {"--warehouses", "0", "1024"}},
+      {"warehouses_too_many", {"run", "--workload", "tpcc", "--warehouses", "2000"}, {"--warehouses", "2000", "1024"}},
+      {"tpcc_schema_unknown",
+       {"run", "--tpcc-schema", "tiny"},
+       with_names({"--tpcc-schema", "tiny"}, kTpccSchemaNames)},
+      {"tpcc_inserts_maybe", {"run", "--tpcc-inserts", "maybe"}, {"--tpcc-inserts", "maybe", "on", "off"}},
+      {"tpcc_mix_not_100",
+       {"run", "--tpcc-mix", "neworder=50,payment=40"},
+       {"--tpcc-mix", "neworder=50,payment=40", "100"}},
+      {"tpcc_mix_unknown_txn",
+       {"run", "--tpcc-mix", "delivery=100"},
+       {"--tpcc-mix", "delivery=100", "neworder", "payment"}},
+      {"check_tpcc_missing_dir", {"check", "tpcc", "/nonexistent-abyss-dir"}, {"/nonexistent-abyss-dir"}},
   };
 }
 
@@ -298,6 +312,30 @@ TEST(CliCheckHistory, LostUpdateExitsOne) {
   SCOPED_TRACE(o.command);
   EXPECT_EQ(o.exit_code, 1) << o.out << o.err;
   EXPECT_NE(o.out.find("lost update"), std::string::npos) << o.out;
+}
+
+TEST(CliTpcc, RunReportsTpmcAndCheckPassesItsDump) {
+  const std::string json_path = temp_path("tpcc.json");
+  const std::string dump = temp_path("tpcc_dump");
+  const Outcome o =
+      run_abyss({"run", "--workload", "tpcc", "--warehouses", "1", "--tpcc-schema", "small", "--cc", "no_wait",
+                 "--threads", "2", "--duration", "0.05", "--warmup", "0", "--json", json_path, "--dump", dump});
+  SCOPED_TRACE(o.command);
+  ASSERT_EQ(o.exit_code, 0) << "stderr: " << o.err;
+  EXPECT_NE(o.out.find("tpmC"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("new_order"), std::string::npos) << o.out;
+  const auto j = nlohmann::json::parse(slurp(json_path), nullptr, /*allow_exceptions=*/false);
+  fs::remove(json_path);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_TRUE(j["results"].contains("tpmC"));
+  EXPECT_TRUE(j["results"]["per_type"].contains("payment"));
+  EXPECT_EQ(j["config"]["tpcc"]["warehouses"], 1);
+
+  const Outcome c = run_abyss({"check", "tpcc", dump});
+  SCOPED_TRACE(c.command);
+  EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
+  EXPECT_NE(c.out.find("3.3.2.1 "), std::string::npos) << c.out;
+  fs::remove_all(dump);
 }
 
 }  // namespace

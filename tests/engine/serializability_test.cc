@@ -89,36 +89,33 @@ void partitioned_read_heavy(Config& c) {
 
 INSTANTIATE_TEST_SUITE_P(
     EveryScheme, Serializable,
-    ::testing::Values(Case{"no_wait", Scheme::NoWait, as_is}, Case{"no_wait_read_heavy", Scheme::NoWait, read_heavy},
-                      Case{"no_wait_no_backoff", Scheme::NoWait, no_backoff},
-                      Case{"wait_die", Scheme::WaitDie, as_is}, Case{"wait_die_read_heavy", Scheme::WaitDie, read_heavy},
-                      Case{"wait_die_queue_latch", Scheme::WaitDie, queue_latch},
-                      Case{"wait_die_batch_ts", Scheme::WaitDie, batch_ts},
-                      Case{"wait_die_clock_ts", Scheme::WaitDie, clock_ts},
-                      Case{"dl_detect", Scheme::DlDetect, as_is},
-                      Case{"dl_detect_read_heavy", Scheme::DlDetect, read_heavy},
-                      Case{"dl_detect_queue_latch", Scheme::DlDetect, queue_latch},
-                      Case{"dl_detect_long_timeout", Scheme::DlDetect, long_timeout},
-                      Case{"dl_detect_zero_timeout", Scheme::DlDetect, zero_timeout},
-                      Case{"dl_detect_sorted_no_detect", Scheme::DlDetect, sorted_no_detect},
-                      Case{"wound_wait", Scheme::WoundWait, as_is},
-                      Case{"wound_wait_read_heavy", Scheme::WoundWait, read_heavy},
-                      Case{"wound_wait_queue_latch", Scheme::WoundWait, queue_latch},
-                      Case{"wound_wait_no_backoff", Scheme::WoundWait, no_backoff},
-                      Case{"timestamp", Scheme::Timestamp, as_is},
-                      Case{"timestamp_read_heavy", Scheme::Timestamp, read_heavy},
-                      Case{"timestamp_batch_ts", Scheme::Timestamp, batch_ts},
-                      Case{"timestamp_clock_ts", Scheme::Timestamp, clock_ts},
-                      Case{"timestamp_queue_latch", Scheme::Timestamp, queue_latch},
-                      Case{"mvcc", Scheme::Mvcc, as_is}, Case{"mvcc_read_heavy", Scheme::Mvcc, read_heavy},
-                      Case{"mvcc_batch_ts", Scheme::Mvcc, batch_ts}, Case{"mvcc_clock_ts", Scheme::Mvcc, clock_ts},
-                      Case{"mvcc_mutex_ts", Scheme::Mvcc, mutex_ts},
-                      Case{"occ", Scheme::Occ, as_is}, Case{"occ_read_heavy", Scheme::Occ, read_heavy},
-                      Case{"occ_batch_ts", Scheme::Occ, batch_ts}, Case{"occ_clock_ts", Scheme::Occ, clock_ts},
-                      Case{"silo", Scheme::Silo, as_is}, Case{"silo_read_heavy", Scheme::Silo, read_heavy},
-                      Case{"silo_no_backoff", Scheme::Silo, no_backoff},
-                      Case{"hstore", Scheme::Hstore, as_is}, Case{"hstore_partitioned", Scheme::Hstore, partitioned},
-                      Case{"hstore_partitioned_read_heavy", Scheme::Hstore, partitioned_read_heavy}),
+    ::testing::Values(
+        Case{"no_wait", Scheme::NoWait, as_is}, Case{"no_wait_read_heavy", Scheme::NoWait, read_heavy},
+        Case{"no_wait_no_backoff", Scheme::NoWait, no_backoff}, Case{"wait_die", Scheme::WaitDie, as_is},
+        Case{"wait_die_read_heavy", Scheme::WaitDie, read_heavy},
+        Case{"wait_die_queue_latch", Scheme::WaitDie, queue_latch},
+        Case{"wait_die_batch_ts", Scheme::WaitDie, batch_ts}, Case{"wait_die_clock_ts", Scheme::WaitDie, clock_ts},
+        Case{"dl_detect", Scheme::DlDetect, as_is}, Case{"dl_detect_read_heavy", Scheme::DlDetect, read_heavy},
+        Case{"dl_detect_queue_latch", Scheme::DlDetect, queue_latch},
+        Case{"dl_detect_long_timeout", Scheme::DlDetect, long_timeout},
+        Case{"dl_detect_zero_timeout", Scheme::DlDetect, zero_timeout},
+        Case{"dl_detect_sorted_no_detect", Scheme::DlDetect, sorted_no_detect},
+        Case{"wound_wait", Scheme::WoundWait, as_is}, Case{"wound_wait_read_heavy", Scheme::WoundWait, read_heavy},
+        Case{"wound_wait_queue_latch", Scheme::WoundWait, queue_latch},
+        Case{"wound_wait_no_backoff", Scheme::WoundWait, no_backoff}, Case{"timestamp", Scheme::Timestamp, as_is},
+        Case{"timestamp_read_heavy", Scheme::Timestamp, read_heavy},
+        Case{"timestamp_batch_ts", Scheme::Timestamp, batch_ts},
+        Case{"timestamp_clock_ts", Scheme::Timestamp, clock_ts},
+        Case{"timestamp_queue_latch", Scheme::Timestamp, queue_latch}, Case{"mvcc", Scheme::Mvcc, as_is},
+        Case{"mvcc_read_heavy", Scheme::Mvcc, read_heavy}, Case{"mvcc_batch_ts", Scheme::Mvcc, batch_ts},
+        Case{"mvcc_clock_ts", Scheme::Mvcc, clock_ts}, Case{"mvcc_mutex_ts", Scheme::Mvcc, mutex_ts},
+        Case{"occ", Scheme::Occ, as_is}, Case{"occ_read_heavy", Scheme::Occ, read_heavy},
+        Case{"occ_batch_ts", Scheme::Occ, batch_ts}, Case{"occ_clock_ts", Scheme::Occ, clock_ts},
+        Case{"silo", Scheme::Silo, as_is}, Case{"silo_read_heavy", Scheme::Silo, read_heavy},
+        Case{"silo_no_backoff", Scheme::Silo, no_backoff}, Case{"tictoc", Scheme::Tictoc, as_is},
+        Case{"tictoc_read_heavy", Scheme::Tictoc, read_heavy}, Case{"tictoc_no_backoff", Scheme::Tictoc, no_backoff},
+        Case{"hstore", Scheme::Hstore, as_is}, Case{"hstore_partitioned", Scheme::Hstore, partitioned},
+        Case{"hstore_partitioned_read_heavy", Scheme::Hstore, partitioned_read_heavy}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 #if defined(__SANITIZE_THREAD__)
@@ -129,7 +126,8 @@ constexpr bool kThreadSanitizer = false;
 
 // Keep this test: it is the evidence that the checker can fail.
 TEST(CheckerCatchesNone, ContendedRunWithoutConcurrencyControlIsNotSerializable) {
-  if (kThreadSanitizer) GTEST_SKIP() << "`none` races by design; ThreadSanitizer would report the races it exists to show";
+  if (kThreadSanitizer)
+    GTEST_SKIP() << "`none` races by design; ThreadSanitizer would report the races it exists to show";
   Config c = contended(Scheme::None, temp_history("none"));
   const check::Report report = run_and_check(c);
   EXPECT_FALSE(report.serializable()) << "the checker found no anomaly in a run without concurrency control: "

@@ -1,0 +1,39 @@
+#pragma once
+// TPC-C knobs (TPC-C rev 5.11, as Abyss §5.6 and Tale §4.2-4.3 run it). Kept
+// apart from config.h so the TPC-C flag parsing lives with its own type.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace abyss {
+
+// full: the spec's cardinalities (clause 4.3.3.1). small: DBx1000's reduced
+// database that the Abyss simulations used (10,000 items, 2,000 customers per
+// district), with the same columns so dumps and checks read alike.
+enum class TpccSchema : uint8_t { Full, Small };
+inline constexpr std::array<std::string_view, 2> kTpccSchemaNames = {"full", "small"};
+
+// The transaction types a TPC-C mix can name, in the order of Tpcc::kTypeNames.
+inline constexpr std::array<std::string_view, 2> kTpccTxnNames = {"neworder", "payment"};
+
+struct TpccConfig {
+  uint32_t warehouses = 1;  // 1..1024
+  TpccSchema schema = TpccSchema::Full;
+  bool inserts = true;                     // off: DBx1000's insert-less variant (Tale §4.3)
+  std::array<uint32_t, 2> mix = {50, 50};  // percent per kTpccTxnNames entry; sums to 100
+
+  // Per-warehouse and per-district cardinalities of the chosen schema.
+  uint32_t items() const { return schema == TpccSchema::Full ? 100'000 : 10'000; }
+  uint32_t customers_per_district() const { return schema == TpccSchema::Full ? 3'000 : 2'000; }
+};
+
+// Parses "neworder=50,payment=50" into `mix` (names missing from the text get
+// 0). Returns an error line naming the value and what is allowed, empty on
+// success.
+std::string parse_tpcc_mix(const std::string& text, std::array<uint32_t, 2>& mix);
+
+// The canonical text of a mix ("neworder=50,payment=50").
+std::string tpcc_mix_string(const std::array<uint32_t, 2>& mix);
+
+}  // namespace abyss

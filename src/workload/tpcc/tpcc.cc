@@ -1,0 +1,371 @@
+#include "workload/tpcc/tpcc.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "platform/thread.h"
+
+namespace abyss {
+
+using namespace tpcc;
+
+namespace {
+
+enum TableIdx : std::size_t { kW, kD, kC, kH, kNO, kO, kOL, kI, kS };
+
+// NURand(A, x, y) of clause 2.1.6.
+uint32_t nurand(Rng& rng, uint32_t a, uint32_t c, uint32_t x, uint32_t y) {
+  return static_cast<uint32_t>((((rng.range(0, a) | rng.range(x, y)) + c) % (y - x + 1)) + x);
+}
+
+// Random a-string / n-string of clause 4.3.2.2: length uniform in [lo, hi].
+void astring(Rng& rng, char* out, uint32_t lo, uint32_t hi) {
+  static constexpr char kAlnum[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  const auto n = static_cast<uint32_t>(rng.range(lo, hi));
+  for (uint32_t i = 0; i < n; i++) out[i] = kAlnum[rng.uniform(sizeof(kAlnum) - 1)];
+}
+void nstring(Rng& rng, char* out, uint32_t len) {
+  for (uint32_t i = 0; i < len; i++) out[i] = static_cast<char>('0' + rng.uniform(10));
+}
+// Clause 4.3.3.1: 10% of I_DATA and S_DATA hold "ORIGINAL" at a random place.
+void data_string(Rng& rng, char* out) {
+  const auto n = static_cast<uint32_t>(rng.range(26, 50));
+  astring(rng, out, n, n);
+  if (rng.uniform(10) == 0) std::memcpy(out + rng.uniform(n - 8 + 1), "ORIGINAL", 8);
+}
+// Clause 4.3.2.7: 4 random digits then "11111".
+void zip(Rng& rng, char* out) {
+  nstring(rng, out, 4);
+  std::memcpy(out + 4, "11111", 5);
+}
+void state(Rng& rng, char* out) {
+  out[0] = static_cast<char>('A' + rng.uniform(26));
+  out[1] = static_cast<char>('A' + rng.uniform(26));
+}
+double rate(Rng& rng, uint32_t max_ten_thousandths) {
+  return static_cast<double>(rng.range(0, max_ten_thousandths)) / 10000.0;
+}
+
+}  // namespace
+
+void Tpcc::last_name(uint32_t n, char* out) {
+  // Clause 4.3.2.3: three syllables, one per decimal digit of n.
+  static constexpr const char* kSyllables[] = {"BAR", "OUGHT", "ABLE",  "PRI",   "PRES",
+                                               "ESE", "ANTI",  "CALLY", "ATION", "EING"};
+  std::memset(out, 0, 16);
+  std::size_t len = 0;
+  for (uint32_t digit : {n / 100, (n / 10) % 10, n % 10}) {
+    const std::size_t l = std::strlen(kSyllables[digit]);
+    std::memcpy(out + len, kSyllables[digit], l);
+    len += l;
+  }
+}
+
+Tpcc::Tpcc(const Config& config) : cfg_(config.tpcc), seed_(config.seed), history_seq_(config.threads) {
+  // Clause 2.1.6.1: C for C_LAST at run time differs from the load's by a
+  // delta in [65, 119], but neither 96 nor 112.
+  Rng rng(seed_ ^ 0x7470636355ULL);
+  c_last_load_ = static_cast<uint32_t>(rng.range(0, 255));
+  for (;;) {
+    c_last_run_ = static_cast<uint32_t>(rng.range(0, 255));
+    const uint32_t delta = c_last_run_ > c_last_load_ ? c_last_run_ - c_last_load_ : c_last_load_ - c_last_run_;
+    if (delta >= 65 && delta <= 119 && delta != 96 && delta != 112) break;
+  }
+  c_id_c_ = static_cast<uint32_t>(rng.range(0, 1023));
+  ol_i_id_c_ = static_cast<uint32_t>(rng.range(0, 8191));
+}
+
+// One loader thread's cursors and index nodes.
+class Tpcc::Loader {
+ public:
+  Loader(Tpcc& t, const RowLayout& layout, void (*init_row)(void*)) : t_(t), layout_(layout), init_row_(init_row) {}
+
+  // Adds a live row to table `ti` under `key`; `fill` writes its data.
+  template <class Fill>
+  void add(std::size_t ti, uint64_t key, uint64_t block_rows, Fill&& fill) {
+    Table& table = *t_.tables_[ti];
+    Row* row = table.allocate(cursors_[ti], block_rows);
+    init_row_(layout_.meta(row));
+    fill(layout_.data(row));
+    RowLayout::header(row).flags = RowHeader::kLive;
+    auto* node = static_cast<HashIndex::Node*>(nodes_.allocate(sizeof(HashIndex::Node), 8));
+    table.index().insert(key, row, node);
+  }
+
+  // Index nodes live as long as the database.
+  void finish() { t_.tables_[0]->adopt(std::move(nodes_)); }
+
+ private:
+  Tpcc& t_;
+  const RowLayout& layout_;
+  void (*init_row_)(void*);
+  std::array<RowCursor, 9> cursors_{};
+  Arena nodes_{std::size_t{8} << 20};
+};
+
+void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
+  const uint64_t W = cfg_.warehouses;
+  const uint64_t items = cfg_.items();
+  const uint64_t cust = cfg_.customers_per_district();
+  const uint64_t districts = W * kDistrictsPerWarehouse;
+  // Index sizes: the loaded rows (run-time inserts lengthen chains).
+  warehouse_ = &db.create_table(kWarehouse, warehouse_schema(), W);
+  district_ = &db.create_table(kDistrict, district_schema(), districts);
+  customer_ = &db.create_table(kCustomer, customer_schema(), districts * cust);
+  history_ = &db.create_table(kHistory, history_schema(), districts * cust);
+  new_order_t_ = &db.create_table(kNewOrder, new_order_schema(), districts * kNewOrdersPerDistrict);
+  order_ = &db.create_table(kOrder, order_schema(), districts * cust);
+  order_line_ = &db.create_table(kOrderLine, order_line_schema(), districts * cust * 10);
+  item_ = &db.create_table(kItem, item_schema(), items);
+  stock_ = &db.create_table(kStock, stock_schema(), W * items);
+  tables_ = {warehouse_, district_, customer_, history_, new_order_t_, order_, order_line_, item_, stock_};
+  w_ = warehouse_cols(warehouse_->schema());
+  d_ = district_cols(district_->schema());
+  c_ = customer_cols(customer_->schema());
+  h_ = history_cols(history_->schema());
+  no_ = new_order_cols(new_order_t_->schema());
+  o_ = order_cols(order_->schema());
+  ol_ = order_line_cols(order_line_->schema());
+  i_ = item_cols(item_->schema());
+  s_ = stock_cols(stock_->schema());
+  by_last_.assign(districts, {});
+
+  // Work units, each with its own random stream (so the database does not
+  // depend on the number of loaders): item chunks, then per warehouse its
+  // stock chunks (the first also loads the WAREHOUSE row), then districts.
+  constexpr uint64_t kChunk = 10'000;
+  const uint64_t item_units = (items + kChunk - 1) / kChunk;
+  const uint64_t stock_units = W * item_units;
+  const uint64_t units = item_units + stock_units + districts;
+  const int64_t d_ytd = static_cast<int64_t>(cust) * 1000;  // C * 10.00: HISTORY's initial sum (3.3.2.9)
+  const uint64_t delivered = cust - kNewOrdersPerDistrict;  // orders 1..delivered are delivered (4.3.3.1)
+
+  platform::run_threads(loaders, false, [&](uint32_t l) {
+    Loader ld(*this, db.layout(), init_row);
+    for (uint64_t u = l; u < units; u += loaders) {
+      Rng rng(seed_ * 0x9e3779b97f4a7c15ULL + u + 1);
+      if (u < item_units) {  // ITEM (clause 4.3.3.1)
+        for (uint64_t i = u * kChunk + 1; i <= std::min(items, (u + 1) * kChunk); i++) {
+          ld.add(kI, item_key(i), 4096, [&](char* r) {
+            set_int64(r, i_.id, static_cast<int64_t>(i));
+            set_int64(r, i_.im_id, static_cast<int64_t>(rng.range(1, 10'000)));
+            astring(rng, r + i_.name.offset, 14, 24);
+            set_int64(r, i_.price, static_cast<int64_t>(rng.range(100, 10'000)));
+            data_string(rng, r + i_.data.offset);
+          });
+        }
+      } else if (u < item_units + stock_units) {
+        const uint64_t w = (u - item_units) / item_units + 1;
+        const uint64_t chunk = (u - item_units) % item_units;
+        if (chunk == 0) {  // WAREHOUSE
+          ld.add(kW, warehouse_key(w), 16, [&](char* r) {
+            set_int64(r, w_.id, static_cast<int64_t>(w));
+            astring(rng, r + w_.name.offset, 6, 10);
+            astring(rng, r + w_.street_1.offset, 10, 20);
+            astring(rng, r + w_.street_2.offset, 10, 20);
+            astring(rng, r + w_.city.offset, 10, 20);
+            state(rng, r + w_.state.offset);
+            zip(rng, r + w_.zip.offset);
+            set_double(r, w_.tax, rate(rng, 2000));
+            set_int64(r, w_.ytd, d_ytd * kDistrictsPerWarehouse);  // 300,000.00 in the full schema
+          });
+        }
+        for (uint64_t i = chunk * kChunk + 1; i <= std::min(items, (chunk + 1) * kChunk); i++) {  // STOCK
+          ld.add(kS, stock_key(w, i), 4096, [&](char* r) {
+            set_int64(r, s_.i_id, static_cast<int64_t>(i));
+            set_int64(r, s_.w_id, static_cast<int64_t>(w));
+            set_int64(r, s_.quantity, static_cast<int64_t>(rng.range(10, 100)));
+            for (const Column& dist : s_.dist) astring(rng, r + dist.offset, 24, 24);
+            data_string(rng, r + s_.data.offset);
+          });
+        }
+      } else {
+        const uint64_t di = u - item_units - stock_units;
+        const uint64_t w = di / kDistrictsPerWarehouse + 1;
+        const uint64_t d = di % kDistrictsPerWarehouse + 1;
+        ld.add(kD, district_key(w, d), 64, [&](char* r) {
+          set_int64(r, d_.id, static_cast<int64_t>(d));
+          set_int64(r, d_.w_id, static_cast<int64_t>(w));
+          astring(rng, r + d_.name.offset, 6, 10);
+          astring(rng, r + d_.street_1.offset, 10, 20);
+          astring(rng, r + d_.street_2.offset, 10, 20);
+          astring(rng, r + d_.city.offset, 10, 20);
+          state(rng, r + d_.state.offset);
+          zip(rng, r + d_.zip.offset);
+          set_double(r, d_.tax, rate(rng, 2000));
+          set_int64(r, d_.ytd, d_ytd);
+          set_int64(r, d_.next_o_id, static_cast<int64_t>(cust + 1));
+        });
+        struct Named {
+          uint32_t last;
+          std::array<char, 16> first;
+          uint32_t c_id;
+        };
+        std::vector<Named> names;
+        names.reserve(cust);
+        for (uint64_t c = 1; c <= cust; c++) {  // CUSTOMER and its HISTORY row
+          // Clause 4.3.3.1: C_LAST from 0..999 for the first 1,000, then NURand(255, 0, 999).
+          const uint32_t last = c <= 1000 ? static_cast<uint32_t>(c - 1) : nurand(rng, 255, c_last_load_, 0, 999);
+          Named named{last, {}, static_cast<uint32_t>(c)};
+          ld.add(kC, customer_key(w, d, c), 4096, [&](char* r) {
+            set_int64(r, c_.id, static_cast<int64_t>(c));
+            set_int64(r, c_.d_id, static_cast<int64_t>(d));
+            set_int64(r, c_.w_id, static_cast<int64_t>(w));
+            last_name(last, r + c_.last.offset);
+            std::memcpy(r + c_.middle.offset, "OE", 2);
+            astring(rng, r + c_.first.offset, 8, 16);
+            std::memcpy(named.first.data(), r + c_.first.offset, 16);
+            astring(rng, r + c_.street_1.offset, 10, 20);
+            astring(rng, r + c_.street_2.offset, 10, 20);
+            astring(rng, r + c_.city.offset, 10, 20);
+            state(rng, r + c_.state.offset);
+            zip(rng, r + c_.zip.offset);
+            nstring(rng, r + c_.phone.offset, 16);
+            set_int64(r, c_.since, kStartDate);
+            std::memcpy(r + c_.credit.offset, rng.uniform(10) == 0 ? "BC" : "GC", 2);
+            set_int64(r, c_.credit_lim, 5'000'000);
+            set_double(r, c_.discount, rate(rng, 5000));
+            set_int64(r, c_.balance, -1000);
+            set_int64(r, c_.ytd_payment, 1000);
+            set_int64(r, c_.payment_cnt, 1);
+            set_int64(r, c_.delivery_cnt, 0);
+            astring(rng, r + c_.data.offset, 300, 500);
+          });
+          names.push_back(named);
+          ld.add(kH, customer_key(w, d, c), 4096, [&](char* r) {
+            set_int64(r, h_.c_id, static_cast<int64_t>(c));
+            set_int64(r, h_.c_d_id, static_cast<int64_t>(d));
+            set_int64(r, h_.c_w_id, static_cast<int64_t>(w));
+            set_int64(r, h_.d_id, static_cast<int64_t>(d));
+            set_int64(r, h_.w_id, static_cast<int64_t>(w));
+            set_int64(r, h_.date, kStartDate);
+            set_int64(r, h_.amount, 1000);
+            astring(rng, r + h_.data.offset, 12, 24);
+          });
+        }
+        // The last-name index of this district (clause 2.5.2.2 orders by C_FIRST).
+        std::sort(names.begin(), names.end(), [](const Named& a, const Named& b) {
+          return a.last != b.last ? a.last < b.last : a.first != b.first ? a.first < b.first : a.c_id < b.c_id;
+        });
+        LastNameIndex& ix = by_last_[di];
+        ix.offsets.assign(1001, 0);
+        ix.c_ids.reserve(names.size());
+        for (const Named& n : names) {
+          ix.offsets[n.last + 1]++;
+          ix.c_ids.push_back(n.c_id);
+        }
+        std::partial_sum(ix.offsets.begin(), ix.offsets.end(), ix.offsets.begin());
+
+        // ORDER, ORDER-LINE, NEW-ORDER: O_C_ID is a random permutation of the customers.
+        std::vector<uint32_t> perm(cust);
+        std::iota(perm.begin(), perm.end(), 1u);
+        for (uint64_t k = cust - 1; k > 0; k--) std::swap(perm[k], perm[rng.uniform(k + 1)]);
+        for (uint64_t o = 1; o <= cust; o++) {
+          const auto ol_cnt = static_cast<int64_t>(rng.range(5, 15));
+          ld.add(kO, order_key(w, d, o), 4096, [&](char* r) {
+            set_int64(r, o_.id, static_cast<int64_t>(o));
+            set_int64(r, o_.d_id, static_cast<int64_t>(d));
+            set_int64(r, o_.w_id, static_cast<int64_t>(w));
+            set_int64(r, o_.c_id, perm[o - 1]);
+            set_int64(r, o_.entry_d, kStartDate);
+            set_int64(r, o_.carrier_id, o <= delivered ? static_cast<int64_t>(rng.range(1, 10)) : 0);
+            set_int64(r, o_.ol_cnt, ol_cnt);
+            set_int64(r, o_.all_local, 1);
+          });
+          for (int64_t n = 1; n <= ol_cnt; n++) {
+            ld.add(kOL, order_line_key(w, d, o, static_cast<uint64_t>(n)), 4096, [&](char* r) {
+              set_int64(r, ol_.o_id, static_cast<int64_t>(o));
+              set_int64(r, ol_.d_id, static_cast<int64_t>(d));
+              set_int64(r, ol_.w_id, static_cast<int64_t>(w));
+              set_int64(r, ol_.number, n);
+              set_int64(r, ol_.i_id, static_cast<int64_t>(rng.range(1, items)));
+              set_int64(r, ol_.supply_w_id, static_cast<int64_t>(w));
+              set_int64(r, ol_.delivery_d, o <= delivered ? kStartDate : 0);
+              set_int64(r, ol_.quantity, 5);
+              set_int64(r, ol_.amount, o <= delivered ? 0 : static_cast<int64_t>(rng.range(1, 999'999)));
+              astring(rng, r + ol_.dist_info.offset, 24, 24);
+            });
+          }
+          if (o > delivered) {
+            ld.add(kNO, order_key(w, d, o), 4096, [&](char* r) {
+              set_int64(r, no_.o_id, static_cast<int64_t>(o));
+              set_int64(r, no_.d_id, static_cast<int64_t>(d));
+              set_int64(r, no_.w_id, static_cast<int64_t>(w));
+            });
+          }
+        }
+      }
+    }
+    ld.finish();
+  });
+}
+
+Tpcc::Queries Tpcc::generate(uint32_t worker, uint32_t count, Rng& rng) const {
+  Queries qs;
+  qs.queries.reserve(count);
+  const uint32_t W = cfg_.warehouses;
+  const auto items = cfg_.items();
+  const auto cust = cfg_.customers_per_district();
+  const auto home = static_cast<uint16_t>(worker % W + 1);
+  // A warehouse other than home, uniform (clauses 2.4.1.5, 2.5.1.2).
+  auto remote = [&]() {
+    auto r = static_cast<uint16_t>(rng.range(1, W - 1));
+    return static_cast<uint16_t>(r >= home ? r + 1 : r);
+  };
+  for (uint32_t n = 0; n < count; n++) {
+    Query q{};
+    q.type = rng.uniform(100) < cfg_.mix[kNewOrderTxn] ? kNewOrderTxn : kPaymentTxn;
+    q.w_id = home;
+    q.d_id = static_cast<uint16_t>(rng.range(1, kDistrictsPerWarehouse));
+    if (q.type == kNewOrderTxn) {  // clause 2.4.1
+      q.c_id = nurand(rng, 1023, c_id_c_, 1, cust);
+      q.ol_cnt = static_cast<uint8_t>(rng.range(5, 15));
+      const bool rollback = rng.range(1, 100) == 1;  // 2.4.1.4: the last item is unused
+      q.all_local = true;
+      for (uint32_t k = 0; k < q.ol_cnt; k++) {
+        OrderItem& it = q.items[k];
+        it.i_id = nurand(rng, 8191, ol_i_id_c_, 1, items);
+        if (rollback && k + 1 == q.ol_cnt) it.i_id = items + 1;
+        // 2.4.1.5: 1% of the items come from a remote warehouse.
+        it.supply_w_id = W > 1 && rng.range(1, 100) == 1 ? remote() : home;
+        if (it.supply_w_id != home) q.all_local = false;
+        it.quantity = static_cast<uint16_t>(rng.range(1, 10));
+      }
+    } else {  // clause 2.5.1
+      q.h_amount = static_cast<int64_t>(rng.range(100, 500'000));
+      // 2.5.1.2: 85% pay at home, 15% through a remote warehouse.
+      if (W == 1 || rng.range(1, 100) <= 85) {
+        q.c_w_id = home;
+        q.c_d_id = q.d_id;
+      } else {
+        q.c_w_id = remote();
+        q.c_d_id = static_cast<uint16_t>(rng.range(1, kDistrictsPerWarehouse));
+      }
+      // 2.5.1.2: 60% select the customer by last name.
+      q.by_last_name = rng.range(1, 100) <= 60;
+      if (q.by_last_name) {
+        q.c_last = static_cast<uint16_t>(nurand(rng, 255, c_last_run_, 0, 999));
+      } else {
+        q.c_id = nurand(rng, 1023, c_id_c_, 1, cust);
+      }
+    }
+    qs.queries.push_back(q);
+  }
+  return qs;
+}
+
+void Tpcc::partitions_of(const Queries& qs, std::size_t i, std::vector<uint32_t>& out) const {
+  out.clear();
+  const Query& q = qs.queries[i];
+  out.push_back(q.w_id - 1u);
+  if (q.type == kNewOrderTxn) {
+    for (uint32_t k = 0; k < q.ol_cnt; k++) out.push_back(q.items[k].supply_w_id - 1u);
+  } else {
+    out.push_back(q.c_w_id - 1u);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+}
+
+}  // namespace abyss

@@ -1,0 +1,306 @@
+#pragma once
+// TPC-C (spec rev 5.11) as Abyss §5.6 and Tale §4.2-4.3 run it: the nine
+// tables, NewOrder (clause 2.4) and Payment (clause 2.5) in a configurable mix,
+// the full schema with inserts by default, and DBx1000's small schema /
+// insert-less variant by flag. Written once against Txn<CC>, so it runs
+// unchanged under every scheme; partitioned by warehouse for H-STORE.
+//
+// Each worker is a terminal of one home warehouse: worker % warehouses + 1
+// (clause 2.4.1.1, 2.5.1.1). Keys, money and dates: see tpcc_schema.h.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "common/config.h"
+#include "common/types.h"
+#include "common/zipf.h"
+#include "storage/database.h"
+#include "txn/txn.h"
+#include "workload/tpcc/tpcc_schema.h"
+
+namespace abyss {
+
+class Tpcc final {
+ public:
+  // Order matches TpccConfig::mix and kTpccTxnNames.
+  static constexpr std::array<std::string_view, 2> kTypeNames = {"new_order", "payment"};
+  static constexpr uint8_t kNewOrderTxn = 0;
+  static constexpr uint8_t kPaymentTxn = 1;
+
+  struct OrderItem {
+    uint32_t i_id;
+    uint16_t supply_w_id;
+    uint16_t quantity;
+  };
+  // The inputs of one transaction, drawn by generate() (clauses 2.4.1, 2.5.1).
+  struct Query {
+    uint8_t type;
+    uint16_t w_id;
+    uint16_t d_id;
+    // NewOrder
+    uint32_t c_id;  // also Payment's customer when !by_last_name
+    uint8_t ol_cnt;
+    bool all_local;
+    std::array<OrderItem, tpcc::kMaxOrderLines> items;
+    // Payment
+    uint16_t c_w_id;
+    uint16_t c_d_id;
+    bool by_last_name;
+    uint16_t c_last;   // the last name's number 0..999 (clause 4.3.2.3)
+    int64_t h_amount;  // cents
+  };
+  struct Queries {
+    std::vector<Query> queries;
+    std::size_t size() const { return queries.size(); }
+  };
+
+  explicit Tpcc(const Config& config);
+
+  // Creates the nine tables and fills them (clause 4.3.3.1) with `loaders`
+  // threads. `init_row` sets up the scheme's per-row metadata of a new row.
+  void load(Database& db, uint32_t loaders, void (*init_row)(void* meta));
+
+  Queries generate(uint32_t worker, uint32_t count, Rng& rng) const;
+
+  uint8_t type_of(const Queries& qs, std::size_t i) const { return qs.queries[i].type; }
+
+  template <class CC>
+  Rc run(Txn<CC>& txn, const Queries& qs, std::size_t i, uint64_t& sink) const {
+    const Query& q = qs.queries[i];
+    return q.type == kNewOrderTxn ? new_order(txn, q, sink) : payment(txn, q, sink);
+  }
+
+  // H-STORE: partition = warehouse - 1. A NewOrder with a remote supply
+  // warehouse or a Payment of a remote customer declares both (Abyss §5.6).
+  void partitions_of(const Queries& qs, std::size_t i, std::vector<uint32_t>& out) const;
+
+  // The C_IDs of the customers of (w, d) whose C_LAST is name number `last`,
+  // ordered by C_FIRST (clause 2.5.2.2). Built at load; customers are never
+  // inserted and names never change, so it is read without latches.
+  std::pair<const uint32_t*, const uint32_t*> customers_by_last_name(uint32_t w, uint32_t d, uint32_t last) const {
+    const LastNameIndex& ix = by_last_[(w - 1) * tpcc::kDistrictsPerWarehouse + (d - 1)];
+    return {ix.c_ids.data() + ix.offsets[last], ix.c_ids.data() + ix.offsets[last + 1]};
+  }
+
+  // The last name of number n in 0..999 (clause 4.3.2.3); `out` holds 16 bytes.
+  static void last_name(uint32_t n, char* out);
+
+  const TpccConfig& config() const { return cfg_; }
+  Table& table(std::size_t t) const { return *tables_[t]; }
+
+ private:
+  struct LastNameIndex {
+    std::vector<uint32_t> offsets;  // 1,001 entries: name n's C_IDs are c_ids[offsets[n] .. offsets[n+1])
+    std::vector<uint32_t> c_ids;
+  };
+  // A per-worker sequence for HISTORY's surrogate keys, on its own cache line.
+  struct alignas(64) HistorySeq {
+    uint64_t next = 0;
+  };
+
+  template <class CC>
+  Rc new_order(Txn<CC>& txn, const Query& q, uint64_t& sink) const;
+  template <class CC>
+  Rc payment(Txn<CC>& txn, const Query& q, uint64_t& sink) const;
+
+  class Loader;
+
+  const TpccConfig& cfg_;
+  uint64_t seed_;
+  // NURand's run-time constants C (clause 2.1.6): for C_LAST, one that
+  // differs from the load's by the delta clause 2.1.6.1 requires.
+  uint32_t c_last_load_ = 0;
+  uint32_t c_last_run_ = 0;
+  uint32_t c_id_c_ = 0;
+  uint32_t ol_i_id_c_ = 0;
+
+  std::array<Table*, 9> tables_{};
+  Table* warehouse_ = nullptr;
+  Table* district_ = nullptr;
+  Table* customer_ = nullptr;
+  Table* history_ = nullptr;
+  Table* new_order_t_ = nullptr;
+  Table* order_ = nullptr;
+  Table* order_line_ = nullptr;
+  Table* item_ = nullptr;
+  Table* stock_ = nullptr;
+  tpcc::WarehouseCols w_;
+  tpcc::DistrictCols d_;
+  tpcc::CustomerCols c_;
+  tpcc::HistoryCols h_;
+  tpcc::NewOrderCols no_;
+  tpcc::OrderCols o_;
+  tpcc::OrderLineCols ol_;
+  tpcc::ItemCols i_;
+  tpcc::StockCols s_;
+  std::vector<LastNameIndex> by_last_;
+  mutable std::vector<HistorySeq> history_seq_;  // one per worker; only that worker touches its entry
+};
+
+// ---- NewOrder (clause 2.4.2) -------------------------------------------------
+template <class CC>
+Rc Tpcc::new_order(Txn<CC>& txn, const Query& q, uint64_t& sink) const {
+  using namespace tpcc;
+  const char* w = nullptr;
+  if (Rc rc = txn.read(*warehouse_, warehouse_key(q.w_id), w); rc != Rc::Ok) return rc;
+  const double w_tax = get_double(w, w_.tax);
+
+  // The district's next order id is read and incremented in one step: it
+  // makes the keys this transaction inserts new (clause 2.4.2.2).
+  char* d = nullptr;
+  if (Rc rc = txn.update(*district_, district_key(q.w_id, q.d_id), d); rc != Rc::Ok) return rc;
+  const double d_tax = get_double(d, d_.tax);
+  const int64_t o_id = get_int64(d, d_.next_o_id);
+  set_int64(d, d_.next_o_id, o_id + 1);
+
+  const char* c = nullptr;
+  if (Rc rc = txn.read(*customer_, customer_key(q.w_id, q.d_id, q.c_id), c); rc != Rc::Ok) return rc;
+  const double discount = get_double(c, c_.discount);
+  sink += static_cast<unsigned char>(c[c_.credit.offset]) + static_cast<unsigned char>(c[c_.last.offset]);
+
+  if (cfg_.inserts) {
+    char* o = nullptr;
+    if (Rc rc = txn.insert(*order_, order_key(q.w_id, q.d_id, static_cast<uint64_t>(o_id)), o); rc != Rc::Ok) {
+      return rc;
+    }
+    set_int64(o, o_.id, o_id);
+    set_int64(o, o_.d_id, q.d_id);
+    set_int64(o, o_.w_id, q.w_id);
+    set_int64(o, o_.c_id, q.c_id);
+    set_int64(o, o_.entry_d, kStartDate);
+    set_int64(o, o_.carrier_id, 0);  // null
+    set_int64(o, o_.ol_cnt, q.ol_cnt);
+    set_int64(o, o_.all_local, q.all_local ? 1 : 0);
+    char* no = nullptr;
+    if (Rc rc = txn.insert(*new_order_t_, order_key(q.w_id, q.d_id, static_cast<uint64_t>(o_id)), no); rc != Rc::Ok) {
+      return rc;
+    }
+    set_int64(no, no_.o_id, o_id);
+    set_int64(no, no_.d_id, q.d_id);
+    set_int64(no, no_.w_id, q.w_id);
+  }
+
+  int64_t total = 0;  // cents
+  for (uint32_t k = 0; k < q.ol_cnt; k++) {
+    const OrderItem& item = q.items[k];
+    const char* it = nullptr;
+    if (Rc rc = txn.read(*item_, item_key(item.i_id), it); rc != Rc::Ok) {
+      // An unused item number: the 1% of NewOrders that roll back (2.4.2.3).
+      return rc == Rc::NotFound ? Rc::LogicalAbort : rc;
+    }
+    const int64_t price = get_int64(it, i_.price);
+
+    char* s = nullptr;
+    if (Rc rc = txn.update(*stock_, stock_key(item.supply_w_id, item.i_id), s); rc != Rc::Ok) return rc;
+    const int64_t quantity = get_int64(s, s_.quantity);
+    // Clause 2.4.2.2: restock by 91 when fewer than 10 would remain.
+    set_int64(s, s_.quantity,
+              quantity >= item.quantity + 10 ? quantity - item.quantity : quantity - item.quantity + 91);
+    set_int64(s, s_.ytd, get_int64(s, s_.ytd) + item.quantity);
+    set_int64(s, s_.order_cnt, get_int64(s, s_.order_cnt) + 1);
+    if (item.supply_w_id != q.w_id) set_int64(s, s_.remote_cnt, get_int64(s, s_.remote_cnt) + 1);
+    // Brand/generic (clause 2.4.2.2): both data strings contain "ORIGINAL".
+    const bool brand =
+        std::string_view(it + i_.data.offset, strnlen(it + i_.data.offset, i_.data.size)).find("ORIGINAL") !=
+            std::string_view::npos &&
+        std::string_view(s + s_.data.offset, strnlen(s + s_.data.offset, s_.data.size)).find("ORIGINAL") !=
+            std::string_view::npos;
+    sink += brand ? 1 : 0;
+
+    const int64_t amount = item.quantity * price;
+    total += amount;
+    if (cfg_.inserts) {
+      char* ol = nullptr;
+      if (Rc rc = txn.insert(*order_line_, order_line_key(q.w_id, q.d_id, static_cast<uint64_t>(o_id), k + 1), ol);
+          rc != Rc::Ok) {
+        return rc;
+      }
+      set_int64(ol, ol_.o_id, o_id);
+      set_int64(ol, ol_.d_id, q.d_id);
+      set_int64(ol, ol_.w_id, q.w_id);
+      set_int64(ol, ol_.number, k + 1);
+      set_int64(ol, ol_.i_id, item.i_id);
+      set_int64(ol, ol_.supply_w_id, item.supply_w_id);
+      set_int64(ol, ol_.delivery_d, 0);  // null until Delivery
+      set_int64(ol, ol_.quantity, item.quantity);
+      set_int64(ol, ol_.amount, amount);
+      std::memcpy(ol + ol_.dist_info.offset, s + s_.dist[q.d_id - 1].offset, ol_.dist_info.size);
+    }
+  }
+  // The order's total, as the terminal would display it (clause 2.4.3.3).
+  sink += static_cast<uint64_t>(static_cast<double>(total) * (1 - discount) * (1 + w_tax + d_tax));
+  return Rc::Ok;
+}
+
+// ---- Payment (clause 2.5.2) ---------------------------------------------------
+template <class CC>
+Rc Tpcc::payment(Txn<CC>& txn, const Query& q, uint64_t& sink) const {
+  using namespace tpcc;
+  char* w = nullptr;
+  if (Rc rc = txn.update(*warehouse_, warehouse_key(q.w_id), w); rc != Rc::Ok) return rc;
+  set_int64(w, w_.ytd, get_int64(w, w_.ytd) + q.h_amount);
+
+  char* d = nullptr;
+  if (Rc rc = txn.update(*district_, district_key(q.w_id, q.d_id), d); rc != Rc::Ok) return rc;
+  set_int64(d, d_.ytd, get_int64(d, d_.ytd) + q.h_amount);
+
+  uint32_t c_id = q.c_id;
+  if (q.by_last_name) {
+    // Clause 2.5.2.2: read every customer of that last name, sorted by
+    // C_FIRST, and take the one at position ceil(n / 2). The reads go through
+    // the transaction so the scheme sees them.
+    const auto [begin, end] = customers_by_last_name(q.c_w_id, q.c_d_id, q.c_last);
+    const auto n = static_cast<std::size_t>(end - begin);
+    if (n == 0) return Rc::LogicalAbort;  // cannot happen: every name exists in every district (4.3.3.1)
+    for (const uint32_t* id = begin; id != end; id++) {
+      const char* row = nullptr;
+      if (Rc rc = txn.read(*customer_, customer_key(q.c_w_id, q.c_d_id, *id), row); rc != Rc::Ok) return rc;
+      sink += static_cast<unsigned char>(row[c_.first.offset]);
+    }
+    c_id = begin[(n - 1) / 2];
+  }
+
+  char* c = nullptr;
+  if (Rc rc = txn.update(*customer_, customer_key(q.c_w_id, q.c_d_id, c_id), c); rc != Rc::Ok) return rc;
+  set_int64(c, c_.balance, get_int64(c, c_.balance) - q.h_amount);
+  set_int64(c, c_.ytd_payment, get_int64(c, c_.ytd_payment) + q.h_amount);
+  set_int64(c, c_.payment_cnt, get_int64(c, c_.payment_cnt) + 1);
+  if (c[c_.credit.offset] == 'B' && c[c_.credit.offset + 1] == 'C') {
+    // Bad credit: prepend the payment to C_DATA, keeping 500 characters.
+    char entry[96];
+    const int len =
+        std::snprintf(entry, sizeof(entry), "%u %u %u %u %u %lld.%02lld ", c_id, q.c_d_id, q.c_w_id, q.d_id, q.w_id,
+                      static_cast<long long>(q.h_amount / 100), static_cast<long long>(q.h_amount % 100));
+    const auto n = static_cast<uint32_t>(std::min<int>(len, static_cast<int>(c_.data.size)));
+    char* data = c + c_.data.offset;
+    std::memmove(data + n, data, c_.data.size - n);
+    std::memcpy(data, entry, n);
+  }
+
+  if (cfg_.inserts) {
+    uint64_t& seq = history_seq_[txn.worker().id].next;
+    char* h = nullptr;
+    if (Rc rc = txn.insert(*history_, history_run_key(txn.worker().id, seq++), h); rc != Rc::Ok) return rc;
+    set_int64(h, h_.c_id, c_id);
+    set_int64(h, h_.c_d_id, q.c_d_id);
+    set_int64(h, h_.c_w_id, q.c_w_id);
+    set_int64(h, h_.d_id, q.d_id);
+    set_int64(h, h_.w_id, q.w_id);
+    set_int64(h, h_.date, kStartDate);
+    set_int64(h, h_.amount, q.h_amount);
+    // H_DATA: W_NAME, four spaces, D_NAME (clause 2.5.2.2).
+    char* hd = h + h_.data.offset;
+    const std::size_t wn = strnlen(w + w_.name.offset, w_.name.size);
+    const std::size_t dn = strnlen(d + d_.name.offset, d_.name.size);
+    std::memcpy(hd, w + w_.name.offset, wn);
+    std::memcpy(hd + wn, "    ", 4);
+    std::memcpy(hd + wn + 4, d + d_.name.offset, std::min<std::size_t>(dn, h_.data.size - wn - 4));
+  }
+  return Rc::Ok;
+}
+
+}  // namespace abyss

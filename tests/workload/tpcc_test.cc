@@ -1,0 +1,264 @@
+// TPC-C workload: the loader's cardinalities (clause 4.3.3.1), the last-name
+// index (clause 2.5.2.2), the generator's inputs (clauses 2.4.1, 2.5.1), the
+// H-STORE partitions of remote transactions, and short engine runs whose
+// dumps pass the consistency checker (clause 3.3.2).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <new>
+#include <string>
+
+#include "check/tpcc.h"
+#include "common/config.h"
+#include "engine/engine.h"
+#include "storage/database.h"
+#include "workload/tpcc/tpcc.h"
+
+namespace abyss {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Meta {
+  uint64_t word;
+};
+void init_meta(void* m) { new (m) Meta(); }
+
+std::string temp_dir(const std::string& what) {
+  static int counter = 0;
+  const std::string d =
+      testing::TempDir() + "abyss_tpcc_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + "_" + what;
+  fs::remove_all(d);
+  return d;
+}
+
+Config small_config(uint32_t warehouses) {
+  Config cfg;
+  cfg.workload = WorkloadKind::Tpcc;
+  cfg.tpcc.warehouses = warehouses;
+  cfg.tpcc.schema = TpccSchema::Small;
+  cfg.threads = 1;
+  return cfg;
+}
+
+uint64_t live_rows(const Table& t) {
+  uint64_t n = 0;
+  t.for_each_live([&](const Row*) { n++; });
+  return n;
+}
+
+const Table& table_named(const Database& db, const std::string& name) {
+  for (const auto& t : db.tables()) {
+    if (t->name() == name) return *t;
+  }
+  throw std::runtime_error("no table " + name);
+}
+
+TEST(TpccLoad, SmallSchemaHasDbx1000CardinalitiesAndIsConsistent) {
+  const Config cfg = small_config(1);
+  Database db(RowLayout::for_meta(sizeof(Meta), alignof(Meta)));
+  Tpcc tpcc(cfg);
+  tpcc.load(db, 2, init_meta);
+  ASSERT_EQ(db.tables().size(), 9u);
+  EXPECT_EQ(live_rows(table_named(db, "warehouse")), 1u);
+  EXPECT_EQ(live_rows(table_named(db, "district")), 10u);
+  EXPECT_EQ(live_rows(table_named(db, "customer")), 20'000u);
+  EXPECT_EQ(live_rows(table_named(db, "history")), 20'000u);
+  EXPECT_EQ(live_rows(table_named(db, "order")), 20'000u);
+  EXPECT_EQ(live_rows(table_named(db, "new_order")), 9'000u);
+  EXPECT_EQ(live_rows(table_named(db, "item")), 10'000u);
+  EXPECT_EQ(live_rows(table_named(db, "stock")), 10'000u);
+  const uint64_t lines = live_rows(table_named(db, "order_line"));
+  EXPECT_GE(lines, 20'000u * 5);
+  EXPECT_LE(lines, 20'000u * 15);
+
+  // Every key is indexed under the documented packing.
+  EXPECT_NE(table_named(db, "customer").index().find(tpcc::customer_key(1, 10, 2000)), nullptr);
+  EXPECT_EQ(table_named(db, "customer").index().find(tpcc::customer_key(1, 10, 2001)), nullptr);
+  EXPECT_NE(table_named(db, "stock").index().find(tpcc::stock_key(1, 10'000)), nullptr);
+  EXPECT_EQ(table_named(db, "item").index().find(tpcc::item_key(10'001)), nullptr);
+
+  // The loaded database meets every consistency condition.
+  const std::string dir = temp_dir("load");
+  ASSERT_EQ(db.dump(dir), "");
+  const auto report = check::check_tpcc_dir(dir);
+  EXPECT_TRUE(report.all_pass()) << report.summary();
+  fs::remove_all(dir);
+}
+
+TEST(TpccLoad, LastNameIndexListsEveryNameOrderedByFirstName) {
+  const Config cfg = small_config(1);
+  Database db(RowLayout::for_meta(sizeof(Meta), alignof(Meta)));
+  Tpcc tpcc(cfg);
+  tpcc.load(db, 1, init_meta);
+  const Table& customers = table_named(db, "customer");
+  const Column last = customers.schema().column("C_LAST");
+  const Column first = customers.schema().column("C_FIRST");
+  uint64_t total = 0;
+  for (uint32_t n = 0; n < 1000; n++) {
+    const auto [begin, end] = tpcc.customers_by_last_name(1, 3, n);
+    // Customers 1..1,000 carry names 0..999 (clause 4.3.3.1): none is absent.
+    ASSERT_LT(begin, end) << "name " << n;
+    char want[16];
+    Tpcc::last_name(n, want);
+    std::string prev_first;
+    for (const uint32_t* id = begin; id != end; id++) {
+      const Row* row = customers.index().find(tpcc::customer_key(1, 3, *id));
+      ASSERT_NE(row, nullptr);
+      const char* data = customers.layout().data(row);
+      EXPECT_EQ(std::memcmp(data + last.offset, want, 16), 0);
+      const std::string f(data + first.offset, strnlen(data + first.offset, 16));
+      EXPECT_LE(prev_first, f);
+      prev_first = f;
+      total++;
+    }
+  }
+  EXPECT_EQ(total, 2'000u);
+}
+
+TEST(TpccGenerate, InputsFollowTheSpec) {
+  Config cfg = small_config(4);
+  Tpcc tpcc(cfg);
+  Rng rng(7);
+  const auto qs = tpcc.generate(5, 20'000, rng);
+  uint64_t new_orders = 0, rollbacks = 0, remote_items = 0, items = 0, payments = 0, remote_pay = 0, by_name = 0;
+  for (const auto& q : qs.queries) {
+    EXPECT_EQ(q.w_id, 5 % 4 + 1);  // home warehouse of worker 5
+    if (q.type == Tpcc::kNewOrderTxn) {
+      new_orders++;
+      EXPECT_GE(q.ol_cnt, 5);
+      EXPECT_LE(q.ol_cnt, 15);
+      for (uint32_t k = 0; k < q.ol_cnt; k++) {
+        items++;
+        remote_items += q.items[k].supply_w_id != q.w_id;
+        if (q.items[k].i_id > cfg.tpcc.items()) {
+          EXPECT_EQ(k + 1, q.ol_cnt) << "only the last item may be unused (2.4.1.4)";
+          rollbacks++;
+        }
+      }
+    } else {
+      payments++;
+      remote_pay += q.c_w_id != q.w_id;
+      by_name += q.by_last_name;
+      EXPECT_GE(q.h_amount, 100);
+      EXPECT_LE(q.h_amount, 500'000);
+    }
+  }
+  EXPECT_NEAR(static_cast<double>(new_orders) / 20'000, 0.5, 0.03);
+  EXPECT_NEAR(static_cast<double>(rollbacks) / new_orders, 0.01, 0.005);
+  EXPECT_NEAR(static_cast<double>(remote_items) / items, 0.01, 0.004);
+  EXPECT_NEAR(static_cast<double>(remote_pay) / payments, 0.15, 0.02);
+  EXPECT_NEAR(static_cast<double>(by_name) / payments, 0.60, 0.03);
+
+  cfg.tpcc.mix = {100, 0};
+  Tpcc only_new(cfg);
+  for (const auto& q : only_new.generate(0, 1000, rng).queries) EXPECT_EQ(q.type, Tpcc::kNewOrderTxn);
+}
+
+TEST(TpccPartitions, RemoteTransactionsDeclareBothWarehouses) {
+  const Config cfg = small_config(8);
+  Tpcc tpcc(cfg);
+  Rng rng(3);
+  const auto qs = tpcc.generate(2, 20'000, rng);  // home warehouse 3 = partition 2
+  std::vector<uint32_t> parts;
+  bool saw_remote_new = false, saw_remote_pay = false, saw_local = false;
+  for (std::size_t i = 0; i < qs.size(); i++) {
+    const auto& q = qs.queries[i];
+    tpcc.partitions_of(qs, i, parts);
+    ASSERT_FALSE(parts.empty());
+    EXPECT_TRUE(std::is_sorted(parts.begin(), parts.end()));
+    EXPECT_NE(std::find(parts.begin(), parts.end(), 2u), parts.end()) << "the home warehouse is always declared";
+    if (q.type == Tpcc::kPaymentTxn && q.c_w_id != q.w_id) {
+      saw_remote_pay = true;
+      EXPECT_EQ(parts,
+                (std::vector<uint32_t>{std::min<uint32_t>(2, q.c_w_id - 1u), std::max<uint32_t>(2, q.c_w_id - 1u)}));
+    } else if (q.type == Tpcc::kNewOrderTxn && !q.all_local) {
+      saw_remote_new = true;
+      EXPECT_GE(parts.size(), 2u);
+      for (uint32_t k = 0; k < q.ol_cnt; k++) {
+        EXPECT_NE(std::find(parts.begin(), parts.end(), q.items[k].supply_w_id - 1u), parts.end());
+      }
+    } else {
+      saw_local = true;
+      EXPECT_EQ(parts, std::vector<uint32_t>{2});
+    }
+  }
+  EXPECT_TRUE(saw_remote_new && saw_remote_pay && saw_local);
+
+  Config c;
+  c.workload = WorkloadKind::Tpcc;
+  c.tpcc.warehouses = 12;
+  EXPECT_EQ(c.partition_count(), 12u);
+}
+
+TEST(TpccMix, ParsesAndRejects) {
+  std::array<uint32_t, 2> mix{};
+  EXPECT_EQ(parse_tpcc_mix("neworder=50,payment=50", mix), "");
+  EXPECT_EQ(mix, (std::array<uint32_t, 2>{50, 50}));
+  EXPECT_EQ(parse_tpcc_mix("payment=100", mix), "");
+  EXPECT_EQ(mix, (std::array<uint32_t, 2>{0, 100}));
+  EXPECT_NE(parse_tpcc_mix("neworder=50,payment=40", mix), "");
+  EXPECT_NE(parse_tpcc_mix("delivery=100", mix), "");
+  EXPECT_NE(parse_tpcc_mix("neworder=50,neworder=50", mix), "");
+  EXPECT_NE(parse_tpcc_mix("neworder=x", mix), "");
+  EXPECT_NE(parse_tpcc_mix("", mix), "");
+  EXPECT_EQ(mix, (std::array<uint32_t, 2>{0, 100})) << "a rejected mix leaves the value alone";
+}
+
+// A short single-threaded engine run with inserts, dumped and checked.
+class TpccRun : public testing::TestWithParam<Scheme> {};
+
+TEST_P(TpccRun, ShortRunCommitsBothTypesAndStaysConsistent) {
+  Config cfg = small_config(1);
+  cfg.cc = GetParam();
+  cfg.duration_s = 0.1;
+  cfg.warmup_s = 0;
+  cfg.dump_dir = temp_dir("run");
+  const RunResult r = run(cfg);
+  ASSERT_EQ(r.type_names.size(), 2u);
+  EXPECT_EQ(r.type_names[0], "new_order");
+  EXPECT_GT(r.total.types[0][Counter::Commits], 0u);
+  EXPECT_GT(r.total.types[1][Counter::Commits], 0u);
+  EXPECT_GT(r.count(Counter::LogicalAborts), 0u) << "1% of NewOrders roll back (2.4.2.3)";
+  EXPECT_EQ(r.total.types[1][Counter::LogicalAborts], 0u) << "Payment never rolls back";
+  EXPECT_GT(r.tpmc(), 0);
+  const auto report = check::check_tpcc_dir(cfg.dump_dir);
+  EXPECT_TRUE(report.all_pass()) << report.summary();
+  fs::remove_all(cfg.dump_dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Tpcc, TpccRun, testing::Values(Scheme::None, Scheme::NoWait, Scheme::Silo),
+                         [](const testing::TestParamInfo<Scheme>& info) {
+                           return std::string(name_of(kSchemeNames, info.param));
+                         });
+
+TEST(TpccRunInsertsOff, OnlyCountersMoveAndTheCheckerSeesIt) {
+  Config cfg = small_config(1);
+  cfg.tpcc.inserts = false;
+  cfg.duration_s = 0.1;
+  cfg.warmup_s = 0;
+  cfg.dump_dir = temp_dir("noins");
+  const RunResult r = run(cfg);
+  EXPECT_GT(r.count(Counter::Commits), 0u);
+  // Insert-less: the ORDER and HISTORY tables keep their loaded rows.
+  const auto skipped = check::check_tpcc_dir(cfg.dump_dir, false);
+  EXPECT_TRUE(skipped.all_pass()) << skipped.summary();
+  // Checked as if inserts were on, D_NEXT_O_ID and the YTDs ran ahead of the rows.
+  const auto strict = check::check_tpcc_dir(cfg.dump_dir, true);
+  EXPECT_FALSE(strict.all_pass());
+  for (const auto& c : strict.conditions) {
+    if (c.clause == 2 || c.clause == 8 || c.clause == 9) {
+      EXPECT_FALSE(c.pass) << c.clause;
+    }
+    if (c.clause == 1 || c.clause == 3 || c.clause == 4 || c.clause == 6 || c.clause == 11) {
+      EXPECT_TRUE(c.pass) << c.clause;
+    }
+  }
+  fs::remove_all(cfg.dump_dir);
+}
+
+}  // namespace
+}  // namespace abyss
