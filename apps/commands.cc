@@ -400,6 +400,80 @@ int bench_latch_command(const BenchLatchOptions& o) {
   return 0;
 }
 
+void add_bench_tpcc_flags(CLI::App& app, BenchTpccOptions& o) {
+  app.add_option("--duration", o.duration_s, "seconds per run")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
+  app.add_option("--warmup", o.warmup_s, "warm-up seconds per run")
+      ->check(CLI::Range(0.0, 600.0))
+      ->capture_default_str();
+  app.add_option("--warehouses", o.warehouses, "warehouse counts, comma-separated")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--threads", o.threads, "thread counts, comma-separated")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  add_enum_option(app, "--tpcc-schema", o.schema, kTpccSchemaNames, "TPC-C cardinalities: full or small");
+  app.add_option_function<std::string>(
+         "--tpcc-inserts", [&o](const std::string& v) { o.inserts = v == "on"; },
+         "insert ORDER, NEW-ORDER, ORDER-LINE and HISTORY rows: on | off")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->default_str("on");
+  app.add_option("--reps", o.reps, "repetitions per point; the median is shown")
+      ->check(CLI::Range(1, 101))
+      ->capture_default_str();
+  app.add_option("--json", o.json_path, "write every run as JSON to FILE");
+}
+
+// Every scheme at each warehouse and thread count: txn/s, abort rate and tpmC
+// of the median run.
+int bench_tpcc_command(const BenchTpccOptions& o) {
+  std::printf(
+      "TPC-C, NewOrder 50%% / Payment 50%%, %s schema, inserts %s, %.1f s per run (median of %u); "
+      "columns: warehouses x threads, txn/s and abort rate\n",
+      std::string(name_of(kTpccSchemaNames, o.schema)).c_str(), o.inserts ? "on" : "off", o.duration_s, o.reps);
+  std::printf("%-11s", "scheme");
+  for (uint32_t wh : o.warehouses) {
+    for (uint32_t t : o.threads) {
+      const std::string label = std::to_string(wh) + " wh, " + std::to_string(t) + " thr";
+      std::printf(" %14s %6s", label.c_str(), "abort");
+    }
+  }
+  std::printf("\n");
+  nlohmann::json all = nlohmann::json::array();
+  for (Scheme s : kAllSchemes) {
+    std::printf("%-11s", scheme_name(s).c_str());
+    for (uint32_t wh : o.warehouses) {
+      for (uint32_t t : o.threads) {
+        std::vector<std::pair<double, double>> points;  // throughput, abort rate
+        for (uint32_t rep = 0; rep < o.reps; rep++) {
+          Config cfg;
+          cfg.cc = s;
+          cfg.workload = WorkloadKind::Tpcc;
+          cfg.threads = t;
+          cfg.duration_s = o.duration_s;
+          cfg.warmup_s = o.warmup_s;
+          cfg.seed = 1 + rep;
+          cfg.tpcc.warehouses = wh;
+          cfg.tpcc.schema = o.schema;
+          cfg.tpcc.inserts = o.inserts;
+          if (auto err = cfg.validate(); !err.empty()) throw std::runtime_error(err);
+          const RunResult r = run(cfg);
+          points.emplace_back(r.throughput(), r.abort_rate());
+          all.push_back(report_json(r));
+        }
+        std::sort(points.begin(), points.end());
+        const auto& median = points[points.size() / 2];
+        std::printf(" %14.0f %6.3f", median.first, median.second);
+        std::fflush(stdout);
+      }
+    }
+    std::printf("\n");
+  }
+  if (!o.json_path.empty()) std::ofstream(o.json_path) << all.dump(2) << '\n';
+  return 0;
+}
+
 void add_bench_hstore_flags(CLI::App& app, BenchHstoreOptions& o) {
   app.add_option("--duration", o.duration_s, "seconds per run")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
   app.add_option("--warmup", o.warmup_s, "warm-up seconds per run")

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/config.h"
 
@@ -34,7 +35,7 @@ void add_bench_ycsb_flags(CLI::App& app, BenchYcsbOptions& o);
 int bench_ycsb_command(const BenchYcsbOptions& o);
 
 struct BenchTsOptions {
-  double duration_s = 0.5;  // per point of the micro-benchmark
+  double duration_s = 0.5;   // per point of the micro-benchmark
   uint32_t max_threads = 0;  // 0: the number of cores
   double ycsb_duration_s = 1.0;
   double ycsb_theta = 0.9;  // contention for the TIMESTAMP-on-YCSB table
@@ -66,5 +67,18 @@ struct BenchLatchOptions {
 };
 void add_bench_latch_flags(CLI::App& app, BenchLatchOptions& o);
 int bench_latch_command(const BenchLatchOptions& o);
+
+struct BenchTpccOptions {
+  double duration_s = 1.0;
+  double warmup_s = 0.2;
+  std::vector<uint32_t> warehouses = {1, 4};
+  std::vector<uint32_t> threads = {1, 2};
+  TpccSchema schema = TpccSchema::Full;
+  bool inserts = true;
+  uint32_t reps = 1;
+  std::string json_path;
+};
+void add_bench_tpcc_flags(CLI::App& app, BenchTpccOptions& o);
+int bench_tpcc_command(const BenchTpccOptions& o);
 
 }  // namespace abyss::cli

@@ -91,6 +91,10 @@ int main(int argc, char** argv) {
   CLI::App* bench_latch = bench->add_subcommand(
       "latch", "every scheme with spin latches and no backoff vs queuing latches and exponential backoff");
   abyss::cli::add_bench_latch_flags(*bench_latch, bench_latch_opts);
+  abyss::cli::BenchTpccOptions bench_tpcc_opts;
+  CLI::App* bench_tpcc =
+      bench->add_subcommand("tpcc", "TPC-C txn/s and abort rate per scheme, by warehouses and threads");
+  abyss::cli::add_bench_tpcc_flags(*bench_tpcc, bench_tpcc_opts);
 
   CLI::App* check = app.add_subcommand("check", "check a run's output");
   check->require_subcommand(1);
@@ -136,6 +140,7 @@ int main(int argc, char** argv) {
     if (bench_ts->parsed()) return abyss::cli::bench_ts_command(bench_ts_opts);
     if (bench_hstore->parsed()) return abyss::cli::bench_hstore_command(bench_hstore_opts);
     if (bench_latch->parsed()) return abyss::cli::bench_latch_command(bench_latch_opts);
+    if (bench_tpcc->parsed()) return abyss::cli::bench_tpcc_command(bench_tpcc_opts);
     if (check_history->parsed()) return check_history_command(history_path);
     if (check_tpcc->parsed()) return check_tpcc_command(tpcc_dir, tpcc_inserts);
     std::printf("abyss %s (%s)\n", ABYSS_GIT_REV, ABYSS_BUILD_TYPE);

@@ -49,6 +49,12 @@ class Table final {
 
   uint64_t reserved_bytes() const;
 
+  // A table no transaction writes once loaded (TPC-C ITEM). Reads of it skip
+  // concurrency control: with no writer there is no conflict to order, under
+  // any scheme. Txn refuses writes to it.
+  void set_read_only() { read_only_ = true; }
+  bool read_only() const { return read_only_; }
+
   // Keeps an arena (the loaders' index nodes) alive as long as the table.
   void adopt(Arena&& arena) {
     platform::MutexGuard g(blocks_mutex_);
@@ -68,6 +74,7 @@ class Table final {
   Schema schema_;
   RowLayout layout_;
   uint32_t stride_;
+  bool read_only_ = false;
   HashIndex index_;
   platform::Mutex blocks_mutex_;  // guards blocks_ (a new block per few thousand rows)
   std::vector<Block> blocks_;

@@ -173,6 +173,11 @@ std::vector<BadCase> bad_cases() {
        {"run", "--tpcc-mix", "delivery=100"},
        {"--tpcc-mix", "delivery=100", "neworder", "payment"}},
       {"check_tpcc_missing_dir", {"check", "tpcc", "/nonexistent-abyss-dir"}, {"/nonexistent-abyss-dir"}},
+      {"bench_tpcc_warehouses_zero", {"bench", "tpcc", "--warehouses", "1,0"}, {"--warehouses", "0", "1024"}},
+      {"bench_tpcc_threads_too_many", {"bench", "tpcc", "--threads", "2000"}, {"--threads", "2000", "1024"}},
+      {"bench_tpcc_schema_unknown",
+       {"bench", "tpcc", "--tpcc-schema", "tiny"},
+       with_names({"--tpcc-schema", "tiny"}, kTpccSchemaNames)},
   };
 }
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "cc/no_wait/no_wait.h"
@@ -163,6 +164,27 @@ TEST(NoWait, ConflictingReadAbortsThenSeesTheCommittedWrite) {
   ASSERT_EQ(f.t1->begin(true), Rc::Ok);
   ASSERT_EQ(f.t1->read(*f.table, 1, r), Rc::Ok);
   EXPECT_EQ(get_int64(r, f.value), 42);
+  ASSERT_EQ(f.t1->commit(), Rc::Ok);
+}
+
+// A read-only table is read in place: no lock is taken, so a writer's lock on
+// an ordinary row (the conflict above) has no counterpart, and writes throw.
+TEST(Txn, ReadOnlyTableIsReadWithoutConcurrencyControlAndRefusesWrites) {
+  Fixture<cc::NoWait> f;
+  f.table->set_read_only();
+  const char* r0 = nullptr;
+  const char* r1 = nullptr;
+  char* w = nullptr;
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t0->read(*f.table, 1, r0), Rc::Ok);
+  ASSERT_EQ(f.t1->read(*f.table, 1, r1), Rc::Ok);
+  EXPECT_EQ(r0, r1) << "both read the row in place";
+  EXPECT_EQ(get_int64(r0, f.value), 101);
+  EXPECT_THROW((void)f.t0->update(*f.table, 1, w), std::logic_error);
+  EXPECT_THROW((void)f.t0->remove(*f.table, 1), std::logic_error);
+  EXPECT_THROW((void)f.t0->insert(*f.table, 9, w), std::logic_error);
+  ASSERT_EQ(f.t0->commit(), Rc::Ok);
   ASSERT_EQ(f.t1->commit(), Rc::Ok);
 }
 

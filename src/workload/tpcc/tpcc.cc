@@ -118,6 +118,7 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
   order_ = &db.create_table(kOrder, order_schema(), districts * cust);
   order_line_ = &db.create_table(kOrderLine, order_line_schema(), districts * cust * 10);
   item_ = &db.create_table(kItem, item_schema(), items);
+  item_->set_read_only();  // no TPC-C transaction writes ITEM, so no scheme need guard it
   stock_ = &db.create_table(kStock, stock_schema(), W * items);
   tables_ = {warehouse_, district_, customer_, history_, new_order_t_, order_, order_line_, item_, stock_};
   w_ = warehouse_cols(warehouse_->schema());
