@@ -61,6 +61,7 @@ RunResult run_with(const Config& cfg) {
 
   CC cc(cfg, cfg.threads);
   platform::Atomic<uint32_t> phase{static_cast<uint32_t>(Phase::Warmup)};
+  platform::Atomic<uint32_t> ready{0};
   result.workers.assign(cfg.threads, WorkerStats(W::kTypeNames.size()));
   std::vector<std::string> errors(cfg.threads);
   uint64_t window_start = 0;
@@ -68,6 +69,9 @@ RunResult run_with(const Config& cfg) {
   // Threads 0..threads-1 are workers; the last one keeps time.
   platform::run_threads(cfg.threads + 1, cfg.pin, [&](uint32_t i) {
     if (i == cfg.threads) {
+      // Starting threads and setting up workers is not part of the run: the
+      // clock starts once every worker is about to run (or has failed).
+      while (ready.load(platform::memory_order_acquire) < cfg.threads) platform::sleep_ms(1);
       platform::sleep_ms(static_cast<uint64_t>(cfg.warmup_s * 1000));
       window_start = platform::wall_ns();
       phase.store(static_cast<uint32_t>(Phase::Measure), platform::memory_order_release);
@@ -84,9 +88,10 @@ RunResult run_with(const Config& cfg) {
       return;
     }
     try {
-      result.workers[i] = run_worker(cfg, cc, workload, queries[i], *workers[i], layout, phase);
+      result.workers[i] = run_worker(cfg, cc, workload, queries[i], *workers[i], layout, phase, ready);
     } catch (const std::exception& e) {
       errors[i] = e.what();
+      ready.fetch_add(1, platform::memory_order_release);  // never keeps the clock from starting
     }
   });
   for (const auto& e : errors) {

@@ -28,9 +28,11 @@ constexpr bool declares_partitions() {
   }
 }
 
+// `ready` counts workers set up and about to run their first transaction; the
+// warm-up and the measurement window start only once every worker is counted.
 template <class CC, class W>
-WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typename W::Queries& queries,
-                       Worker& w, RowLayout layout, const platform::Atomic<uint32_t>& phase) {
+WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typename W::Queries& queries, Worker& w,
+                       RowLayout layout, const platform::Atomic<uint32_t>& phase, platform::Atomic<uint32_t>& ready) {
   Txn<CC> txn(cc, w, layout);
   const std::size_t types = W::kTypeNames.size();
   WorkerStats stats(types);
@@ -39,6 +41,7 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
   bool measuring = false;
   uint64_t window_start = 0;
   uint64_t sink = 0;  // keeps reads from being optimised away
+  ready.fetch_add(1, platform::memory_order_release);
 
   for (std::size_t next = 0;; next++) {
     const auto ph = static_cast<Phase>(phase.load(platform::memory_order_acquire));

@@ -222,7 +222,12 @@ TEST_P(TpccRun, ShortRunCommitsBothTypesAndStaysConsistent) {
   EXPECT_EQ(r.type_names[0], "new_order");
   EXPECT_GT(r.total.types[0][Counter::Commits], 0u);
   EXPECT_GT(r.total.types[1][Counter::Commits], 0u);
-  EXPECT_GT(r.count(Counter::LogicalAborts), 0u) << "1% of NewOrders roll back (2.4.2.3)";
+  // 1% of NewOrders roll back (2.4.2.3; the generator's rate is tested above).
+  // Whether a run saw one is chance: demand it only where missing it is
+  // practically impossible (e^-10 at 1,000 NewOrders); a sanitizer build may
+  // run too few.
+  const uint64_t new_orders = r.total.types[0][Counter::Commits] + r.total.types[0][Counter::LogicalAborts];
+  if (new_orders >= 1000) EXPECT_GT(r.count(Counter::LogicalAborts), 0u) << new_orders << " NewOrders ran";
   EXPECT_EQ(r.total.types[1][Counter::LogicalAborts], 0u) << "Payment never rolls back";
   EXPECT_GT(r.tpmc(), 0);
   const auto report = check::check_tpcc_dir(cfg.dump_dir);
