@@ -13,6 +13,7 @@
 #include "apps/commands.h"
 #include "check/history.h"
 #include "check/tpcc.h"
+#include "common/build_info.h"
 #include "common/config.h"
 #include "engine/engine.h"
 #include "engine/report.h"
@@ -143,7 +144,7 @@ int main(int argc, char** argv) {
     if (bench_tpcc->parsed()) return abyss::cli::bench_tpcc_command(bench_tpcc_opts);
     if (check_history->parsed()) return check_history_command(history_path);
     if (check_tpcc->parsed()) return check_tpcc_command(tpcc_dir, tpcc_inserts);
-    std::printf("abyss %s (%s)\n", ABYSS_GIT_REV, ABYSS_BUILD_TYPE);
+    std::printf("abyss %s (%s)\n", std::string(abyss::git_rev()).c_str(), std::string(abyss::build_type()).c_str());
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "abyss: %s\n", e.what());

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/build_info.h"
 #include "platform/clock.h"
 #include "platform/process.h"
 #include "platform/thread.h"
@@ -34,8 +35,8 @@ nlohmann::json report_json(const RunResult& r) {
   nlohmann::json j;
   j["config"] = r.config.to_json();
   j["config_hash"] = r.config.hash();
-  j["git_rev"] = ABYSS_GIT_REV;
-  j["build_type"] = ABYSS_BUILD_TYPE;
+  j["git_rev"] = git_rev();
+  j["build_type"] = build_type();
   j["cpu_model"] = platform::cpu_model();
   j["cores"] = platform::hardware_cores();
 

@@ -1,0 +1,10 @@
+#include "common/build_info.h"
+
+#include "abyss_git_rev.h"  // generated at every build by cmake/git_rev.cmake
+
+namespace abyss {
+
+std::string_view git_rev() { return ABYSS_GIT_REV; }
+std::string_view build_type() { return ABYSS_BUILD_TYPE; }
+
+}  // namespace abyss
