@@ -1,0 +1,233 @@
+"""Command line of the harness: sweep, report, reproduce, demo.
+
+`./abyss sweep|report|reproduce|demo ...` runs `python -m abyss_harness ...`
+inside the checkout's virtual environment. Exit codes follow the engine's:
+0 success, 2 bad input (one line naming the key or value and what is
+allowed; nothing is run), 1 a failure while running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.table import Table
+
+from . import engine, grid, reproduce, runner, store
+from .runner import EngineRunner, EngineUsageError
+from .spec import Spec, SpecError
+
+if TYPE_CHECKING:
+    from .report import Written
+
+# Plots and reports need matplotlib (slow to import); they are imported where
+# used, so listing experiments and rejecting bad input stay quick.
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class UsageError(Exception):
+    """Bad command-line input, reported in one line with exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (and exit 2), like the engine's."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"{self.prog}: {message} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
+def _results_dir(arg: str | None) -> Path:
+    return Path(arg) if arg else engine.repo_root() / "results"
+
+
+def _display(path: Path) -> str:
+    """A path as the user would type it: relative to the current directory when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _run_fn(args: argparse.Namespace) -> EngineRunner:
+    binary = engine.find_binary()
+    if not binary.is_file():
+        raise UsageError(f"engine binary not found at {binary}; build it with ./abyss build release")
+    note = engine.revision_mismatch(binary)
+    if note:
+        print(note, file=sys.stderr)
+    return EngineRunner(binary, timeout_s=args.timeout)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return v
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        v = 0.0
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return v
+
+
+def _sweep_and_summarize(spec: Spec, args: argparse.Namespace,
+                         console: Console) -> tuple[Path, runner.SweepResult]:
+    """Run (or with --dry-run, list) a spec's grid and print its median tables."""
+    results = _results_dir(args.results)
+    if args.dry_run:
+        runs = grid.runs(spec, args.reps)
+        runner.dry_run(spec, runs, runner.experiment_dir(results, spec), console)
+        return runner.experiment_dir(results, spec), runner.SweepResult(total=len(runs))
+    exp_dir, res = runner.sweep(spec, results, _run_fn(args), console, reps=args.reps)
+    from . import report
+
+    report.print_summary(store.load_experiment(exp_dir), console)
+    console.print(f"{spec.name}: {res.ran} run(s) in {runner.fmt_duration(res.seconds)}, "
+                  f"{res.skipped} skipped, {len(res.failed)} failed; results in {_display(exp_dir)}",
+                  highlight=False)
+    return exp_dir, res
+
+
+def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
+    spec = reproduce.load(args.spec, full_scale=args.full_scale)
+    exp_dir, res = _sweep_and_summarize(spec, args, console)
+    if args.dry_run:
+        return EXIT_OK
+    if args.report:
+        _report(exp_dir, console)
+    else:
+        console.print(f"next: ./abyss report {_display(exp_dir)}", highlight=False)
+    return EXIT_FAIL if res.failed else EXIT_OK
+
+
+def _report(path: Path, console: Console) -> list[Written]:
+    from . import report
+
+    written = report.write_report(path)
+    for w in written:
+        console.print(f"report: {_display(w.html)} and {w.markdown.name}"
+                      + (f" ({w.figures} plots)" if w.figures else ""), highlight=False)
+    return written
+
+
+def cmd_report(args: argparse.Namespace, console: Console) -> int:
+    path = _results_dir(args.results_dir)
+    if not path.is_dir():
+        raise UsageError(f"{path}: no such results directory")
+    if not store.find_experiments(path):
+        raise UsageError(f"{path}: no run reports (JSON) found; run ./abyss sweep SPEC first")
+    _report(path, console)
+    return EXIT_OK
+
+
+def cmd_reproduce(args: argparse.Namespace, console: Console) -> int:
+    if args.list:
+        t = Table(title="Paper experiments (./abyss reproduce NAME)"
+                  + (" at full scale" if args.full_scale else ", scaled to this machine"),
+                  title_justify="left", show_lines=False)
+        for col in ("name", "reproduces", "what", "runs", "about"):
+            t.add_column(col, justify="right" if col in ("runs", "about") else "left",
+                         no_wrap=col in ("name", "runs", "about"))
+        for e in reproduce.catalogue(full_scale=args.full_scale):
+            t.add_row(e.name, e.figure, e.title, str(e.runs), runner.fmt_duration(e.seconds))
+        console.print(t)
+        return EXIT_OK
+    if not args.name:
+        raise UsageError("name an experiment (see ./abyss reproduce --list)")
+    spec = reproduce.load(args.name, full_scale=args.full_scale)
+    if spec.figure:
+        console.print(f"[bold]{spec.name}[/]: {spec.figure}. {spec.description}", highlight=False)
+    exp_dir, res = _sweep_and_summarize(spec, args, console)
+    if not args.dry_run:
+        _report(exp_dir, console)
+    return EXIT_FAIL if res.failed else EXIT_OK
+
+
+def cmd_demo(args: argparse.Namespace, console: Console) -> int:
+    spec = reproduce.load("demo")
+    exp_dir = runner.experiment_dir(_results_dir(args.results), spec)
+    if not args.dry_run and exp_dir.is_dir() and (exp_dir / store.MANIFEST).is_file():
+        shutil.rmtree(exp_dir)          # the demo shows this build, not an earlier one
+    exp_dir, res = _sweep_and_summarize(spec, args, console)
+    if args.dry_run:
+        return EXIT_OK
+    _report(exp_dir, console)
+    from .plots import scheme_label
+
+    df = store.load_experiment(exp_dir).runs
+    if not df.empty and df["frac_other"].notna().any():
+        r = df.loc[df["frac_other"].idxmax()]
+        verdict = "within" if r["frac_other"] <= 0.05 else "ABOVE"
+        console.print(f"largest 'other' fraction over {len(df)} runs: {100 * r['frac_other']:.2f}% "
+                      f"({scheme_label(r['cc'])}, {r['sweep']}, {int(r['threads'])} threads); "
+                      f"{verdict} the 5% target", highlight=False)
+    return EXIT_FAIL if res.failed else EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="abyss", description="abyss experiment harness")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def run_options(sp: argparse.ArgumentParser, reps_default: str) -> None:
+        sp.add_argument("--reps", type=_positive_int, default=None,
+                        help=f"repetitions per point (default: {reps_default})")
+        sp.add_argument("--dry-run", action="store_true", help="list the runs and exit")
+        sp.add_argument("--results", metavar="DIR", help="results directory (default: results/ of the checkout)")
+        sp.add_argument("--timeout", type=_positive_float, default=None, metavar="S",
+                        help="kill a run after S seconds (default: no limit)")
+
+    sp = sub.add_parser("sweep", help="run an experiment spec's grid (resumes where it stopped)")
+    sp.add_argument("spec", metavar="SPEC", help="a spec file, or the name of one in harness/specs/")
+    sp.add_argument("--full-scale", action="store_true", help="use the spec's [full_scale] sizes")
+    sp.add_argument("--report", action="store_true", help="write the report afterwards")
+    run_options(sp, "the spec's reps, else 3")
+    sp.set_defaults(func=cmd_sweep)
+
+    sp = sub.add_parser("report", help="write report.md and report.html with plots and tables")
+    sp.add_argument("results_dir", nargs="?", metavar="RESULTS_DIR",
+                    help="an experiment directory, or a directory of them (default: results/)")
+    sp.set_defaults(func=cmd_report)
+
+    sp = sub.add_parser("reproduce", help="run a paper experiment by name, then its report")
+    sp.add_argument("name", nargs="?", metavar="NAME", help="experiment name (see --list)")
+    sp.add_argument("--list", action="store_true", help="list the paper experiments")
+    sp.add_argument("--full-scale", action="store_true", help="the papers' sizes instead of scaled ones")
+    run_options(sp, "the spec's reps")
+    sp.set_defaults(func=cmd_reproduce)
+
+    sp = sub.add_parser("demo", help="every scheme on YCSB (low, high contention) and TPC-C, then a report")
+    run_options(sp, "1")
+    sp.set_defaults(func=cmd_demo)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    console = Console(highlight=False, soft_wrap=True)   # status lines never wrap; tables fit
+    prog = f"abyss {args.command}"
+    try:
+        return args.func(args, console)
+    except (SpecError, UsageError, EngineUsageError) as e:
+        print(f"{prog}: {e}", file=sys.stderr)      # one line, never wrapped
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted; run the same command again to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

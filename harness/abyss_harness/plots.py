@@ -1,0 +1,388 @@
+"""Figures in the papers' styles, written as PNG and SVG (matplotlib, Agg).
+
+Three kinds, each drawn from the median over repetitions:
+- `lines`: a metric against a swept parameter, one line per series (by
+  default one per scheme; Abyss Figs. 8a-11, 13, 15), with error bars
+  spanning min..max over repetitions;
+- `bars`: grouped bars for a categorical x (Abyss Fig. 7);
+- `breakdown`: stacked time-breakdown fractions, one group per scheme, one
+  bar per value of `bar` (Abyss Fig. 8b; Tale Figs. 4-5).
+
+Every scheme keeps one colour and marker in every plot: SCHEME_STYLE is the
+only place that mapping lives.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display on build machines; must precede pyplot
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from . import engine, store  # noqa: E402
+from .metrics import metric_label  # noqa: E402
+from .spec import PlotSpec  # noqa: E402
+
+#: scheme -> (colour, marker). Lock-based schemes are blues/purple, T/O
+#: warm colours, the optimistic per-row-timestamp schemes pink/olive,
+#: H-STORE green, and `none` (no CC, the upper bound) grey.
+SCHEME_STYLE: dict[str, tuple[str, str]] = {
+    "none": ("#7f7f7f", "o"),
+    "no_wait": ("#1f77b4", "s"),
+    "wait_die": ("#17becf", "^"),
+    "dl_detect": ("#0b2e59", "v"),
+    "wound_wait": ("#9467bd", "D"),
+    "timestamp": ("#ff7f0e", "<"),
+    "mvcc": ("#d62728", ">"),
+    "occ": ("#8c564b", "p"),
+    "hstore": ("#2ca02c", "h"),
+    "silo": ("#e377c2", "*"),
+    "tictoc": ("#bcbd22", "X"),
+}
+assert set(SCHEME_STYLE) == set(engine.SCHEMES), "every scheme needs exactly one style"
+
+#: breakdown category -> colour, stacked bottom-up in engine.BREAKDOWN order.
+BREAKDOWN_COLOURS: dict[str, str] = {
+    "useful": "#4daf4a",
+    "abort": "#e41a1c",
+    "backoff": "#ff7f00",
+    "ts_alloc": "#984ea3",
+    "index": "#377eb8",
+    "wait": "#a65628",
+    "commit": "#999999",
+    "cc_manager": "#333333",
+    "other": "#f2d600",
+}
+
+#: Axis labels (with units) of the parameters a plot can put on x.
+X_LABELS: dict[str, str] = {
+    "threads": "worker threads",
+    "theta": "Zipf skew (theta)",
+    "write_ratio": "write ratio (updates / accesses)",
+    "read_ratio": "read requests (fraction of accesses)",
+    "read_only_txn_ratio": "read-only transactions (fraction)",
+    "multi_part_ratio": "multi-partition transactions (fraction)",
+    "parts_per_txn": "partitions per transaction",
+    "partitions": "partitions",
+    "req_per_txn": "rows accessed per transaction",
+    "dl_timeout": "lock-wait timeout (µs)",
+    "backoff_max_us": "backoff bound (µs)",
+    "warehouses": "warehouses",
+    "rows": "rows",
+    "ts_alloc": "timestamp allocation",
+    "method": "timestamp allocation",
+    "tpcc_mix": "transaction mix (%)",
+    "tpcc_schema": "TPC-C schema",
+    "tpcc_inserts": "TPC-C inserts",
+    "latch": "latch",
+    "backoff": "backoff",
+    "key_order": "key order",
+    "cc": "scheme",
+    "sweep": "workload",
+}
+
+#: Derived columns and the parameter each is computed from: a plot over the
+#: derived column also covers the parameter, so it must not facet by it.
+DERIVED_FROM: dict[str, str] = {"read_ratio": "write_ratio"}
+
+#: Metrics whose axis starts at zero (counts and rates, not latencies).
+_ZERO_BASED = ("throughput", "tpmc", "tuples_per_s", "abort_rate", "timestamps_per_second")
+
+
+def scheme_label(name: str) -> str:
+    """Schemes are written as in the papers: DL_DETECT, NO_WAIT, ..."""
+    return name.upper()
+
+
+def series_label(column: str | None, value: Any) -> str:
+    if column == "cc":
+        return scheme_label(str(value))
+    if column is None:
+        return ""
+    return f"{column}={engine.format_value(value)}" if column not in ("method", "sweep") else str(value)
+
+
+def series_styles(column: str | None, values: list[Any]) -> dict[Any, tuple[str, str]]:
+    """Colour and marker per series value: the fixed scheme mapping for `cc`,
+    a sequential colour map for numeric values, a qualitative one otherwise."""
+    if column == "cc":
+        return {v: SCHEME_STYLE.get(str(v), ("#000000", "o")) for v in values}
+    markers = itertools.cycle("osD^v<>phX*")
+    if values and all(isinstance(v, (int, float)) for v in values) and len(values) > 1:
+        cmap = matplotlib.colormaps["viridis"]
+        return {v: (matplotlib.colors.to_hex(cmap(0.85 * i / (len(values) - 1))), next(markers))
+                for i, v in enumerate(values)}
+    cmap = matplotlib.colormaps["tab10"]
+    return {v: (matplotlib.colors.to_hex(cmap(i % 10)), next(markers)) for i, v in enumerate(values)}
+
+
+def ordered(column: str | None, values: Iterable[Any]) -> list[Any]:
+    """Series values in a stable order: schemes as engine.SCHEMES lists them,
+    numbers ascending, strings as first seen."""
+    vals = list(dict.fromkeys(v for v in values if not _isna(v)))
+    if column == "cc":
+        rank = {s: i for i, s in enumerate(engine.SCHEMES)}
+        return sorted(vals, key=lambda v: rank.get(v, len(rank)))
+    if all(isinstance(v, (int, float)) for v in vals):
+        return sorted(vals)
+    return vals
+
+
+def _isna(v: Any) -> bool:
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def _save(fig: matplotlib.figure.Figure, stem: Path) -> list[Path]:
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    out = []
+    for ext in ("png", "svg"):
+        path = stem.parent / f"{stem.name}.{ext}"   # not with_suffix: "theta-0.8" has a dot
+        fig.savefig(path, dpi=150, bbox_inches="tight", metadata={"Date": None} if ext == "svg" else None)
+        out.append(path)
+    plt.close(fig)
+    return out
+
+
+def _legend(ax: matplotlib.axes.Axes, title: str | None) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(handles, labels, title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  frameon=False, fontsize="small", title_fontsize="small")
+
+
+def _medians(df: pd.DataFrame, keys: list[str], y: str) -> pd.DataFrame:
+    g = df.groupby(keys, dropna=False, sort=False)[y]
+    return pd.DataFrame({"med": g.median(), "lo": g.min(), "hi": g.max()}).reset_index()
+
+
+def plot_lines(df: pd.DataFrame, *, x: str, y: str, series: str | None, title: str,
+               stem: Path, logx: bool = False) -> list[Path]:
+    """A metric against x, one line per series value, median with min..max bars."""
+    label, scale = metric_label(y)
+    keys = [x] + ([series] if series else [])
+    agg = _medians(df.dropna(subset=[y]), keys, y)
+    values = ordered(series, agg[series]) if series else [None]
+    styles = series_styles(series, values)
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for v in values:
+        d = agg if series is None else agg[agg[series] == v]
+        d = d.sort_values(x)
+        colour, marker = styles.get(v, ("#000000", "o"))
+        med = d["med"] * scale
+        ax.errorbar(d[x], med, yerr=[med - d["lo"] * scale, d["hi"] * scale - med],
+                    label=series_label(series, v) if series else None,
+                    color=colour, marker=marker, markersize=5, linewidth=1.6, capsize=3)
+    xs = ordered(x, agg[x])
+    if logx:
+        ax.set_xscale("log")
+    if xs and all(isinstance(v, int) for v in xs) and len(xs) <= 16:
+        ax.set_xticks(xs)
+        ax.set_xticklabels([engine.format_value(v) for v in xs])
+    ax.set_xlabel(X_LABELS.get(x, x))
+    ax.set_ylabel(label)
+    if y in _ZERO_BASED:
+        ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.set_title(title, fontsize="medium")
+    _legend(ax, X_LABELS.get(series, series) if series else None)
+    return _save(fig, stem)
+
+
+def plot_bars(df: pd.DataFrame, *, x: str, y: str, series: str | None, title: str,
+              stem: Path) -> list[Path]:
+    """Grouped bars: one group per x value, one bar per series value."""
+    label, scale = metric_label(y)
+    keys = [x] + ([series] if series else [])
+    agg = _medians(df.dropna(subset=[y]), keys, y)
+    xs = ordered(x, agg[x])
+    values = ordered(series, agg[series]) if series else [None]
+    styles = series_styles(series, values)
+    width = 0.8 / len(values)
+    fig, ax = plt.subplots(figsize=(max(6.4, 0.5 * len(xs) * len(values)), 4.0))
+    for j, v in enumerate(values):
+        d = agg if series is None else agg[agg[series] == v]
+        pos = [xs.index(a) + (j - (len(values) - 1) / 2) * width for a in d[x]]
+        med = d["med"] * scale
+        ax.bar(pos, med, width=width * 0.95, color=styles[v][0],
+               yerr=[med - d["lo"] * scale, d["hi"] * scale - med], capsize=2,
+               label=series_label(series, v) if series else None)
+    ax.set_xticks(range(len(xs)))
+    ax.set_xticklabels([scheme_label(str(a)) if x == "cc" else engine.format_value(a) for a in xs],
+                       rotation=30 if len(xs) > 6 else 0, ha="right" if len(xs) > 6 else "center")
+    ax.set_xlabel(X_LABELS.get(x, x))
+    ax.set_ylabel(label)
+    if y in _ZERO_BASED:
+        ax.set_ylim(bottom=0)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.set_title(title, fontsize="medium")
+    _legend(ax, X_LABELS.get(series, series) if series else None)
+    return _save(fig, stem)
+
+
+def plot_breakdown(df: pd.DataFrame, *, bar: str | None, title: str, stem: Path) -> list[Path]:
+    """Stacked time-breakdown fractions: a group per scheme, a bar per `bar` value."""
+    cats = [c for c in engine.BREAKDOWN if f"frac_{c}" in df and df[f"frac_{c}"].notna().any()]
+    keys = ["cc"] + ([bar] if bar else [])
+    med = df.groupby(keys, dropna=False)[[f"frac_{c}" for c in cats]].median().reset_index()
+    total = med[[f"frac_{c}" for c in cats]].sum(axis=1).where(lambda s: s > 0, 1.0)
+    for c in cats:
+        med[f"frac_{c}"] = med[f"frac_{c}"] / total
+    schemes = ordered("cc", med["cc"])
+    bars = ordered(bar, med[bar]) if bar else [None]
+    pos, ticks, tick_labels, minor = [], [], [], []
+    x = 0.0
+    rows = []
+    for s in schemes:
+        start = x
+        for b in bars:
+            r = med[(med["cc"] == s) & ((med[bar] == b) if bar else True)]
+            if r.empty:
+                continue
+            rows.append(r.iloc[0])
+            pos.append(x)
+            minor.append(engine.format_value(b) if bar and len(bars) > 1 else "")
+            x += 1.0
+        ticks.append((start + x - 1.0) / 2)
+        tick_labels.append(scheme_label(s))
+        x += 0.8
+    fig, ax = plt.subplots(figsize=(max(6.4, 0.38 * len(pos) + 2.5), 4.2))
+    bottom = [0.0] * len(rows)
+    for c in cats:
+        vals = [float(r[f"frac_{c}"]) for r in rows]
+        ax.bar(pos, vals, bottom=bottom, width=0.9, color=BREAKDOWN_COLOURS.get(c, "#000000"),
+               label=c, edgecolor="white", linewidth=0.3)
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    ax.set_xticks(ticks)
+    rotate = len(schemes) > 5
+    ax.set_xticklabels(tick_labels, rotation=30 if rotate else 0, ha="right" if rotate else "center",
+                       rotation_mode="anchor" if rotate else "default")
+    ax.tick_params(axis="x", length=0)
+    if any(minor):
+        for p, m in zip(pos, minor):
+            ax.text(p, -0.01, m, ha="center", va="top", fontsize="x-small", color="#555555",
+                    transform=ax.get_xaxis_transform())
+        ax.tick_params(axis="x", pad=12)
+        ax.set_xlabel(f"scheme (bars: {X_LABELS.get(bar, bar)})")
+    else:
+        ax.set_xlabel("scheme")
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("fraction of worker time")
+    ax.set_title(title, fontsize="medium")
+    handles, labels = ax.get_legend_handles_labels()
+    ax.legend(handles[::-1], labels[::-1], loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              frameon=False, fontsize="small")
+    return _save(fig, stem)
+
+
+@dataclass
+class Figure:
+    """One written figure: its title and files (PNG first, then SVG)."""
+
+    title: str
+    files: list[Path]
+    kind: str
+
+
+def _facet_values(df: pd.DataFrame, cols: list[str]) -> list[dict[str, Any]]:
+    if not cols:
+        return [{}]
+    combos = df[cols].drop_duplicates()
+    out = [dict(zip(cols, row)) for row in combos.itertuples(index=False)]
+    for c in reversed(cols):
+        order = ordered(c, [o[c] for o in out])
+        out.sort(key=lambda o: order.index(o[c]) if o[c] in order else len(order))
+    return out
+
+
+def _select(df: pd.DataFrame, where: dict[str, Any]) -> pd.DataFrame:
+    for k, v in where.items():
+        if k in df:
+            df = df[df[k] == v]
+    return df
+
+
+def default_plots(axes: list[str], has_breakdown: bool) -> list[PlotSpec]:
+    """Plots for results that name none: throughput against each swept
+    numeric knob (threads first), one line per scheme, and the breakdown."""
+    out: list[PlotSpec] = []
+    series = "cc" if "cc" in axes else None
+    knobs = [a for a in axes if a not in ("cc", "seed")]
+    numeric = {n for n, p in engine.RUN_PARAMS.items() if p.kind in (int, float)}
+    for a in sorted(knobs, key=lambda a: a != "threads"):
+        kind = "lines" if a in numeric else "bars"
+        out.append(PlotSpec(kind=kind, x=a, y="throughput", series=series, name=f"throughput-vs-{a}",
+                            logx=a == "dl_timeout"))
+    if not knobs and series:
+        out.append(PlotSpec(kind="bars", x="cc", y="throughput", name="throughput"))
+    if has_breakdown and series:
+        out.append(PlotSpec(kind="breakdown", y="fractions", bar="threads" if "threads" in axes else None,
+                            name="breakdown"))
+    return out
+
+
+def _title(p: PlotSpec, sweep: dict[str, Any], several: bool) -> str:
+    """A figure's title: the plot's own (naming the sweep when the plot spans
+    several sweeps), else the sweep's title and what the figure shows."""
+    head = sweep.get("title") or sweep["label"]
+    if p.title:
+        return f"{p.title} ({head})" if several else p.title
+    what = "time breakdown" if p.kind == "breakdown" else metric_label(p.y)[0].split(" (")[0]
+    return f"{head}: {what}"
+
+
+def _plot_from_dict(d: dict[str, Any]) -> PlotSpec:
+    return PlotSpec(**{k: v for k, v in d.items() if k in PlotSpec.__dataclass_fields__})
+
+
+def render_experiment(exp: store.Experiment, out_dir: Path) -> list[Figure]:
+    """Draw every plot of an experiment into `out_dir`, faceted by the swept
+    parameters a plot does not show (one figure per combination)."""
+    spec = exp.spec
+    sweeps = exp.sweeps()
+    all_axes = list(dict.fromkeys(a for s in sweeps for a in s["axes"]))
+    has_bd = not exp.runs.empty and "frac_useful" in exp.runs and exp.runs["frac_useful"].notna().any()
+    plot_specs = [_plot_from_dict(p) for p in spec.get("plots", [])] or default_plots(all_axes, has_bd)
+    figures: list[Figure] = []
+    for p in plot_specs:
+        table = exp.micro if p.table == "micro" else exp.runs
+        if table.empty:
+            continue
+        for sw in sweeps:
+            if p.sweeps and sw["label"] not in p.sweeps:
+                continue
+            d = table[table["sweep"] == sw["label"]] if spec.get("sweeps") else table
+            if p.table == "micro":          # its own columns: facet by nothing but the sweep
+                sw = {**sw, "axes": {}}
+            d = _select(d, p.where)
+            if d.empty:
+                continue
+            shown = {p.x, p.series, p.bar, "cc" if p.kind == "breakdown" else None}
+            shown |= {DERIVED_FROM.get(c) for c in (p.x, p.series, p.bar)}
+            free = [a for a in sw["axes"] if a not in shown and a not in p.where and a in d
+                    and d[a].astype(str).nunique() > 1]
+            for facet in _facet_values(d, free):
+                fd = _select(d, facet)
+                parts = [_title(p, sw, several=len(sweeps) > 1 and len(p.sweeps or sweeps) > 1)]
+                parts += [f"{k}={engine.format_value(v)}" for k, v in facet.items()]
+                title = ", ".join(parts)
+                slug = "_".join([p.name or p.kind] + ([sw["label"]] if len(sweeps) > 1 else [])
+                                + [f"{k}-{engine.format_value(v)}" for k, v in facet.items()])
+                stem = out_dir / "".join(ch if ch.isalnum() or ch in "-_." else "" for ch in slug)
+                if p.kind == "lines":
+                    files = plot_lines(fd, x=p.x, y=p.y, series=p.series, title=title, stem=stem,
+                                       logx=p.logx)
+                elif p.kind == "bars":
+                    files = plot_bars(fd, x=p.x, y=p.y, series=p.series, title=title, stem=stem)
+                else:
+                    files = plot_breakdown(fd, bar=p.bar if p.bar in fd else None, title=title, stem=stem)
+                figures.append(Figure(title=title, files=files, kind=p.kind))
+    return figures

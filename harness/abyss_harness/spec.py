@@ -1,0 +1,460 @@
+"""Experiment specs: a sweep written down as data (TOML), parsed and checked.
+
+A spec names the command (`run`, or `bench ts`), the fixed parameters, the
+swept axes, optional per-scheme overrides, optional sub-sweeps that share the
+top-level settings (`[[sweep]]`), overrides for `--full-scale`, and the plots
+that show the result. docs/harness.md describes the format; this module turns
+a file into a `Spec` whose every value is one the engine accepts, or raises
+`SpecError` with one line naming the key, the value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import engine
+from .engine import Param, ParamError
+from .metrics import is_metric
+
+TOP_KEYS = ("name", "title", "figure", "description", "command", "reps",
+            "fixed", "axes", "per_scheme", "sweep", "full_scale", "plot")
+SWEEP_KEYS = ("label", "title", "fixed", "axes", "per_scheme", "full_scale")
+FULL_SCALE_KEYS = ("fixed", "axes", "reps")
+PLOT_KEYS = ("kind", "x", "y", "series", "bar", "where", "title", "logx", "table", "sweeps", "name")
+PLOT_KINDS = ("lines", "bars", "breakdown")
+PLOT_TABLES = ("runs", "micro")
+
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+RANGE_RE = re.compile(r"^\s*(\d+|cores)\s*\.\.\s*(\d+|cores)\s*(/x2)?\s*$")
+
+#: Columns a plot may use as x or series besides the parameters: derived from
+#: them (read_ratio = 1 - write_ratio) or naming the sub-sweep.
+DERIVED_X = ("read_ratio", "sweep")
+#: Columns of the `micro` table that `bench ts` writes (Abyss Fig. 6).
+MICRO_COLUMNS = ("method", "threads", "timestamps_per_second")
+
+DEFAULT_REPS = 3
+DEFAULT_LABEL = "main"
+
+
+class SpecError(Exception):
+    """A spec that cannot be run as written. The CLI prints it and exits 2."""
+
+
+@dataclass(frozen=True)
+class SameAs:
+    """A parameter that takes the value another parameter has at each point,
+    e.g. `partitions = { same_as = "threads" }` (one H-STORE partition per worker)."""
+
+    name: str
+
+
+@dataclass
+class Sweep:
+    """One grid: fixed parameters, swept axes (in file order), per-scheme overrides."""
+
+    label: str
+    title: str
+    fixed: dict[str, Any]
+    axes: dict[str, list[Any]]
+    per_scheme: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def workload(self) -> str | None:
+        return self.fixed.get("workload")
+
+
+@dataclass
+class PlotSpec:
+    """One figure to draw from a spec's results (see plots.py)."""
+
+    kind: str
+    y: str
+    x: str | None = None
+    series: str | None = None
+    bar: str | None = None
+    where: dict[str, Any] = field(default_factory=dict)
+    title: str | None = None
+    logx: bool = False
+    table: str = "runs"
+    sweeps: list[str] | None = None
+    name: str | None = None
+
+
+@dataclass
+class Spec:
+    """A parsed, validated spec, resolved for one machine (`cores`) and scale."""
+
+    name: str
+    title: str
+    figure: str
+    description: str
+    command: str
+    reps: int
+    sweeps: list[Sweep]
+    plots: list[PlotSpec]
+    source: str
+    text: str
+    full_scale: bool
+    cores: int
+
+    def axis_names(self) -> list[str]:
+        """Every swept parameter over all sweeps, in first-seen order."""
+        names: list[str] = []
+        for sw in self.sweeps:
+            names += [a for a in sw.axes if a not in names]
+        return names
+
+    def to_json(self) -> dict[str, Any]:
+        """The resolved spec as plain data, kept in the results manifest."""
+        def enc(v: Any) -> Any:
+            return {"same_as": v.name} if isinstance(v, SameAs) else v
+        return {
+            "name": self.name, "title": self.title, "figure": self.figure,
+            "description": self.description, "command": self.command, "reps": self.reps,
+            "full_scale": self.full_scale, "cores": self.cores, "source": self.source,
+            "sweeps": [{"label": s.label, "title": s.title,
+                        "fixed": {k: enc(v) for k, v in s.fixed.items()},
+                        "axes": s.axes,
+                        "per_scheme": {c: {k: enc(v) for k, v in o.items()} for c, o in s.per_scheme.items()}}
+                       for s in self.sweeps],
+            "plots": [p.__dict__ for p in self.plots],
+        }
+
+
+def _suggest(word: str, allowed: tuple[str, ...] | list[str]) -> str:
+    close = difflib.get_close_matches(word, list(allowed), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+class _Parser:
+    """Walks the raw TOML tables, collecting the location of each value for errors."""
+
+    def __init__(self, source: str, cores: int) -> None:
+        self.source = source
+        self.cores = cores
+
+    def fail(self, where: str, msg: str) -> SpecError:
+        return SpecError(f"{self.source}: {where}: {msg}")
+
+    def table(self, raw: Any, where: str) -> dict[str, Any]:
+        if raw is None:
+            return {}
+        if not isinstance(raw, dict):
+            raise self.fail(where, f"must be a table, got {raw!r}")
+        return raw
+
+    def keys(self, raw: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
+        for key in raw:
+            if key not in allowed:
+                raise self.fail(f"{where}{key}" if where else key,
+                                f"unknown key{_suggest(key, allowed)}; allowed: {', '.join(allowed)}")
+
+    def param(self, table: dict[str, Param], name: str, where: str) -> Param:
+        if name not in table:
+            raise self.fail(where, f"unknown parameter{_suggest(name, list(table))}; "
+                                   f"allowed: {', '.join(table)}")
+        return table[name]
+
+    def value(self, param: Param, raw: Any, where: str, *, same_as_ok: bool = True) -> Any:
+        if isinstance(raw, dict):
+            if same_as_ok and set(raw) == {"same_as"} and isinstance(raw["same_as"], str):
+                if param.kind is not int:
+                    raise self.fail(where, "same_as is only for integer parameters")
+                return SameAs(raw["same_as"])
+            raise self.fail(where, f"{raw!r} is not {param.allowed()}"
+                                   + (' or { same_as = "PARAM" }' if same_as_ok and param.kind is int else ""))
+        try:
+            return param.normalize(raw, self.cores)
+        except ParamError as e:
+            raise self.fail(where, str(e)) from None
+
+    def fixed(self, table: dict[str, Param], raw: Any, where: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, v in self.table(raw, where).items():
+            p = self.param(table, name, f"{where}.{name}")
+            if isinstance(v, list):
+                raise self.fail(f"{where}.{name}", "a fixed value must be a single value; "
+                                                   "put a list of values under [axes]")
+            out[name] = self.value(p, v, f"{where}.{name}")
+        return out
+
+    def axes(self, table: dict[str, Param], raw: Any, where: str) -> dict[str, list[Any]]:
+        out: dict[str, list[Any]] = {}
+        for name, v in self.table(raw, where).items():
+            loc = f"{where}.{name}"
+            p = self.param(table, name, loc)
+            if isinstance(v, str) and p.kind is int:
+                v = self.int_range(v, p, loc)
+            if not isinstance(v, list):
+                raise self.fail(loc, f"{v!r}: an axis must be a list of values"
+                                     + (' or a range such as "1..cores"' if p.kind is int else ""))
+            if not v:
+                raise self.fail(loc, "an axis needs at least one value")
+            values = [self.value(p, x, f"{loc}[{i}]", same_as_ok=False) for i, x in enumerate(v)]
+            dup = [x for i, x in enumerate(values) if x in values[:i]]
+            if dup:
+                raise self.fail(loc, f"value {dup[0]!r} appears twice")
+            out[name] = values
+        return out
+
+    def int_range(self, text: str, p: Param, where: str) -> list[int]:
+        m = RANGE_RE.match(text)
+        if not m:
+            raise self.fail(where, f"{text!r} is not a range; write \"A..B\" (every integer) or "
+                                   "\"A..B/x2\" (doubling), with A, B integers or cores")
+        lo, hi = (self.cores if g == "cores" else int(g) for g in m.group(1, 2))
+        if lo < 1 or hi < lo:
+            raise self.fail(where, f"{text!r} is an empty range (need 1 <= A <= B)")
+        if not m.group(3):
+            return list(range(lo, hi + 1))
+        out, x = [], lo
+        while x < hi:
+            out.append(x)
+            x *= 2
+        return out + [hi]
+
+
+def _layer(fixed: dict[str, Any], axes: dict[str, list[Any]],
+           new_fixed: dict[str, Any], new_axes: dict[str, list[Any]]) -> None:
+    """Apply a more specific layer: a key it sets replaces the key wherever it was."""
+    for k, v in new_fixed.items():
+        axes.pop(k, None)
+        fixed[k] = v
+    for k, v in new_axes.items():
+        fixed.pop(k, None)
+        axes[k] = v
+
+
+def parse_spec(text: str, source: str = "spec", *, full_scale: bool = False,
+               cores: int | None = None) -> Spec:
+    """Parse spec TOML text; raise SpecError naming the first problem."""
+    cores = cores or os.cpu_count() or 1
+    P = _Parser(source, cores)
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{source}: not valid TOML: {e}") from None
+    P.keys(raw, TOP_KEYS, "")
+
+    name = raw.get("name")
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise P.fail("name", f"{name!r}: required, lower-case letters, digits, '-', '_' or '.'")
+    command = raw.get("command", "run")
+    if command not in engine.COMMANDS:
+        raise P.fail("command", f"{command!r} is not one of {', '.join(engine.COMMANDS)}")
+    table = engine.params_for(command)
+    for key in ("title", "figure", "description"):
+        if key in raw and not isinstance(raw[key], str):
+            raise P.fail(key, f"{raw[key]!r} must be a string")
+
+    def reps_of(v: Any, where: str) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 1000:
+            raise P.fail(where, f"{v!r} is not an integer from 1 to 1000")
+        return v
+
+    reps = reps_of(raw.get("reps", DEFAULT_REPS), "reps")
+    top_fs = P.table(raw.get("full_scale"), "full_scale")
+    P.keys(top_fs, FULL_SCALE_KEYS, "full_scale.")
+    fs_reps = reps_of(top_fs.get("reps", reps), "full_scale.reps")
+    if full_scale:
+        reps = fs_reps
+
+    top_fixed = P.fixed(table, raw.get("fixed"), "fixed")
+    top_axes = P.axes(table, raw.get("axes"), "axes")
+    _same_level(P, top_fixed, top_axes, "")
+    top_fs_fixed = P.fixed(table, top_fs.get("fixed"), "full_scale.fixed")
+    top_fs_axes = P.axes(table, top_fs.get("axes"), "full_scale.axes")
+    _same_level(P, top_fs_fixed, top_fs_axes, "full_scale.")
+    top_per = _per_scheme(P, table, command, raw.get("per_scheme"), "per_scheme")
+
+    raw_sweeps = raw.get("sweep", [{}])
+    if not isinstance(raw_sweeps, list) or not raw_sweeps:
+        raise P.fail("sweep", "must be an array of tables ([[sweep]])")
+    top = _Top(fixed=top_fixed, axes=top_axes, fs_fixed=top_fs_fixed, fs_axes=top_fs_axes,
+               per_scheme=top_per, title=raw.get("title", name))
+    sweeps: list[Sweep] = []
+    for i, rs in enumerate(raw_sweeps):
+        sweep = _sweep(P, table, command, top, rs, i, len(raw_sweeps), full_scale)
+        if any(s.label == sweep.label for s in sweeps):
+            raise P.fail(f"sweep[{i}].label", f"{sweep.label!r} is used by two sweeps")
+        sweeps.append(sweep)
+
+    spec = Spec(name=name, title=raw.get("title", name), figure=raw.get("figure", ""),
+                description=raw.get("description", "").strip(), command=command, reps=reps,
+                sweeps=sweeps, plots=[], source=source, text=text, full_scale=full_scale, cores=cores)
+    raw_plots = raw.get("plot", [])
+    if not isinstance(raw_plots, list):
+        raise P.fail("plot", "must be an array of tables ([[plot]])")
+    spec.plots = [_plot(P, spec, table, rp, i) for i, rp in enumerate(raw_plots)]
+    return spec
+
+
+@dataclass
+class _Top:
+    """The top-level settings every sweep starts from."""
+
+    fixed: dict[str, Any]
+    axes: dict[str, list[Any]]
+    fs_fixed: dict[str, Any]
+    fs_axes: dict[str, list[Any]]
+    per_scheme: dict[str, dict[str, Any]]
+    title: str
+
+
+def _sweep(P: _Parser, table: dict[str, Param], command: str, top: _Top, rs: Any, i: int,
+           count: int, full_scale: bool) -> Sweep:
+    """One [[sweep]] merged over the top level: sweep values replace top-level
+    ones, then (with --full-scale) the top-level and the sweep's full_scale."""
+    loc = f"sweep[{i}]"
+    rs = P.table(rs, loc)
+    P.keys(rs, SWEEP_KEYS, loc + ".")
+    label = rs.get("label", DEFAULT_LABEL if count == 1 else None)
+    if not isinstance(label, str) or not NAME_RE.match(label):
+        raise P.fail(f"{loc}.label", f"{label!r}: each of several sweeps needs a label of "
+                                     "lower-case letters, digits, '-', '_' or '.'")
+    loc = f"sweep {label!r}"
+    fixed, axes = dict(top.fixed), {k: list(v) for k, v in top.axes.items()}
+    sw_fixed = P.fixed(table, rs.get("fixed"), f"{loc}.fixed")
+    sw_axes = P.axes(table, rs.get("axes"), f"{loc}.axes")
+    _same_level(P, sw_fixed, sw_axes, f"{loc}.")
+    _layer(fixed, axes, sw_fixed, sw_axes)
+    sw_fs = P.table(rs.get("full_scale"), f"{loc}.full_scale")
+    P.keys(sw_fs, ("fixed", "axes"), f"{loc}.full_scale.")
+    fs_fixed = P.fixed(table, sw_fs.get("fixed"), f"{loc}.full_scale.fixed")
+    fs_axes = P.axes(table, sw_fs.get("axes"), f"{loc}.full_scale.axes")
+    _same_level(P, fs_fixed, fs_axes, f"{loc}.full_scale.")
+    if full_scale:
+        _layer(fixed, axes, top.fs_fixed, top.fs_axes)
+        _layer(fixed, axes, fs_fixed, fs_axes)
+    per = {c: dict(o) for c, o in top.per_scheme.items()}
+    for c, o in _per_scheme(P, table, command, rs.get("per_scheme"), f"{loc}.per_scheme").items():
+        per.setdefault(c, {}).update(o)
+    title = rs.get("title", top.title if count == 1 else label)
+    if not isinstance(title, str):
+        raise P.fail(f"{loc}.title", f"{title!r} must be a string")
+    sweep = Sweep(label=label, title=title, fixed=fixed, axes=axes, per_scheme=per)
+    _check_sweep(P, sweep, command, loc)
+    return sweep
+
+
+def _same_level(P: _Parser, fixed: dict[str, Any], axes: dict[str, Any], where: str) -> None:
+    both = set(fixed) & set(axes)
+    if both:
+        k = sorted(both)[0]
+        raise P.fail(f"{where}axes.{k}", "is both fixed and swept at the same level")
+
+
+def _per_scheme(P: _Parser, table: dict[str, Param], command: str, raw: Any,
+                where: str) -> dict[str, dict[str, Any]]:
+    raw = P.table(raw, where)
+    if raw and command != "run":
+        raise P.fail(where, f"per-scheme overrides need command = \"run\", not {command!r}")
+    out: dict[str, dict[str, Any]] = {}
+    for scheme, overrides in raw.items():
+        if scheme not in engine.SCHEMES:
+            raise P.fail(f"{where}.{scheme}", f"unknown scheme{_suggest(scheme, engine.SCHEMES)}; "
+                                              f"allowed: {', '.join(engine.SCHEMES)}")
+        fixed = P.fixed(table, overrides, f"{where}.{scheme}")
+        if "cc" in fixed or "workload" in fixed:
+            raise P.fail(f"{where}.{scheme}", "cannot override cc or workload per scheme")
+        out[scheme] = fixed
+    return out
+
+
+def _check_sweep(P: _Parser, sw: Sweep, command: str, where: str) -> None:
+    """Checks that need the whole merged sweep: workload, its parameters, same_as."""
+    table = engine.params_for(command)
+    if command == "run":
+        if "workload" in sw.axes:
+            raise P.fail(f"{where}.axes.workload",
+                         "the workload cannot be an axis; write one [[sweep]] per workload")
+        if "workload" not in sw.fixed:
+            raise P.fail(f"{where}.fixed.workload", "required: set workload = \"ycsb\" or \"tpcc\"")
+        workload = sw.fixed["workload"]
+        for scope in (sw.fixed, sw.axes, *sw.per_scheme.values()):
+            for name in scope:
+                wl = table[name].workload
+                if wl and wl != workload:
+                    raise P.fail(f"{where}.{name}", f"applies to workload {wl} only; "
+                                                    f"this sweep runs {workload}")
+        if "cc" in sw.axes:
+            for scheme in sw.per_scheme:
+                if scheme not in sw.axes["cc"]:
+                    raise P.fail(f"{where}.per_scheme.{scheme}", "scheme is not in axes.cc")
+    for scope in (sw.fixed, *sw.per_scheme.values()):
+        for name, v in scope.items():
+            if isinstance(v, SameAs):
+                target = table.get(v.name)
+                if target is None or target.kind is not int:
+                    raise P.fail(f"{where}.{name}", f"same_as {v.name!r}: must name an integer parameter")
+                tv = sw.fixed.get(v.name)
+                if v.name not in sw.axes and (tv is None or isinstance(tv, SameAs)):
+                    raise P.fail(f"{where}.{name}", f"same_as {v.name!r}: that parameter is not set "
+                                                    "(fixed to a number or swept) in this sweep")
+
+
+def _plot(P: _Parser, spec: Spec, table: dict[str, Param], rp: Any, i: int) -> PlotSpec:
+    loc = f"plot[{i}]"
+    rp = P.table(rp, loc)
+    P.keys(rp, PLOT_KEYS, loc + ".")
+    kind = rp.get("kind", "lines")
+    if kind not in PLOT_KINDS:
+        raise P.fail(f"{loc}.kind", f"{kind!r} is not one of {', '.join(PLOT_KINDS)}")
+    tname = rp.get("table", "runs")
+    if tname not in PLOT_TABLES:
+        raise P.fail(f"{loc}.table", f"{tname!r} is not one of {', '.join(PLOT_TABLES)}")
+    columns = (list(MICRO_COLUMNS) if tname == "micro"
+               else list(engine.RUN_PARAMS) + list(DERIVED_X))
+    default_y = {"lines": "throughput", "bars": "throughput", "breakdown": "fractions"}[kind]
+    y = rp.get("y", "timestamps_per_second" if tname == "micro" else default_y)
+    if kind != "breakdown" and not (y in MICRO_COLUMNS if tname == "micro" else is_metric(y)):
+        raise P.fail(f"{loc}.y", f"{y!r} is not a metric of the {tname} table")
+
+    def column(key: str, default: str | None) -> str | None:
+        v = rp.get(key, default)
+        if v is not None and v not in columns:
+            raise P.fail(f"{loc}.{key}", f"{v!r} is not a column{_suggest(str(v), columns)}; "
+                                         f"allowed: {', '.join(columns)}")
+        return v
+
+    x = column("x", "threads" if kind != "breakdown" else None)
+    series = column("series", "method" if tname == "micro" else ("cc" if kind != "breakdown" else None))
+    bar = column("bar", "threads" if kind == "breakdown" else None)
+    if kind in ("lines", "bars") and x is None:
+        raise P.fail(f"{loc}.x", "required for lines and bars")
+    where = P.table(rp.get("where"), f"{loc}.where")
+    for k, v in where.items():
+        if k == "sweep":
+            continue
+        p = P.param(table, k, f"{loc}.where.{k}")
+        where[k] = P.value(p, v, f"{loc}.where.{k}", same_as_ok=False)
+    sweeps = rp.get("sweeps")
+    if sweeps is not None:
+        labels = [s.label for s in spec.sweeps]
+        if not isinstance(sweeps, list) or any(s not in labels for s in sweeps):
+            raise P.fail(f"{loc}.sweeps", f"{sweeps!r}: each must be one of {', '.join(labels)}")
+    logx = rp.get("logx", False)
+    if not isinstance(logx, bool):
+        raise P.fail(f"{loc}.logx", f"{logx!r} is not true or false")
+    name = rp.get("name", f"{i + 1:02d}-{kind}")
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise P.fail(f"{loc}.name", f"{name!r}: lower-case letters, digits, '-', '_' or '.'")
+    return PlotSpec(kind=kind, x=x, y=y, series=series, bar=bar, where=where,
+                    title=rp.get("title"), logx=logx, table=tname, sweeps=sweeps, name=name)
+
+
+def load_spec(path: str | Path, *, full_scale: bool = False, cores: int | None = None) -> Spec:
+    """Read and parse a spec file (see parse_spec)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise SpecError(f"{path}: cannot read spec: {e.strerror}") from None
+    return parse_spec(text, str(path), full_scale=full_scale, cores=cores)

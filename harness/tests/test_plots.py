@@ -1,0 +1,71 @@
+"""Plots and reports: files are written, colours are fixed per scheme, and
+the report carries the environment, the medians and the re-run commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from rich.console import Console
+
+from abyss_harness import engine, plots, report, runner, store
+from abyss_harness.spec import load_spec
+from conftest import FakeEngine, fake_report
+
+
+def frame(schemes=("no_wait", "silo"), threads=(1, 2), reps=2) -> pd.DataFrame:
+    rows = []
+    for cc in schemes:
+        for t in threads:
+            for seed in range(1, reps + 1):
+                argv = ["run", "--workload", "ycsb", "--cc", cc, "--threads", str(t), "--seed", str(seed)]
+                rows.append({"sweep": "main", **store.flatten_run(fake_report(argv))})
+    return pd.DataFrame(rows)
+
+
+def test_every_scheme_has_its_own_colour_and_marker() -> None:
+    assert set(plots.SCHEME_STYLE) == set(engine.SCHEMES)
+    colours = [c for c, _ in plots.SCHEME_STYLE.values()]
+    assert len(set(colours)) == len(colours)
+    assert set(plots.BREAKDOWN_COLOURS) == set(engine.BREAKDOWN)
+
+
+@pytest.mark.parametrize("kind", ["lines", "bars", "breakdown"])
+def test_plot_writes_png_and_svg(tmp_path: Path, kind: str) -> None:
+    df = frame()
+    stem = tmp_path / f"p-{kind}-theta-0.8"
+    if kind == "lines":
+        files = plots.plot_lines(df, x="threads", y="throughput", series="cc", title="t", stem=stem)
+    elif kind == "bars":
+        files = plots.plot_bars(df, x="cc", y="abort_rate", series="threads", title="t", stem=stem)
+    else:
+        files = plots.plot_breakdown(df, bar="threads", title="t", stem=stem)
+    assert [f.name for f in files] == [f"p-{kind}-theta-0.8.png", f"p-{kind}-theta-0.8.svg"]
+    assert files[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert b"<svg" in files[1].read_bytes()[:2000]
+
+
+def test_scheme_colour_is_used_in_the_svg(tmp_path: Path) -> None:
+    files = plots.plot_lines(frame(schemes=("tictoc",)), x="threads", y="throughput", series="cc",
+                             title="t", stem=tmp_path / "c")
+    colour = plots.SCHEME_STYLE["tictoc"][0]
+    assert colour in files[1].read_text()
+
+
+def test_report_for_a_sweep(tmp_path: Path, spec_file: Path) -> None:
+    runner.sweep(load_spec(spec_file, cores=2), tmp_path, FakeEngine(), Console(file=open("/dev/null", "w")))
+    written = report.write_report(tmp_path)
+    exp_dir = tmp_path / "unit"
+    md = (exp_dir / "report.md").read_text()
+    html = (exp_dir / "report.html").read_text()
+    pngs = sorted((exp_dir / "plots").glob("*.png"))
+    assert len(pngs) == 2 and len(list((exp_dir / "plots").glob("*.svg"))) == 2
+    for text in (md, html):
+        assert "Test CPU" in text and "0123456789ab" in text and "Release" in text
+        assert "./abyss run --workload ycsb --cc hstore --threads 2" in text
+        assert "--partitions 2" in text
+        assert "Test Fig. 1" in text
+    assert "plots/" in md and "<img src=\"plots/" in html
+    assert any(w.html == tmp_path / "report.html" for w in written), "an index for the results dir"
+    assert (tmp_path / "runs.csv").is_file()
