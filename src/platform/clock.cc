@@ -32,4 +32,6 @@ void sleep_ms(uint64_t ms) { std::this_thread::sleep_for(std::chrono::millisecon
 
 void yield_thread() { std::this_thread::yield(); }
 
+void nap_us(uint32_t us) { std::this_thread::sleep_for(std::chrono::microseconds(us)); }
+
 }  // namespace abyss::platform

@@ -27,4 +27,8 @@ void sleep_ms(uint64_t ms);
 // machine (more workers than cores) still makes progress.
 void yield_thread();
 
+// Blocks the calling thread for about `us` microseconds (the kernel's timer
+// slack adds tens): for a worker whose wait has outlasted spinning and yielding.
+void nap_us(uint32_t us);
+
 }  // namespace abyss::platform

@@ -11,22 +11,32 @@
 
 namespace abyss::platform {
 
-// Spins with a pause hint and, after a while, yields the core so that
-// oversubscribed runs (more workers than cores) make progress.
+// Spins with a pause hint, then yields the core, then naps: on an
+// oversubscribed machine (more workers than cores) the thread being waited for
+// may be preempted, and a yield does not always let it run again (it may be
+// queued on the other core); a short nap does. A wait that a running holder
+// ends in microseconds never gets past the spinning.
 class SpinWait final {
  public:
   void once() {
     if (++spins_ < kSpinsBeforeYield) {
       cpu_relax();
-    } else {
-      spins_ = 0;
+      return;
+    }
+    spins_ = 0;
+    if (++yields_ < kYieldsBeforeNap) {
       yield_thread();
+    } else {
+      nap_us(kNapUs);
     }
   }
 
  private:
   static constexpr uint32_t kSpinsBeforeYield = 256;
+  static constexpr uint32_t kYieldsBeforeNap = 16;
+  static constexpr uint32_t kNapUs = 20;
   uint32_t spins_ = 0;
+  uint32_t yields_ = 0;
 };
 
 class SpinLatch final {
