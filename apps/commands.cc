@@ -47,6 +47,20 @@ constexpr Scheme kAllSchemes[] = {Scheme::None,      Scheme::NoWait,    Scheme::
                                   Scheme::Hstore,    Scheme::Silo,      Scheme::Tictoc};
 
 // H-STORE runs with one partition per worker, as the papers ran it.
+// The flags every run-based benchmark shares: the window of each run, the
+// repetitions per point, and where to write every run's report.
+void add_window_flags(CLI::App& app, double& duration_s, double& warmup_s) {
+  app.add_option("--duration", duration_s, "seconds per run")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
+  app.add_option("--warmup", warmup_s, "warm-up seconds per run")->check(CLI::Range(0.0, 600.0))->capture_default_str();
+}
+
+void add_reps_json_flags(CLI::App& app, uint32_t& reps, std::string& json_path) {
+  app.add_option("--reps", reps, "repetitions per point; the median is shown")
+      ->check(CLI::Range(1, 101))
+      ->capture_default_str();
+  app.add_option("--json", json_path, "write every run's report as JSON to FILE");
+}
+
 void partition_for_hstore(Config& cfg) {
   if (cfg.cc == Scheme::Hstore) cfg.ycsb.partitions = cfg.threads;
 }
@@ -162,10 +176,7 @@ void add_run_flags(CLI::App& app, Config& cfg) {
 }
 
 void add_demo_flags(CLI::App& app, DemoOptions& o) {
-  app.add_option("--duration", o.duration_s, "seconds per run")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
-  app.add_option("--warmup", o.warmup_s, "warm-up seconds per run")
-      ->check(CLI::Range(0.0, 600.0))
-      ->capture_default_str();
+  add_window_flags(app, o.duration_s, o.warmup_s);
   app.add_option("--rows", o.rows, "YCSB rows")
       ->check(CLI::Range(uint64_t{64}, uint64_t{1} << 34))
       ->capture_default_str();
@@ -216,17 +227,11 @@ int demo_command(const DemoOptions& o) {
 }
 
 void add_bench_ycsb_flags(CLI::App& app, BenchYcsbOptions& o) {
-  app.add_option("--duration", o.duration_s, "seconds per run")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
-  app.add_option("--warmup", o.warmup_s, "warm-up seconds per run")
-      ->check(CLI::Range(0.0, 600.0))
-      ->capture_default_str();
+  add_window_flags(app, o.duration_s, o.warmup_s);
   app.add_option("--rows", o.rows, "YCSB rows")
       ->check(CLI::Range(uint64_t{64}, uint64_t{1} << 34))
       ->capture_default_str();
-  app.add_option("--reps", o.reps, "repetitions per point; the median is shown")
-      ->check(CLI::Range(1, 101))
-      ->capture_default_str();
-  app.add_option("--json", o.json_path, "write every point's runs as JSON to FILE");
+  add_reps_json_flags(app, o.reps, o.json_path);
 }
 
 int bench_ycsb_command(const BenchYcsbOptions& o) {
@@ -334,19 +339,13 @@ double timestamps_per_second(const platform::TsAllocConfig& method, uint32_t thr
 }  // namespace
 
 void add_bench_latch_flags(CLI::App& app, BenchLatchOptions& o) {
-  app.add_option("--duration", o.duration_s, "seconds per run")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
-  app.add_option("--warmup", o.warmup_s, "warm-up seconds per run")
-      ->check(CLI::Range(0.0, 600.0))
-      ->capture_default_str();
+  add_window_flags(app, o.duration_s, o.warmup_s);
   app.add_option("--threads", o.threads, "worker threads")->check(CLI::Range(1, 1024))->capture_default_str();
   app.add_option("--theta", o.theta, "YCSB Zipfian skew")->check(CLI::Range(0.0, 0.9999))->capture_default_str();
   app.add_option("--rows", o.rows, "YCSB rows")
       ->check(CLI::Range(uint64_t{64}, uint64_t{1} << 34))
       ->capture_default_str();
-  app.add_option("--reps", o.reps, "repetitions per point; the median is shown")
-      ->check(CLI::Range(1, 101))
-      ->capture_default_str();
-  app.add_option("--json", o.json_path, "write every run as JSON to FILE");
+  add_reps_json_flags(app, o.reps, o.json_path);
 }
 
 // Every scheme with spin latches and no backoff, then with the Tale's
@@ -401,10 +400,7 @@ int bench_latch_command(const BenchLatchOptions& o) {
 }
 
 void add_bench_tpcc_flags(CLI::App& app, BenchTpccOptions& o) {
-  app.add_option("--duration", o.duration_s, "seconds per run")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
-  app.add_option("--warmup", o.warmup_s, "warm-up seconds per run")
-      ->check(CLI::Range(0.0, 600.0))
-      ->capture_default_str();
+  add_window_flags(app, o.duration_s, o.warmup_s);
   app.add_option("--warehouses", o.warehouses, "warehouse counts, comma-separated")
       ->delimiter(',')
       ->check(CLI::Range(1, 1024))
@@ -419,10 +415,7 @@ void add_bench_tpcc_flags(CLI::App& app, BenchTpccOptions& o) {
          "insert ORDER, NEW-ORDER, ORDER-LINE and HISTORY rows: on | off")
       ->check(CLI::IsMember({"on", "off"}))
       ->default_str("on");
-  app.add_option("--reps", o.reps, "repetitions per point; the median is shown")
-      ->check(CLI::Range(1, 101))
-      ->capture_default_str();
-  app.add_option("--json", o.json_path, "write every run as JSON to FILE");
+  add_reps_json_flags(app, o.reps, o.json_path);
 }
 
 // Every scheme at each warehouse and thread count: txn/s, abort rate and tpmC
@@ -475,10 +468,7 @@ int bench_tpcc_command(const BenchTpccOptions& o) {
 }
 
 void add_bench_hstore_flags(CLI::App& app, BenchHstoreOptions& o) {
-  app.add_option("--duration", o.duration_s, "seconds per run")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
-  app.add_option("--warmup", o.warmup_s, "warm-up seconds per run")
-      ->check(CLI::Range(0.0, 600.0))
-      ->capture_default_str();
+  add_window_flags(app, o.duration_s, o.warmup_s);
   app.add_option("--threads", o.threads, "worker threads (0: cores)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
@@ -486,10 +476,7 @@ void add_bench_hstore_flags(CLI::App& app, BenchHstoreOptions& o) {
   app.add_option("--rows", o.rows, "YCSB rows")
       ->check(CLI::Range(uint64_t{4096}, uint64_t{1} << 34))
       ->capture_default_str();
-  app.add_option("--reps", o.reps, "repetitions per point; the median is shown")
-      ->check(CLI::Range(1, 101))
-      ->capture_default_str();
-  app.add_option("--json", o.json_path, "write every run as JSON to FILE");
+  add_reps_json_flags(app, o.reps, o.json_path);
 }
 
 int bench_hstore_command(const BenchHstoreOptions& o) {
