@@ -1,9 +1,12 @@
 #include "apps/commands.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <span>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -173,6 +176,23 @@ void add_run_flags(CLI::App& app, Config& cfg) {
   app.add_option("--history", cfg.history_path, "write the history log (JSON lines) to FILE");
   app.add_option("--dump", cfg.dump_dir, "after the run, write DIR/<table>.csv for every table");
   app.add_option("--json", cfg.json_path, "write config and results as JSON to FILE");
+}
+
+std::string workload_flag_mismatch(const CLI::App& run, const Config& cfg) {
+  static constexpr std::array<const char*, 11> kYcsbFlags = {
+      "--rows",       "--req-per-txn",      "--theta",         "--write-ratio", "--read-only-txn-ratio",
+      "--partitions", "--multi-part-ratio", "--parts-per-txn", "--key-order",   "--fields",
+      "--field-size"};
+  static constexpr std::array<const char*, 4> kTpccFlags = {"--warehouses", "--tpcc-schema", "--tpcc-inserts",
+                                                            "--tpcc-mix"};
+  const bool tpcc = cfg.workload == WorkloadKind::Tpcc;
+  const std::string workload(name_of(kWorkloadNames, cfg.workload));
+  for (const char* flag : tpcc ? std::span<const char* const>(kYcsbFlags) : std::span<const char* const>(kTpccFlags)) {
+    if (run.count(flag) == 0) continue;
+    return std::string(flag) + " " + run.get_option(flag)->results().front() + " applies to --workload " +
+           (tpcc ? "ycsb" : "tpcc") + " only, not to --workload " + workload;
+  }
+  return {};
 }
 
 void add_demo_flags(CLI::App& app, DemoOptions& o) {

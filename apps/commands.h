@@ -13,6 +13,11 @@ namespace abyss::cli {
 // Every knob of Config as a validated flag.
 void add_run_flags(CLI::App& app, Config& cfg);
 
+// After parsing `run`: an error line if a flag of one workload was given to a
+// run of the other (`--theta` with `--workload tpcc`), else empty. Such a flag
+// would be ignored, and the run would not be the one asked for.
+std::string workload_flag_mismatch(const CLI::App& run, const Config& cfg);
+
 struct DemoOptions {
   double duration_s = 1.0;
   double warmup_s = 0.2;

@@ -130,6 +130,10 @@ int main(int argc, char** argv) {
 
   try {
     if (run->parsed()) {
+      if (auto err = abyss::cli::workload_flag_mismatch(*run, run_cfg); !err.empty()) {
+        std::fprintf(stderr, "abyss: %s\n", err.c_str());
+        return 2;
+      }
       if (auto err = run_cfg.validate(); !err.empty()) {
         std::fprintf(stderr, "abyss: %s\n", err.c_str());
         return 2;

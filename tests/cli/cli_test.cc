@@ -173,6 +173,9 @@ std::vector<BadCase> bad_cases() {
        {"run", "--tpcc-mix", "delivery=100"},
        {"--tpcc-mix", "delivery=100", "neworder", "payment"}},
       {"check_tpcc_missing_dir", {"check", "tpcc", "/nonexistent-abyss-dir"}, {"/nonexistent-abyss-dir"}},
+      // A flag of the other workload would be ignored: refused instead.
+      {"ycsb_flag_on_tpcc", {"run", "--workload", "tpcc", "--theta", "0.5"}, {"--theta", "0.5", "ycsb", "tpcc"}},
+      {"tpcc_flag_on_ycsb", {"run", "--warehouses", "4"}, {"--warehouses", "4", "ycsb", "tpcc"}},
       {"bench_tpcc_warehouses_zero", {"bench", "tpcc", "--warehouses", "1,0"}, {"--warehouses", "0", "1024"}},
       {"bench_tpcc_threads_too_many", {"bench", "tpcc", "--threads", "2000"}, {"--threads", "2000", "1024"}},
       {"bench_tpcc_schema_unknown",
