@@ -87,11 +87,16 @@ RunResult run_with(const Config& cfg) {
       window_end = platform::wall_ns();
       return;
     }
+    bool counted = false;
     try {
-      result.workers[i] = run_worker(cfg, cc, workload, queries[i], *workers[i], layout, phase, ready);
+      result.workers[i] = run_worker(cfg, cc, workload, queries[i], *workers[i], layout, phase, [&] {
+        ready.fetch_add(1, platform::memory_order_release);
+        counted = true;
+      });
     } catch (const std::exception& e) {
       errors[i] = e.what();
-      ready.fetch_add(1, platform::memory_order_release);  // never keeps the clock from starting
+      // A worker that failed before it counted itself never keeps the clock from starting.
+      if (!counted) ready.fetch_add(1, platform::memory_order_release);
     }
   });
   for (const auto& e : errors) {

@@ -28,11 +28,12 @@ constexpr bool declares_partitions() {
   }
 }
 
-// `ready` counts workers set up and about to run their first transaction; the
-// warm-up and the measurement window start only once every worker is counted.
-template <class CC, class W>
+// `mark_ready()` is called once the worker is set up and about to run its
+// first transaction; the warm-up and the measurement window start only once
+// every worker has called it.
+template <class CC, class W, class MarkReady>
 WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typename W::Queries& queries, Worker& w,
-                       RowLayout layout, const platform::Atomic<uint32_t>& phase, platform::Atomic<uint32_t>& ready) {
+                       RowLayout layout, const platform::Atomic<uint32_t>& phase, MarkReady&& mark_ready) {
   Txn<CC> txn(cc, w, layout);
   const std::size_t types = W::kTypeNames.size();
   WorkerStats stats(types);
@@ -41,20 +42,23 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
   bool measuring = false;
   uint64_t window_start = 0;
   uint64_t sink = 0;  // keeps reads from being optimised away
-  ready.fetch_add(1, platform::memory_order_release);
+  // Checked before every attempt, so a transaction that is restarting when
+  // the window opens has its later attempts counted.
+  auto enter_window_if_open = [&] {
+    if (measuring || static_cast<Phase>(phase.load(platform::memory_order_acquire)) != Phase::Measure) return;
+    stats = WorkerStats(types);
+    measuring = true;
+    window_start = platform::cycles();
+  };
+  mark_ready();
 
   for (std::size_t next = 0;; next++) {
-    const auto ph = static_cast<Phase>(phase.load(platform::memory_order_acquire));
-    if (ph == Phase::Done) break;
-    if (ph == Phase::Measure && !measuring) {
-      stats = WorkerStats(types);
-      measuring = true;
-      window_start = platform::cycles();
-    }
+    if (static_cast<Phase>(phase.load(platform::memory_order_acquire)) == Phase::Done) break;
     const std::size_t i = next % queries.size();
     const uint8_t type = workload.type_of(queries, i);
     const uint64_t first_start = platform::cycles();
     for (uint32_t aborts = 0;; aborts++) {
+      enter_window_if_open();
       w.reset_attempt();
       const uint64_t start = platform::cycles();
       if constexpr (declares_partitions<CC>()) {
@@ -70,7 +74,10 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
       } else if (rc == Rc::LogicalAbort) {
         txn.abort();
       }
-      if (rc == Rc::NotFound) throw std::runtime_error("workload left a missing key unhandled");
+      if (rc == Rc::NotFound) {
+        txn.abort();  // releases what other workers may be waiting for
+        throw std::runtime_error("workload left a missing key unhandled");
+      }
       const uint64_t end = platform::cycles();
       if (rc == Rc::Ok || rc == Rc::LogicalAbort) {
         if (measuring) {
