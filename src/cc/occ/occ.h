@@ -82,8 +82,10 @@ class Occ final {
     for (auto& a : accesses) {
       if (a.type == decltype(a.type)::Insert) continue;
       const auto& m = t.row_meta(a.row);
-      if (!a.cc.latched && m.latch.load(platform::memory_order_acquire) == kExclusive) return Rc::Abort;
-      const uint64_t now = m.wts.load(platform::memory_order_acquire);
+      // Sequentially consistent, as is the latching: two committers that each
+      // latched a row the other read must not both see the other's row free.
+      if (!a.cc.latched && m.latch.load(platform::memory_order_seq_cst) == kExclusive) return Rc::Abort;
+      const uint64_t now = m.wts.load(platform::memory_order_seq_cst);
       if (now != a.cc.observed || now > start_ts) return Rc::Abort;
     }
 
@@ -131,7 +133,7 @@ class Occ final {
   static void lock_exclusive(RowMeta& m) {
     platform::SpinWait spin;
     uint32_t expected = 0;
-    while (!m.latch.compare_exchange_weak(expected, kExclusive, platform::memory_order_acquire,
+    while (!m.latch.compare_exchange_weak(expected, kExclusive, platform::memory_order_seq_cst,
                                           platform::memory_order_relaxed)) {
       expected = 0;
       spin.once();
