@@ -57,15 +57,30 @@ void add_window_flags(CLI::App& app, double& duration_s, double& warmup_s) {
   app.add_option("--warmup", warmup_s, "warm-up seconds per run")->check(CLI::Range(0.0, 600.0))->capture_default_str();
 }
 
-void add_reps_json_flags(CLI::App& app, uint32_t& reps, std::string& json_path) {
+void add_reps_json_flags(CLI::App& app, uint32_t& reps, uint32_t& prime_runs, std::string& json_path) {
   app.add_option("--reps", reps, "repetitions per point; the median is shown")
       ->check(CLI::Range(1, 101))
+      ->capture_default_str();
+  app.add_option("--prime-runs", prime_runs,
+                 "runs of the first point before the table, discarded (the first run in a process also pays "
+                 "for memory the allocator keeps for later runs)")
+      ->check(CLI::Range(0, 10))
       ->capture_default_str();
   app.add_option("--json", json_path, "write every run's report as JSON to FILE");
 }
 
 void partition_for_hstore(Config& cfg) {
   if (cfg.cc == Scheme::Hstore) cfg.ycsb.partitions = cfg.threads;
+}
+
+// A bench command runs every point in one process. The first run pays page
+// faults on memory that the allocator then keeps and hands to later runs, so
+// without a discarded run the first column would be measured on colder memory
+// than the rest.
+void prime(const Config& cfg, uint32_t runs) {
+  if (runs == 0) return;
+  std::printf("(%u discarded priming run%s of %s)\n", runs, runs == 1 ? "" : "s", scheme_name(cfg.cc).c_str());
+  for (uint32_t i = 0; i < runs; i++) (void)run(cfg);
 }
 
 }  // namespace
@@ -211,7 +226,7 @@ int demo_command(const DemoOptions& o) {
   const uint32_t max_threads = o.max_threads == 0 ? platform::hardware_cores() : o.max_threads;
   std::printf(
       "YCSB, %llu rows, theta %.2f, 50%% writes, 16 accesses per txn, hstore: one partition per thread; "
-      "%.1f s per run\n\n",
+      "%g s per run\n\n",
       static_cast<unsigned long long>(o.rows), o.theta, o.duration_s);
   std::printf("%-10s %7s %12s %10s %8s %8s %8s %8s %8s\n", "scheme", "threads", "txn/s", "abort", "useful", "wait",
               "cc_mgr", "abort_t", "other");
@@ -251,7 +266,7 @@ void add_bench_ycsb_flags(CLI::App& app, BenchYcsbOptions& o) {
   app.add_option("--rows", o.rows, "YCSB rows")
       ->check(CLI::Range(uint64_t{64}, uint64_t{1} << 34))
       ->capture_default_str();
-  add_reps_json_flags(app, o.reps, o.json_path);
+  add_reps_json_flags(app, o.reps, o.prime_runs, o.json_path);
 }
 
 int bench_ycsb_command(const BenchYcsbOptions& o) {
@@ -262,14 +277,28 @@ int bench_ycsb_command(const BenchYcsbOptions& o) {
   constexpr Mix kMixes[] = {{"read-only", 0.0}, {"50% writes", 0.5}};
   constexpr double kThetas[] = {0.0, 0.6, 0.9};
   constexpr uint32_t kThreads[] = {1, 2};
+  auto config = [&o](Scheme s, uint32_t threads, double theta, double write_ratio, uint32_t rep) {
+    Config cfg;
+    cfg.cc = s;
+    cfg.threads = threads;
+    cfg.duration_s = o.duration_s;
+    cfg.warmup_s = o.warmup_s;
+    cfg.seed = 1 + rep;
+    cfg.ycsb.rows = o.rows;
+    cfg.ycsb.theta = theta;
+    cfg.ycsb.write_ratio = write_ratio;
+    partition_for_hstore(cfg);
+    return cfg;
+  };
 
   std::printf(
       "YCSB throughput (txn/s, median of %u), %llu rows, 16 accesses per txn, hstore: one partition per "
-      "thread, %.1f s per run\n",
+      "thread, %g s per run\n",
       o.reps, static_cast<unsigned long long>(o.rows), o.duration_s);
   std::printf("%-11s %5s %7s", "mix", "theta", "threads");
   for (Scheme s : kAllSchemes) std::printf(" %12s", scheme_name(s).c_str());
   std::printf("   (ratio to none)\n");
+  prime(config(kAllSchemes[0], kThreads[0], kThetas[0], kMixes[0].write_ratio, 0), o.prime_runs);
   nlohmann::json all = nlohmann::json::array();
   for (const Mix& mix : kMixes) {
     for (double theta : kThetas) {
@@ -279,17 +308,7 @@ int bench_ycsb_command(const BenchYcsbOptions& o) {
         for (Scheme s : kAllSchemes) {
           std::vector<double> tputs;
           for (uint32_t rep = 0; rep < o.reps; rep++) {
-            Config cfg;
-            cfg.cc = s;
-            cfg.threads = threads;
-            cfg.duration_s = o.duration_s;
-            cfg.warmup_s = o.warmup_s;
-            cfg.seed = 1 + rep;
-            cfg.ycsb.rows = o.rows;
-            cfg.ycsb.theta = theta;
-            cfg.ycsb.write_ratio = mix.write_ratio;
-            partition_for_hstore(cfg);
-            const RunResult r = run(cfg);
+            const RunResult r = run(config(s, threads, theta, mix.write_ratio, rep));
             tputs.push_back(r.throughput());
             all.push_back(report_json(r));
           }
@@ -365,7 +384,7 @@ void add_bench_latch_flags(CLI::App& app, BenchLatchOptions& o) {
   app.add_option("--rows", o.rows, "YCSB rows")
       ->check(CLI::Range(uint64_t{64}, uint64_t{1} << 34))
       ->capture_default_str();
-  add_reps_json_flags(app, o.reps, o.json_path);
+  add_reps_json_flags(app, o.reps, o.prime_runs, o.json_path);
 }
 
 // Every scheme with spin latches and no backoff, then with the Tale's
@@ -378,13 +397,28 @@ int bench_latch_command(const BenchLatchOptions& o) {
   };
   constexpr Variant kVariants[] = {{"spin, no backoff", platform::LatchKind::Spin, BackoffKind::None},
                                    {"queue, exp backoff", platform::LatchKind::Queue, BackoffKind::Exp}};
+  auto config = [&o](Scheme s, const Variant& v, uint32_t rep) {
+    Config cfg;
+    cfg.cc = s;
+    cfg.threads = o.threads;
+    cfg.duration_s = o.duration_s;
+    cfg.warmup_s = o.warmup_s;
+    cfg.seed = 1 + rep;
+    cfg.latch = v.latch;
+    cfg.backoff = v.backoff;
+    cfg.ycsb.rows = o.rows;
+    cfg.ycsb.theta = o.theta;
+    partition_for_hstore(cfg);
+    return cfg;
+  };
   std::printf(
-      "YCSB theta %.2f, 50%% writes, 16 accesses per txn, %u threads, %llu rows, %.1f s per run "
+      "YCSB theta %.2f, 50%% writes, 16 accesses per txn, %u threads, %llu rows, %g s per run "
       "(median of %u); hstore: one partition per thread\n",
       o.theta, o.threads, static_cast<unsigned long long>(o.rows), o.duration_s, o.reps);
   std::printf("%-11s", "scheme");
   for (const Variant& v : kVariants) std::printf(" %20s %7s", v.name, "abort");
   std::printf(" %7s\n", "ratio");
+  prime(config(kAllSchemes[0], kVariants[0], 0), o.prime_runs);
   nlohmann::json all = nlohmann::json::array();
   for (Scheme s : kAllSchemes) {
     std::printf("%-11s", scheme_name(s).c_str());
@@ -392,18 +426,7 @@ int bench_latch_command(const BenchLatchOptions& o) {
     for (const Variant& v : kVariants) {
       std::vector<std::pair<double, double>> points;  // throughput, abort rate
       for (uint32_t rep = 0; rep < o.reps; rep++) {
-        Config cfg;
-        cfg.cc = s;
-        cfg.threads = o.threads;
-        cfg.duration_s = o.duration_s;
-        cfg.warmup_s = o.warmup_s;
-        cfg.seed = 1 + rep;
-        cfg.latch = v.latch;
-        cfg.backoff = v.backoff;
-        cfg.ycsb.rows = o.rows;
-        cfg.ycsb.theta = o.theta;
-        partition_for_hstore(cfg);
-        const RunResult r = run(cfg);
+        const RunResult r = run(config(s, v, rep));
         points.emplace_back(r.throughput(), r.abort_rate());
         all.push_back(report_json(r));
       }
@@ -435,14 +458,28 @@ void add_bench_tpcc_flags(CLI::App& app, BenchTpccOptions& o) {
          "insert ORDER, NEW-ORDER, ORDER-LINE and HISTORY rows: on | off")
       ->check(CLI::IsMember({"on", "off"}))
       ->default_str("on");
-  add_reps_json_flags(app, o.reps, o.json_path);
+  add_reps_json_flags(app, o.reps, o.prime_runs, o.json_path);
 }
 
 // Every scheme at each warehouse and thread count: txn/s, abort rate and tpmC
 // of the median run.
 int bench_tpcc_command(const BenchTpccOptions& o) {
+  auto config = [&o](Scheme s, uint32_t warehouses, uint32_t threads, uint32_t rep) {
+    Config cfg;
+    cfg.cc = s;
+    cfg.workload = WorkloadKind::Tpcc;
+    cfg.threads = threads;
+    cfg.duration_s = o.duration_s;
+    cfg.warmup_s = o.warmup_s;
+    cfg.seed = 1 + rep;
+    cfg.tpcc.warehouses = warehouses;
+    cfg.tpcc.schema = o.schema;
+    cfg.tpcc.inserts = o.inserts;
+    if (auto err = cfg.validate(); !err.empty()) throw std::runtime_error(err);
+    return cfg;
+  };
   std::printf(
-      "TPC-C, NewOrder 50%% / Payment 50%%, %s schema, inserts %s, %.1f s per run (median of %u); "
+      "TPC-C, NewOrder 50%% / Payment 50%%, %s schema, inserts %s, %g s per run (median of %u); "
       "columns: warehouses x threads, txn/s and abort rate\n",
       std::string(name_of(kTpccSchemaNames, o.schema)).c_str(), o.inserts ? "on" : "off", o.duration_s, o.reps);
   std::printf("%-11s", "scheme");
@@ -453,6 +490,7 @@ int bench_tpcc_command(const BenchTpccOptions& o) {
     }
   }
   std::printf("\n");
+  prime(config(kAllSchemes[0], o.warehouses.front(), o.threads.front(), 0), o.prime_runs);
   nlohmann::json all = nlohmann::json::array();
   for (Scheme s : kAllSchemes) {
     std::printf("%-11s", scheme_name(s).c_str());
@@ -460,18 +498,7 @@ int bench_tpcc_command(const BenchTpccOptions& o) {
       for (uint32_t t : o.threads) {
         std::vector<std::pair<double, double>> points;  // throughput, abort rate
         for (uint32_t rep = 0; rep < o.reps; rep++) {
-          Config cfg;
-          cfg.cc = s;
-          cfg.workload = WorkloadKind::Tpcc;
-          cfg.threads = t;
-          cfg.duration_s = o.duration_s;
-          cfg.warmup_s = o.warmup_s;
-          cfg.seed = 1 + rep;
-          cfg.tpcc.warehouses = wh;
-          cfg.tpcc.schema = o.schema;
-          cfg.tpcc.inserts = o.inserts;
-          if (auto err = cfg.validate(); !err.empty()) throw std::runtime_error(err);
-          const RunResult r = run(cfg);
+          const RunResult r = run(config(s, wh, t, rep));
           points.emplace_back(r.throughput(), r.abort_rate());
           all.push_back(report_json(r));
         }
@@ -496,38 +523,42 @@ void add_bench_hstore_flags(CLI::App& app, BenchHstoreOptions& o) {
   app.add_option("--rows", o.rows, "YCSB rows")
       ->check(CLI::Range(uint64_t{4096}, uint64_t{1} << 34))
       ->capture_default_str();
-  add_reps_json_flags(app, o.reps, o.json_path);
+  add_reps_json_flags(app, o.reps, o.prime_runs, o.json_path);
 }
 
 int bench_hstore_command(const BenchHstoreOptions& o) {
   const uint32_t threads = o.threads == 0 ? platform::hardware_cores() : o.threads;
   constexpr double kRatios[] = {0.0, 0.1, 0.5, 1.0};
   constexpr uint32_t kParts[] = {1, 2, 4};
+  auto config = [&o, threads](double ratio, uint32_t parts, uint32_t rep) {
+    Config cfg;
+    cfg.cc = Scheme::Hstore;
+    cfg.threads = threads;
+    cfg.duration_s = o.duration_s;
+    cfg.warmup_s = o.warmup_s;
+    cfg.seed = 1 + rep;
+    cfg.ycsb.rows = o.rows;
+    cfg.ycsb.partitions = o.partitions;
+    cfg.ycsb.multi_part_ratio = ratio;
+    cfg.ycsb.parts_per_txn = parts;
+    if (auto err = cfg.validate(); !err.empty()) throw std::runtime_error(err);
+    return cfg;
+  };
   std::printf(
       "H-STORE on YCSB (Abyss Fig. 15): txn/s (median of %u), %u threads, %u partitions, %llu rows, "
-      "50%% writes, %.1f s per run\n",
+      "50%% writes, %g s per run\n",
       o.reps, threads, o.partitions, static_cast<unsigned long long>(o.rows), o.duration_s);
   std::printf("%16s", "multi-part ratio");
   for (uint32_t p : kParts) std::printf(" %10s%-2u", "parts/txn ", p);
   std::printf("\n");
+  prime(config(kRatios[0], kParts[0], 0), o.prime_runs);
   nlohmann::json all = nlohmann::json::array();
   for (double ratio : kRatios) {
     std::printf("%16.1f", ratio);
     for (uint32_t parts : kParts) {
       std::vector<double> tputs;
       for (uint32_t rep = 0; rep < o.reps; rep++) {
-        Config cfg;
-        cfg.cc = Scheme::Hstore;
-        cfg.threads = threads;
-        cfg.duration_s = o.duration_s;
-        cfg.warmup_s = o.warmup_s;
-        cfg.seed = 1 + rep;
-        cfg.ycsb.rows = o.rows;
-        cfg.ycsb.partitions = o.partitions;
-        cfg.ycsb.multi_part_ratio = ratio;
-        cfg.ycsb.parts_per_txn = parts;
-        if (auto err = cfg.validate(); !err.empty()) throw std::runtime_error(err);
-        const RunResult r = run(cfg);
+        const RunResult r = run(config(ratio, parts, rep));
         tputs.push_back(r.throughput());
         all.push_back(report_json(r));
       }
@@ -546,7 +577,7 @@ int bench_ts_command(const BenchTsOptions& o) {
   const char* kMethods[] = {"mutex", "atomic", "batch:8", "batch:16", "clock"};
   nlohmann::json out = {{"micro", nlohmann::json::array()}, {"ycsb_timestamp", nlohmann::json::array()}};
 
-  std::printf("Timestamp allocation (Abyss Fig. 6): million timestamps per second, %.2f s per point\n", o.duration_s);
+  std::printf("Timestamp allocation (Abyss Fig. 6): million timestamps per second, %g s per point\n", o.duration_s);
   std::printf("%7s", "threads");
   for (const char* m : kMethods) std::printf(" %10s", m);
   std::printf("\n");
@@ -567,7 +598,7 @@ int bench_ts_command(const BenchTsOptions& o) {
     // Abyss Fig. 7: TIMESTAMP on write-intensive YCSB. Under contention a
     // restarted transaction takes the next timestamp of its worker's batch,
     // which can still be older than the one that made it abort.
-    std::printf("\nTIMESTAMP on YCSB, 50%% writes, %u threads, %.1f s per run: txn/s (abort rate)\n", max_threads,
+    std::printf("\nTIMESTAMP on YCSB, 50%% writes, %u threads, %g s per run: txn/s (abort rate)\n", max_threads,
                 o.ycsb_duration_s);
     std::printf("%6s", "theta");
     for (const char* m : kMethods) std::printf(" %20s", m);

@@ -34,6 +34,7 @@ struct BenchYcsbOptions {
   double warmup_s = 0.2;
   uint64_t rows = 1 << 20;
   uint32_t reps = 1;
+  uint32_t prime_runs = 1;  // discarded runs of the first point
   std::string json_path;
 };
 void add_bench_ycsb_flags(CLI::App& app, BenchYcsbOptions& o);
@@ -56,6 +57,7 @@ struct BenchHstoreOptions {
   uint32_t partitions = 8;
   uint64_t rows = 1 << 20;
   uint32_t reps = 1;
+  uint32_t prime_runs = 1;  // discarded runs of the first point
   std::string json_path;
 };
 void add_bench_hstore_flags(CLI::App& app, BenchHstoreOptions& o);
@@ -68,6 +70,7 @@ struct BenchLatchOptions {
   double theta = 0.9;
   uint64_t rows = 1 << 20;
   uint32_t reps = 1;
+  uint32_t prime_runs = 1;  // discarded runs of the first point
   std::string json_path;
 };
 void add_bench_latch_flags(CLI::App& app, BenchLatchOptions& o);
@@ -81,6 +84,7 @@ struct BenchTpccOptions {
   TpccSchema schema = TpccSchema::Full;
   bool inserts = true;
   uint32_t reps = 1;
+  uint32_t prime_runs = 1;  // discarded runs of the first point
   std::string json_path;
 };
 void add_bench_tpcc_flags(CLI::App& app, BenchTpccOptions& o);

@@ -181,6 +181,7 @@ std::vector<BadCase> bad_cases() {
       {"bench_tpcc_schema_unknown",
        {"bench", "tpcc", "--tpcc-schema", "tiny"},
        with_names({"--tpcc-schema", "tiny"}, kTpccSchemaNames)},
+      {"bench_ycsb_prime_runs_too_many", {"bench", "ycsb", "--prime-runs", "11"}, {"--prime-runs", "11", "10"}},
   };
 }
 
