@@ -210,6 +210,37 @@ std::string workload_flag_mismatch(const CLI::App& run, const Config& cfg) {
   return {};
 }
 
+std::vector<std::string> ineffective_flag_notes(const CLI::App& run, const Config& cfg) {
+  const Scheme cc = cfg.cc;
+  const std::string scheme = scheme_name(cc);
+  const bool allocates_ts = cc == Scheme::WaitDie || cc == Scheme::DlDetect || cc == Scheme::WoundWait ||
+                            cc == Scheme::Timestamp || cc == Scheme::Mvcc || cc == Scheme::Occ || cc == Scheme::Hstore;
+  const bool has_latch = cc == Scheme::WaitDie || cc == Scheme::DlDetect || cc == Scheme::WoundWait ||
+                         cc == Scheme::Timestamp || cc == Scheme::Mvcc || cc == Scheme::Hstore;
+  std::vector<std::string> notes;
+  auto unused = [&](const char* flag, const std::string& why) {
+    if (run.count(flag) > 0) notes.push_back(std::string(flag) + " has no effect: " + why);
+  };
+  if (cc != Scheme::DlDetect) {
+    unused("--dl-timeout", "it applies to --cc dl_detect only");
+    unused("--dl-detect", "it applies to --cc dl_detect only");
+  }
+  if (!allocates_ts) unused("--ts-alloc", "--cc " + scheme + " allocates no timestamps");
+  if (!has_latch) unused("--latch", "--cc " + scheme + " has no latch to choose (it uses CAS words per row)");
+  if (cfg.backoff == BackoffKind::None) unused("--backoff-max-us", "it bounds --backoff exp only");
+  if (cfg.workload == WorkloadKind::Ycsb && (cfg.ycsb.partitions == 1 || cfg.ycsb.parts_per_txn == 1)) {
+    unused("--multi-part-ratio", "a multi-partition transaction needs --partitions and --parts-per-txn above 1");
+  }
+  if (cc == Scheme::Hstore && cfg.workload == WorkloadKind::Ycsb && cfg.ycsb.partitions < cfg.threads) {
+    notes.push_back("--cc hstore with " + std::to_string(cfg.ycsb.partitions) + " partition(s) for " +
+                    std::to_string(cfg.threads) +
+                    " threads: workers queue on shared partition locks; the papers run one partition per worker "
+                    "(--partitions " +
+                    std::to_string(cfg.threads) + ")");
+  }
+  return notes;
+}
+
 void add_demo_flags(CLI::App& app, DemoOptions& o) {
   add_window_flags(app, o.duration_s, o.warmup_s);
   app.add_option("--rows", o.rows, "YCSB rows")

@@ -18,6 +18,11 @@ void add_run_flags(CLI::App& app, Config& cfg);
 // would be ignored, and the run would not be the one asked for.
 std::string workload_flag_mismatch(const CLI::App& run, const Config& cfg);
 
+// Flags of `run` that were given but change nothing in this run (they belong
+// to schemes or settings not chosen), and a setting likely to mislead: one
+// note each, printed on stderr before the run.
+std::vector<std::string> ineffective_flag_notes(const CLI::App& run, const Config& cfg);
+
 struct DemoOptions {
   double duration_s = 1.0;
   double warmup_s = 0.2;

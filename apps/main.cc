@@ -138,6 +138,9 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "abyss: %s\n", err.c_str());
         return 2;
       }
+      for (const auto& note : abyss::cli::ineffective_flag_notes(*run, run_cfg)) {
+        std::fprintf(stderr, "abyss: note: %s\n", note.c_str());
+      }
       return run_command(run_cfg);
     }
     if (demo->parsed()) return abyss::cli::demo_command(demo_opts);

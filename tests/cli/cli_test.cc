@@ -240,6 +240,26 @@ TEST(CliRun, ShortRunExitsZeroAndReportsThroughput) {
   EXPECT_EQ(o.err, "");
 }
 
+TEST(CliRun, FlagsWithoutEffectOnThisSchemeAreNotedOnStderr) {
+  const Outcome o = run_abyss({"run", "--cc", "no_wait", "--dl-timeout", "50", "--ts-alloc", "batch:8", "--threads",
+                               "1", "--rows", "1000", "--duration", "0.05", "--warmup", "0"});
+  SCOPED_TRACE(o.command);
+  EXPECT_EQ(o.exit_code, 0) << "stderr: " << o.err;
+  EXPECT_NE(o.out.find("throughput"), std::string::npos) << o.out;
+  EXPECT_NE(o.err.find("abyss: note: --dl-timeout has no effect: it applies to --cc dl_detect only\n"),
+            std::string::npos)
+      << o.err;
+  EXPECT_NE(o.err.find("abyss: note: --ts-alloc has no effect: --cc no_wait allocates no timestamps\n"),
+            std::string::npos)
+      << o.err;
+
+  // The same flags where they take effect: no note.
+  const Outcome used = run_abyss({"run", "--cc", "dl_detect", "--dl-timeout", "50", "--ts-alloc", "batch:8",
+                                  "--threads", "1", "--rows", "1000", "--duration", "0.05", "--warmup", "0"});
+  EXPECT_EQ(used.exit_code, 0) << "stderr: " << used.err;
+  EXPECT_EQ(used.err, "");
+}
+
 TEST(CliRun, JsonReportCarriesConfigAndEveryMetric) {
   // The layout docs/metrics.md describes; tools join runs on config_hash.
   const std::string json_path = temp_path("report.json");
