@@ -1,0 +1,609 @@
+// The rules of the three 2PL schemes that wait (Abyss §2.1; docs/schemes.md):
+// WAIT_DIE, WOUND_WAIT and DL_DETECT, each pinned by an explicit interleaving
+// of transactions with their own workers. A transaction that must wait runs
+// on its own platform thread; the test learns that it has queued by looking
+// at the row lock, then releases what it waits for, and asserts the order of
+// events. The one duration asserted is a lower bound the scheme guarantees by
+// its own clock: a DL_DETECT wait ended by --dl-timeout lasted at least that
+// long (and, with a timeout far beyond the test, one ended by detection did
+// not).
+//
+// Timestamps come from one shared TsSource with the default (atomic) method,
+// so the transaction that calls begin() first is the older one.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "cc/dl_detect/dl_detect.h"
+#include "cc/lock/row_lock.h"
+#include "cc/wait_die/wait_die.h"
+#include "cc/wound_wait/wound_wait.h"
+#include "common/config.h"
+#include "platform/atomic.h"
+#include "platform/clock.h"
+#include "platform/thread.h"
+#include "platform/ts_source.h"
+#include "stats/stats.h"
+#include "storage/database.h"
+#include "txn/txn.h"
+
+namespace abyss {
+namespace {
+
+// Rows 0..kRows-1 hold V = 100 + key.
+constexpr uint64_t kRows = 4;
+
+// How long a thread polls for an event before it gives up and goes on, so a
+// broken scheme fails an assertion instead of hanging the test. A correct
+// scheme makes every awaited event happen within milliseconds.
+constexpr uint64_t kLimitMs = 10'000;
+
+// A table, a scheme built from `cfg` (so a test sets the Config first) and one
+// worker and transaction per participant, t0 the oldest when begun in order.
+template <class CC>
+struct Fixture {
+  using RowMeta = typename CC::RowMeta;
+  Config cfg;
+  Database db{RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta))};
+  Table* table;
+  Column value;
+  platform::TsSource ts{cfg.ts_alloc};
+  CC cc;
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<std::unique_ptr<Txn<CC>>> txns;
+  Txn<CC>* t0;
+  Txn<CC>* t1;
+  Txn<CC>* t2;  // null unless three participants
+  Arena nodes;
+  RowCursor cursor;
+
+  explicit Fixture(const Config& c = Config{}, uint32_t participants = 2) : cfg(c), cc(cfg, participants) {
+    Schema s;
+    s.add_int64("K");
+    s.add_int64("V");
+    table = &db.create_table("t", std::move(s), kRows);
+    value = table->schema().column("V");
+    for (uint64_t k = 0; k < kRows; k++) {
+      Row* r = table->allocate(cursor);
+      new (db.layout().meta(r)) RowMeta();
+      set_int64(db.layout().data(r), table->schema().column("K"), static_cast<int64_t>(k));
+      set_int64(db.layout().data(r), value, static_cast<int64_t>(100 + k));
+      RowLayout::header(r).flags = RowHeader::kLive;
+      table->index().insert(k, r, static_cast<HashIndex::Node*>(nodes.allocate(sizeof(HashIndex::Node))));
+    }
+    for (uint32_t i = 0; i < participants; i++) {
+      workers.push_back(std::make_unique<Worker>(i, participants, 1, 1));
+      workers.back()->ts = &ts;
+      txns.push_back(std::make_unique<Txn<CC>>(cc, *workers.back(), db.layout()));
+    }
+    t0 = txns[0].get();
+    t1 = txns[1].get();
+    t2 = participants > 2 ? txns[2].get() : nullptr;
+  }
+
+  Row* row(uint64_t key) { return table->index().find(key); }
+  int64_t committed_value(uint64_t key) { return get_int64(db.layout().data(row(key)), value); }
+
+  Rc read(Txn<CC>& t, uint64_t key, int64_t& out) {
+    const char* d = nullptr;
+    const Rc rc = t.read(*table, key, d);
+    if (rc == Rc::Ok) out = get_int64(d, value);
+    return rc;
+  }
+
+  // Reads V of `key` for writing into `seen`, and sets it to `v` in the
+  // transaction's private copy.
+  Rc write(Txn<CC>& t, uint64_t key, int64_t v, int64_t& seen) {
+    char* d = nullptr;
+    const Rc rc = t.update(*table, key, d);
+    if (rc == Rc::Ok) {
+      seen = get_int64(d, value);
+      set_int64(d, value, v);
+    }
+    return rc;
+  }
+  Rc write(Txn<CC>& t, uint64_t key, int64_t v) {
+    int64_t seen = 0;
+    return write(t, key, v, seen);
+  }
+
+  // How many requests (owners and waiters) the lock of `key` holds, counted
+  // under its latch by a probe that asks to queue and is refused: tells the
+  // test that a transaction on another thread has queued. Asked only while
+  // some transaction owns the row, so the exclusive probe is never granted.
+  uint32_t requests_on(uint64_t key) {
+    cc::RowLock& lock = static_cast<RowMeta*>(db.layout().meta(row(key)))->lock;
+    cc::LockRequest probe;
+    uint32_t n = 0;
+    const auto outcome = lock.acquire(probe, cc::LockMode::Exclusive, cfg.latch, [&](const cc::RowLock& l) {
+      l.for_each_request([&](const cc::LockRequest& /*r*/) { n++; });
+      return false;
+    });
+    if (outcome == cc::RowLock::Outcome::Granted) {
+      ADD_FAILURE() << "requests_on(" << key << ") asked of a row no transaction owns";
+      lock.release(probe, cfg.latch);
+    }
+    return n;
+  }
+
+  uint64_t waited_cycles(uint32_t worker) const {
+    return workers[worker]->attempt[static_cast<std::size_t>(TimeCat::Wait)];
+  }
+
+  // DL_DETECT's --dl-timeout in cycles, computed as the scheme computes it.
+  uint64_t timeout_cycles() const {
+    return static_cast<uint64_t>(cfg.dl_timeout_us * 1000.0 * platform::cycles_per_ns());
+  }
+};
+
+// Polls `done()` every millisecond until it holds or kLimitMs have passed.
+template <class Done>
+void await(Done&& done) {
+  for (uint64_t ms = 0; ms < kLimitMs && !done(); ms++) platform::sleep_ms(1);
+}
+
+enum class First : uint8_t { WaiterReturned, ReleaseCalled };
+
+// Runs `waiter` on one thread. A second thread waits until `ready()` holds
+// (the waiter has queued) or `waiter` has returned, then calls `release`.
+// Answers which came first: `waiter` returning or `release` being called.
+// With a `ready` that never holds, the release waits for the waiter (up to
+// kLimitMs), for a waiter that must not wait.
+template <class Waiter, class Ready, class Release>
+First race(Waiter&& waiter, Ready&& ready, Release&& release) {
+  platform::Atomic<bool> returned{false};
+  platform::Atomic<uint32_t> events{0};
+  uint32_t waiter_at = 0;
+  uint32_t release_at = 0;
+  platform::run_threads(2, false, [&](uint32_t i) {
+    if (i == 0) {
+      waiter();
+      waiter_at = events.fetch_add(1, platform::memory_order_acq_rel);
+      returned.store(true, platform::memory_order_release);
+      return;
+    }
+    await([&] { return returned.load(platform::memory_order_acquire) || ready(); });
+    release_at = events.fetch_add(1, platform::memory_order_acq_rel);
+    release();
+  });
+  return waiter_at < release_at ? First::WaiterReturned : First::ReleaseCalled;
+}
+
+// ============================================================================
+// WAIT_DIE (wait_die.h)
+// ============================================================================
+
+//    T0 (older), another thread | T1 (younger) |
+//    ------------------------------------------
+//    BEGIN                      |              |
+//                               | BEGIN        |
+//                               | W(0)=42      |
+//    W(0)=43                    |              |   <- older than the holder: waits
+//                               | COMMIT       |
+//      ... granted, reads 42    |              |
+//    COMMIT                     |              |
+TEST(WaitDieScheme, OlderRequesterWaitsForAYoungerHolderUntilItCommits) {
+  Fixture<cc::WaitDie> f;
+  Rc rc = Rc::Abort;
+  Rc commit_rc = Rc::Abort;
+  int64_t seen = 0;
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  ASSERT_LT(f.t0->meta().ts, f.t1->meta().ts);
+  ASSERT_EQ(f.write(*f.t1, 0, 42), Rc::Ok);
+  const First first = race([&] { rc = f.write(*f.t0, 0, 43, seen); }, [&] { return f.requests_on(0) == 2; },
+                           [&] { commit_rc = f.t1->commit(); });
+  EXPECT_EQ(first, First::ReleaseCalled) << "the older requester returned while the younger held the lock";
+  ASSERT_EQ(commit_rc, Rc::Ok);
+  ASSERT_EQ(rc, Rc::Ok);
+  EXPECT_EQ(seen, 42);
+  ASSERT_EQ(f.t0->commit(), Rc::Ok);
+  EXPECT_EQ(f.committed_value(0), 43);
+}
+
+// A requester must be older than every owner and every waiter to wait.
+//    T0 (oldest)  | T1 (middle)  | T2 (youngest) |
+//    ---------------------------------------------
+//    BEGIN        | BEGIN        | BEGIN         |
+//                 |              | W(0)=42       |
+//    W(0): waits  |              |               |
+//                 | W(0)         |               |   <- older than the owner T2, younger
+//                 | ABORT        |               |      than the waiter T0: dies at once
+//                 |              | COMMIT        |
+//    granted      |              |               |
+//    COMMIT       |              |               |
+TEST(WaitDieScheme, RequesterYoungerThanAQueuedWaiterDies) {
+  Fixture<cc::WaitDie> f(Config{}, 3);
+  Rc rc0 = Rc::Abort;
+  Rc rc1 = Rc::Ok;
+  Rc commit_rc = Rc::Abort;
+  bool t1_returned_first = false;
+  platform::Atomic<bool> t1_returned{false};
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t2->begin(false), Rc::Ok);
+  ASSERT_EQ(f.write(*f.t2, 0, 42), Rc::Ok);
+  platform::run_threads(3, false, [&](uint32_t i) {
+    if (i == 0) {
+      rc0 = f.write(*f.t0, 0, 7);
+      if (rc0 == Rc::Ok) {
+        (void)f.t0->commit();
+      } else {
+        f.t0->abort();
+      }
+    } else if (i == 1) {
+      await([&] { return f.requests_on(0) == 2; });
+      rc1 = f.write(*f.t1, 0, 8);
+      t1_returned.store(true, platform::memory_order_release);
+      if (rc1 == Rc::Ok) {
+        (void)f.t1->commit();
+      } else {
+        f.t1->abort();
+      }
+    } else {
+      await([&] { return t1_returned.load(platform::memory_order_acquire); });
+      t1_returned_first = t1_returned.load(platform::memory_order_acquire);
+      commit_rc = f.t2->commit();
+    }
+  });
+  EXPECT_EQ(rc1, Rc::Abort) << "T1 queued behind the older waiter T0";
+  EXPECT_TRUE(t1_returned_first) << "T1 waited for the owner T2";
+  ASSERT_EQ(commit_rc, Rc::Ok);
+  ASSERT_EQ(rc0, Rc::Ok);
+  EXPECT_EQ(f.committed_value(0), 7);
+}
+
+// A restarted transaction keeps its age, so it may wait where a new
+// timestamp would make it die (the abort's cause does not matter here; the
+// runner restarts every aborted attempt alike).
+//    T0, later another thread | T1          |
+//    ---------------------------------------
+//    BEGIN                    |             |
+//    ABORT                    |             |
+//                             | BEGIN       |   younger than T0's first attempt
+//                             | W(1)=42     |
+//    BEGIN(restart)           |             |
+//    W(1)=43                  |             |   <- still older than T1: waits
+//                             | COMMIT      |
+//      ... granted, reads 42  |             |
+//    COMMIT                   |             |
+TEST(WaitDieScheme, RestartedTransactionKeepsItsAgeAndWaitsForAYoungerHolder) {
+  Fixture<cc::WaitDie> f;
+  Rc rc = Rc::Abort;
+  Rc commit_rc = Rc::Abort;
+  int64_t seen = 0;
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  const uint64_t first_ts = f.t0->meta().ts;
+  f.t0->abort();
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  ASSERT_EQ(f.write(*f.t1, 1, 42), Rc::Ok);
+  ASSERT_EQ(f.t0->begin(true), Rc::Ok);
+  EXPECT_EQ(f.t0->meta().ts, first_ts) << "the restart took a new timestamp";
+  const First first = race([&] { rc = f.write(*f.t0, 1, 43, seen); }, [&] { return f.requests_on(1) == 2; },
+                           [&] { commit_rc = f.t1->commit(); });
+  EXPECT_EQ(first, First::ReleaseCalled) << "the restarted transaction did not wait for the younger holder";
+  ASSERT_EQ(commit_rc, Rc::Ok);
+  ASSERT_EQ(rc, Rc::Ok);
+  EXPECT_EQ(seen, 42);
+  ASSERT_EQ(f.t0->commit(), Rc::Ok);
+  EXPECT_EQ(f.committed_value(1), 43);
+}
+
+// ============================================================================
+// WOUND_WAIT (wound_wait.h)
+// ============================================================================
+
+//    T0 (older), another thread | T1 (younger) |
+//    ------------------------------------------
+//    BEGIN                      |              |
+//                               | BEGIN        |
+//                               | W(0)=42      |
+//    W(0): wounds T1, waits     |              |
+//                               | R(1)         |   <- wounded: aborts
+//                               | ABORT        |   releases row 0
+//      ... granted, reads 100   |              |
+//    COMMIT                     |              |
+//                               | BEGIN(restart)   the wound is healed
+//                               | R(0)         |   <- Ok
+TEST(WoundWaitScheme, OlderRequesterWoundsAYoungerHolderWhichAbortsAtItsNextAccess) {
+  Fixture<cc::WoundWait> f;
+  Rc rc = Rc::Abort;
+  Rc wounded_rc = Rc::Ok;
+  int64_t seen = 0;
+  int64_t v = 0;
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  ASSERT_EQ(f.write(*f.t1, 0, 42), Rc::Ok);
+  const First first = race([&] { rc = f.write(*f.t0, 0, 7, seen); }, [&] { return f.requests_on(0) == 2; },
+                           [&] {
+                             wounded_rc = f.read(*f.t1, 1, v);
+                             f.t1->abort();
+                           });
+  EXPECT_EQ(first, First::ReleaseCalled) << "the older requester returned while the younger held the lock";
+  EXPECT_EQ(wounded_rc, Rc::Abort) << "the wounded holder's next access went on";
+  ASSERT_EQ(rc, Rc::Ok);
+  EXPECT_EQ(seen, 100) << "T1's aborted write leaked";
+  ASSERT_EQ(f.t0->commit(), Rc::Ok);
+  EXPECT_EQ(f.committed_value(0), 7);
+  ASSERT_EQ(f.t1->begin(true), Rc::Ok);
+  ASSERT_EQ(f.read(*f.t1, 0, v), Rc::Ok) << "the wound outlived the restart";
+  EXPECT_EQ(v, 7);
+  ASSERT_EQ(f.t1->commit(), Rc::Ok);
+}
+
+// A wound is noticed at the next access or while waiting, not at commit: a
+// wounded transaction that has done all its accesses commits and releases.
+//    T0 (older), another thread | T1 (younger) |
+//    ------------------------------------------
+//                               | W(0)=42      |
+//    W(0)=43: wounds T1, waits  |              |
+//                               | COMMIT       |   <- Ok
+//      ... granted, reads 42    |              |
+//    COMMIT                     |              |
+TEST(WoundWaitScheme, WoundedHolderWithNoAccessLeftStillCommits) {
+  Fixture<cc::WoundWait> f;
+  Rc rc = Rc::Abort;
+  Rc commit_rc = Rc::Abort;
+  int64_t seen = 0;
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  ASSERT_EQ(f.write(*f.t1, 0, 42), Rc::Ok);
+  const First first = race([&] { rc = f.write(*f.t0, 0, 43, seen); }, [&] { return f.requests_on(0) == 2; },
+                           [&] { commit_rc = f.t1->commit(); });
+  EXPECT_EQ(first, First::ReleaseCalled) << "the older requester returned while the younger held the lock";
+  EXPECT_EQ(commit_rc, Rc::Ok);
+  ASSERT_EQ(rc, Rc::Ok);
+  EXPECT_EQ(seen, 42);
+  ASSERT_EQ(f.t0->commit(), Rc::Ok);
+  EXPECT_EQ(f.committed_value(0), 43);
+}
+
+//    T0 (older) | T1 (younger), another thread |
+//    -------------------------------------------
+//    BEGIN      |                              |
+//               | BEGIN                        |
+//    W(0)=42    |                              |
+//               | W(0)=43                      |   <- younger than the holder: waits
+//    R(1)       |                              |   <- not wounded: Ok
+//    COMMIT     |                              |
+//               |   ... granted, reads 42      |
+TEST(WoundWaitScheme, YoungerRequesterWaitsForAnOlderHolderWithoutWoundingIt) {
+  Fixture<cc::WoundWait> f;
+  Rc rc = Rc::Abort;
+  Rc holder_rc = Rc::Abort;
+  Rc commit_rc = Rc::Abort;
+  int64_t seen = 0;
+  int64_t v = 0;
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  ASSERT_EQ(f.write(*f.t0, 0, 42), Rc::Ok);
+  const First first = race(
+      [&] {
+        rc = f.write(*f.t1, 0, 43, seen);
+        if (rc != Rc::Ok) f.t1->abort();
+      },
+      [&] { return f.requests_on(0) == 2; },
+      [&] {
+        holder_rc = f.read(*f.t0, 1, v);
+        if (holder_rc == Rc::Ok) {
+          commit_rc = f.t0->commit();
+        } else {
+          f.t0->abort();
+        }
+      });
+  EXPECT_EQ(first, First::ReleaseCalled) << "the younger requester returned while the older held the lock";
+  EXPECT_EQ(holder_rc, Rc::Ok) << "the younger requester wounded the older holder";
+  EXPECT_EQ(commit_rc, Rc::Ok);
+  ASSERT_EQ(rc, Rc::Ok);
+  EXPECT_EQ(seen, 42);
+  ASSERT_EQ(f.t1->commit(), Rc::Ok);
+  EXPECT_EQ(f.committed_value(0), 43);
+}
+
+// A would-be deadlock: T2 waits for T1 while holding a row the older T0
+// wants. T0 wounds T2, which notices while it waits, aborts and lets T0 in,
+// before T1 releases anything.
+//    T0 (oldest)    | T1 (middle) | T2 (youngest)   |
+//    -------------------------------------------------
+//    BEGIN          | BEGIN       | BEGIN           |
+//                   | W(0)        |                 |
+//                   |             | W(1)            |
+//                   |             | W(0): waits     |
+//    W(1): wounds T2, waits       |                 |
+//                   |             |   <- aborts while waiting
+//                   |             | ABORT           |   releases row 1
+//    granted        |             |                 |
+//    COMMIT         |             |                 |
+//                   | COMMIT      |                 |
+TEST(WoundWaitScheme, WoundedWaiterAbortsWhileItWaits) {
+  Fixture<cc::WoundWait> f(Config{}, 3);
+  Rc rc0 = Rc::Abort;
+  Rc rc2 = Rc::Ok;
+  Rc commit_rc = Rc::Abort;
+  bool t2_returned_first = false;
+  platform::Atomic<bool> t2_returned{false};
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t2->begin(false), Rc::Ok);
+  ASSERT_EQ(f.write(*f.t1, 0, 10), Rc::Ok);
+  ASSERT_EQ(f.write(*f.t2, 1, 21), Rc::Ok);
+  platform::run_threads(3, false, [&](uint32_t i) {
+    if (i == 0) {
+      rc2 = f.write(*f.t2, 0, 20);
+      t2_returned.store(true, platform::memory_order_release);
+      if (rc2 == Rc::Ok) {
+        (void)f.t2->commit();
+      } else {
+        f.t2->abort();
+      }
+    } else if (i == 1) {
+      await([&] { return t2_returned.load(platform::memory_order_acquire) || f.requests_on(0) == 2; });
+      rc0 = f.write(*f.t0, 1, 1);
+      if (rc0 == Rc::Ok) {
+        (void)f.t0->commit();
+      } else {
+        f.t0->abort();
+      }
+    } else {
+      await([&] { return t2_returned.load(platform::memory_order_acquire); });
+      t2_returned_first = t2_returned.load(platform::memory_order_acquire);
+      commit_rc = f.t1->commit();
+    }
+  });
+  EXPECT_EQ(rc2, Rc::Abort) << "the wounded waiter was granted";
+  EXPECT_TRUE(t2_returned_first) << "the wounded waiter kept waiting for T1";
+  ASSERT_EQ(rc0, Rc::Ok);
+  ASSERT_EQ(commit_rc, Rc::Ok);
+  EXPECT_EQ(f.committed_value(0), 10);
+  EXPECT_EQ(f.committed_value(1), 1);
+}
+
+// ============================================================================
+// DL_DETECT (dl_detect.h)
+// ============================================================================
+
+// With detection off only --dl-timeout ends a wait, whatever the ages.
+//    T0 (older), another thread | T1 (younger) |
+//    ------------------------------------------
+//                               | W(0)         |
+//    W(0)                       |              |   <- waits for the timeout, then aborts
+//    ABORT                      |              |   drops its queued request
+//                               | COMMIT       |
+//    BEGIN                      |              |
+//    W(0)                       |              |   <- granted at once
+TEST(DlDetectScheme, WaiterAbortsAfterTheTimeoutWithDetectionOff) {
+  Config cfg;
+  cfg.dl_detect = false;
+  cfg.dl_timeout_us = 1000;
+  Fixture<cc::DlDetect> f(cfg);
+  Rc rc = Rc::Ok;
+  Rc commit_rc = Rc::Abort;
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  ASSERT_EQ(f.write(*f.t1, 0, 42), Rc::Ok);
+  const First first = race(
+      [&] {
+        rc = f.write(*f.t0, 0, 7);
+        f.t0->abort();
+      },
+      [] { return false; }, [&] { commit_rc = f.t1->commit(); });
+  EXPECT_EQ(first, First::WaiterReturned) << "the waiter outlived the timeout";
+  EXPECT_EQ(rc, Rc::Abort);
+  EXPECT_GE(f.waited_cycles(0), f.timeout_cycles()) << "aborted before the timeout";
+  ASSERT_EQ(commit_rc, Rc::Ok);
+  ASSERT_EQ(f.t0->begin(true), Rc::Ok);
+  ASSERT_EQ(f.write(*f.t0, 0, 7), Rc::Ok) << "the abandoned request was left in the queue";
+  ASSERT_EQ(f.t0->commit(), Rc::Ok);
+  EXPECT_EQ(f.committed_value(0), 7);
+}
+
+// With detection off a deadlock lasts until a waiter's timeout (Abyss Fig. 4
+// ran so): whichever aborts has waited the full --dl-timeout; the other, if
+// its own timeout has not fired meanwhile, is granted and commits.
+//    T0, thread 0 | T1, thread 1 |
+//    -----------------------------
+//    W(0)         |              |
+//                 | W(1)         |
+//    W(1): waits  | W(0): waits  |   <- a cycle, left to the timeout
+TEST(DlDetectScheme, DeadlockWithDetectionOffEndsOnlyByTheTimeout) {
+  Config cfg;
+  cfg.dl_detect = false;
+  cfg.dl_timeout_us = 50'000;  // long enough that both threads queue before it fires
+  Fixture<cc::DlDetect> f(cfg);
+  Rc rc[2] = {Rc::Ok, Rc::Ok};
+  Rc commit_rc[2] = {Rc::Ok, Rc::Ok};
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  ASSERT_EQ(f.write(*f.t0, 0, 1), Rc::Ok);
+  ASSERT_EQ(f.write(*f.t1, 1, 2), Rc::Ok);
+  platform::run_threads(2, false, [&](uint32_t i) {
+    Txn<cc::DlDetect>& t = *f.txns[i];
+    rc[i] = f.write(t, 1 - i, 10 + i);  // the row the other holds
+    if (rc[i] == Rc::Ok) {
+      commit_rc[i] = t.commit();
+    } else {
+      t.abort();
+    }
+  });
+  EXPECT_TRUE(rc[0] == Rc::Abort || rc[1] == Rc::Abort) << "both were granted a row the other held";
+  for (uint32_t i = 0; i < 2; i++) {
+    if (rc[i] == Rc::Abort) {
+      EXPECT_GE(f.waited_cycles(i), f.timeout_cycles()) << "T" << i << " aborted before its timeout";
+    } else {
+      EXPECT_EQ(commit_rc[i], Rc::Ok);
+    }
+  }
+}
+
+// --dl-timeout 0 never waits (NO_WAIT's behaviour): the request is refused,
+// never queued.
+TEST(DlDetectScheme, ZeroTimeoutAbortsWithoutQueueing) {
+  Config cfg;
+  cfg.dl_timeout_us = 0;
+  Fixture<cc::DlDetect> f(cfg);
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  ASSERT_EQ(f.write(*f.t1, 0, 42), Rc::Ok);
+  EXPECT_EQ(f.write(*f.t0, 0, 7), Rc::Abort);
+  EXPECT_EQ(f.requests_on(0), 1u) << "the refused request was queued";
+  EXPECT_EQ(f.waited_cycles(0), 0u);
+  f.t0->abort();
+  ASSERT_EQ(f.t1->commit(), Rc::Ok);
+  EXPECT_EQ(f.committed_value(0), 42);
+}
+
+// Each holds a row the other wants; the timeout is far beyond the test, so
+// only the waits-for graph can end it, with the youngest on the cycle as the
+// victim (Abyss §4.2).
+//    T0 (older), thread 0 | T1 (younger), thread 1 |
+//    -----------------------------------------------
+//    W(0)                 |                        |
+//                         | W(1)                   |
+//    W(1): waits          | W(0): waits            |   <- a cycle
+//                         |   ... aborts (victim)  |
+//                         | ABORT                  |   releases row 1
+//      ... granted        |                        |
+//    COMMIT               |                        |
+TEST(DlDetectScheme, DeadlockAbortsTheYoungerAndLetsTheOlderCommit) {
+  Config cfg;
+  cfg.dl_detect = true;
+  cfg.dl_timeout_us = 10'000'000;
+  Fixture<cc::DlDetect> f(cfg);
+  Rc rc0 = Rc::Abort;
+  Rc rc1 = Rc::Ok;
+  Rc commit_rc = Rc::Abort;
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  ASSERT_LT(f.t0->meta().ts, f.t1->meta().ts);
+  ASSERT_EQ(f.write(*f.t0, 0, 1), Rc::Ok);
+  ASSERT_EQ(f.write(*f.t1, 1, 2), Rc::Ok);
+  platform::run_threads(2, false, [&](uint32_t i) {
+    if (i == 0) {
+      rc0 = f.write(*f.t0, 1, 10);
+      if (rc0 == Rc::Ok) {
+        commit_rc = f.t0->commit();
+      } else {
+        f.t0->abort();
+      }
+    } else {
+      rc1 = f.write(*f.t1, 0, 20);
+      if (rc1 == Rc::Ok) {
+        (void)f.t1->commit();
+      } else {
+        f.t1->abort();
+      }
+    }
+  });
+  EXPECT_EQ(rc1, Rc::Abort) << "the younger transaction was not the victim";
+  EXPECT_LT(f.waited_cycles(1), f.timeout_cycles()) << "the timeout, not detection, ended the deadlock";
+  ASSERT_EQ(rc0, Rc::Ok);
+  ASSERT_EQ(commit_rc, Rc::Ok);
+  EXPECT_EQ(f.committed_value(0), 1);
+  EXPECT_EQ(f.committed_value(1), 10);
+}
+
+}  // namespace
+}  // namespace abyss
