@@ -14,8 +14,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <vector>
 
 #include "cc/dl_detect/dl_detect.h"
 #include "cc/lock/row_lock.h"
@@ -30,114 +28,48 @@
 #include "storage/database.h"
 #include "txn/txn.h"
 
+#include "scheme_fixture.h"
+
 namespace abyss {
 namespace {
-
-// Rows 0..kRows-1 hold V = 100 + key.
-constexpr uint64_t kRows = 4;
 
 // How long a thread polls for an event before it gives up and goes on, so a
 // broken scheme fails an assertion instead of hanging the test. A correct
 // scheme makes every awaited event happen within milliseconds.
 constexpr uint64_t kLimitMs = 10'000;
 
-// A table, a scheme built from `cfg` (so a test sets the Config first) and one
-// worker and transaction per participant, t0 the oldest when begun in order.
+using test::Fixture;
+
+// How many requests (owners and waiters) the lock of `key` holds, counted
+// under its latch by a probe that asks to queue and is refused: tells the
+// test that a transaction on another thread has queued. Asked only while some
+// transaction owns the row, so the exclusive probe is never granted.
 template <class CC>
-struct Fixture {
-  using RowMeta = typename CC::RowMeta;
-  Config cfg;
-  Database db{RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta))};
-  Table* table;
-  Column value;
-  platform::TsSource ts{cfg.ts_alloc};
-  CC cc;
-  std::vector<std::unique_ptr<Worker>> workers;
-  std::vector<std::unique_ptr<Txn<CC>>> txns;
-  Txn<CC>* t0;
-  Txn<CC>* t1;
-  Txn<CC>* t2;  // null unless three participants
-  Arena nodes;
-  RowCursor cursor;
-
-  explicit Fixture(const Config& c = Config{}, uint32_t participants = 2) : cfg(c), cc(cfg, participants) {
-    Schema s;
-    s.add_int64("K");
-    s.add_int64("V");
-    table = &db.create_table("t", std::move(s), kRows);
-    value = table->schema().column("V");
-    for (uint64_t k = 0; k < kRows; k++) {
-      Row* r = table->allocate(cursor);
-      new (db.layout().meta(r)) RowMeta();
-      set_int64(db.layout().data(r), table->schema().column("K"), static_cast<int64_t>(k));
-      set_int64(db.layout().data(r), value, static_cast<int64_t>(100 + k));
-      RowLayout::header(r).flags = RowHeader::kLive;
-      table->index().insert(k, r, static_cast<HashIndex::Node*>(nodes.allocate(sizeof(HashIndex::Node))));
-    }
-    for (uint32_t i = 0; i < participants; i++) {
-      workers.push_back(std::make_unique<Worker>(i, participants, 1, 1));
-      workers.back()->ts = &ts;
-      txns.push_back(std::make_unique<Txn<CC>>(cc, *workers.back(), db.layout()));
-    }
-    t0 = txns[0].get();
-    t1 = txns[1].get();
-    t2 = participants > 2 ? txns[2].get() : nullptr;
+uint32_t requests_on(Fixture<CC>& f, uint64_t key) {
+  cc::RowLock& lock = static_cast<typename CC::RowMeta*>(f.db.layout().meta(f.row(key)))->lock;
+  cc::LockRequest probe;
+  uint32_t n = 0;
+  const auto outcome = lock.acquire(probe, cc::LockMode::Exclusive, f.cfg.latch, [&](const cc::RowLock& l) {
+    l.for_each_request([&](const cc::LockRequest& /*r*/) { n++; });
+    return false;
+  });
+  if (outcome == cc::RowLock::Outcome::Granted) {
+    ADD_FAILURE() << "requests_on(" << key << ") asked of a row no transaction owns";
+    lock.release(probe, f.cfg.latch);
   }
+  return n;
+}
 
-  Row* row(uint64_t key) { return table->index().find(key); }
-  int64_t committed_value(uint64_t key) { return get_int64(db.layout().data(row(key)), value); }
+template <class CC>
+uint64_t waited_cycles(const Fixture<CC>& f, uint32_t worker) {
+  return f.workers[worker]->attempt[static_cast<std::size_t>(TimeCat::Wait)];
+}
 
-  Rc read(Txn<CC>& t, uint64_t key, int64_t& out) {
-    const char* d = nullptr;
-    const Rc rc = t.read(*table, key, d);
-    if (rc == Rc::Ok) out = get_int64(d, value);
-    return rc;
-  }
-
-  // Reads V of `key` for writing into `seen`, and sets it to `v` in the
-  // transaction's private copy.
-  Rc write(Txn<CC>& t, uint64_t key, int64_t v, int64_t& seen) {
-    char* d = nullptr;
-    const Rc rc = t.update(*table, key, d);
-    if (rc == Rc::Ok) {
-      seen = get_int64(d, value);
-      set_int64(d, value, v);
-    }
-    return rc;
-  }
-  Rc write(Txn<CC>& t, uint64_t key, int64_t v) {
-    int64_t seen = 0;
-    return write(t, key, v, seen);
-  }
-
-  // How many requests (owners and waiters) the lock of `key` holds, counted
-  // under its latch by a probe that asks to queue and is refused: tells the
-  // test that a transaction on another thread has queued. Asked only while
-  // some transaction owns the row, so the exclusive probe is never granted.
-  uint32_t requests_on(uint64_t key) {
-    cc::RowLock& lock = static_cast<RowMeta*>(db.layout().meta(row(key)))->lock;
-    cc::LockRequest probe;
-    uint32_t n = 0;
-    const auto outcome = lock.acquire(probe, cc::LockMode::Exclusive, cfg.latch, [&](const cc::RowLock& l) {
-      l.for_each_request([&](const cc::LockRequest& /*r*/) { n++; });
-      return false;
-    });
-    if (outcome == cc::RowLock::Outcome::Granted) {
-      ADD_FAILURE() << "requests_on(" << key << ") asked of a row no transaction owns";
-      lock.release(probe, cfg.latch);
-    }
-    return n;
-  }
-
-  uint64_t waited_cycles(uint32_t worker) const {
-    return workers[worker]->attempt[static_cast<std::size_t>(TimeCat::Wait)];
-  }
-
-  // DL_DETECT's --dl-timeout in cycles, computed as the scheme computes it.
-  uint64_t timeout_cycles() const {
-    return static_cast<uint64_t>(cfg.dl_timeout_us * 1000.0 * platform::cycles_per_ns());
-  }
-};
+// DL_DETECT's --dl-timeout in cycles, computed as the scheme computes it.
+template <class CC>
+uint64_t timeout_cycles(const Fixture<CC>& f) {
+  return static_cast<uint64_t>(f.cfg.dl_timeout_us * 1000.0 * platform::cycles_per_ns());
+}
 
 // Polls `done()` every millisecond until it holds or kLimitMs have passed.
 template <class Done>
@@ -194,7 +126,7 @@ TEST(WaitDieScheme, OlderRequesterWaitsForAYoungerHolderUntilItCommits) {
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);
   ASSERT_LT(f.t0->meta().ts, f.t1->meta().ts);
   ASSERT_EQ(f.write(*f.t1, 0, 42), Rc::Ok);
-  const First first = race([&] { rc = f.write(*f.t0, 0, 43, seen); }, [&] { return f.requests_on(0) == 2; },
+  const First first = race([&] { rc = f.write(*f.t0, 0, 43, seen); }, [&] { return requests_on(f, 0) == 2; },
                            [&] { commit_rc = f.t1->commit(); });
   EXPECT_EQ(first, First::ReleaseCalled) << "the older requester returned while the younger held the lock";
   ASSERT_EQ(commit_rc, Rc::Ok);
@@ -235,7 +167,7 @@ TEST(WaitDieScheme, RequesterYoungerThanAQueuedWaiterDies) {
         f.t0->abort();
       }
     } else if (i == 1) {
-      await([&] { return f.requests_on(0) == 2; });
+      await([&] { return requests_on(f, 0) == 2; });
       rc1 = f.write(*f.t1, 0, 8);
       t1_returned.store(true, platform::memory_order_release);
       if (rc1 == Rc::Ok) {
@@ -282,7 +214,7 @@ TEST(WaitDieScheme, RestartedTransactionKeepsItsAgeAndWaitsForAYoungerHolder) {
   ASSERT_EQ(f.write(*f.t1, 1, 42), Rc::Ok);
   ASSERT_EQ(f.t0->begin(true), Rc::Ok);
   EXPECT_EQ(f.t0->meta().ts, first_ts) << "the restart took a new timestamp";
-  const First first = race([&] { rc = f.write(*f.t0, 1, 43, seen); }, [&] { return f.requests_on(1) == 2; },
+  const First first = race([&] { rc = f.write(*f.t0, 1, 43, seen); }, [&] { return requests_on(f, 1) == 2; },
                            [&] { commit_rc = f.t1->commit(); });
   EXPECT_EQ(first, First::ReleaseCalled) << "the restarted transaction did not wait for the younger holder";
   ASSERT_EQ(commit_rc, Rc::Ok);
@@ -317,7 +249,7 @@ TEST(WoundWaitScheme, OlderRequesterWoundsAYoungerHolderWhichAbortsAtItsNextAcce
   ASSERT_EQ(f.t0->begin(false), Rc::Ok);
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);
   ASSERT_EQ(f.write(*f.t1, 0, 42), Rc::Ok);
-  const First first = race([&] { rc = f.write(*f.t0, 0, 7, seen); }, [&] { return f.requests_on(0) == 2; },
+  const First first = race([&] { rc = f.write(*f.t0, 0, 7, seen); }, [&] { return requests_on(f, 0) == 2; },
                            [&] {
                              wounded_rc = f.read(*f.t1, 1, v);
                              f.t1->abort();
@@ -351,7 +283,7 @@ TEST(WoundWaitScheme, WoundedHolderWithNoAccessLeftStillCommits) {
   ASSERT_EQ(f.t0->begin(false), Rc::Ok);
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);
   ASSERT_EQ(f.write(*f.t1, 0, 42), Rc::Ok);
-  const First first = race([&] { rc = f.write(*f.t0, 0, 43, seen); }, [&] { return f.requests_on(0) == 2; },
+  const First first = race([&] { rc = f.write(*f.t0, 0, 43, seen); }, [&] { return requests_on(f, 0) == 2; },
                            [&] { commit_rc = f.t1->commit(); });
   EXPECT_EQ(first, First::ReleaseCalled) << "the older requester returned while the younger held the lock";
   EXPECT_EQ(commit_rc, Rc::Ok);
@@ -385,7 +317,7 @@ TEST(WoundWaitScheme, YoungerRequesterWaitsForAnOlderHolderWithoutWoundingIt) {
         rc = f.write(*f.t1, 0, 43, seen);
         if (rc != Rc::Ok) f.t1->abort();
       },
-      [&] { return f.requests_on(0) == 2; },
+      [&] { return requests_on(f, 0) == 2; },
       [&] {
         holder_rc = f.read(*f.t0, 1, v);
         if (holder_rc == Rc::Ok) {
@@ -440,7 +372,7 @@ TEST(WoundWaitScheme, WoundedWaiterAbortsWhileItWaits) {
         f.t2->abort();
       }
     } else if (i == 1) {
-      await([&] { return t2_returned.load(platform::memory_order_acquire) || f.requests_on(0) == 2; });
+      await([&] { return t2_returned.load(platform::memory_order_acquire) || requests_on(f, 0) == 2; });
       rc0 = f.write(*f.t0, 1, 1);
       if (rc0 == Rc::Ok) {
         (void)f.t0->commit();
@@ -492,7 +424,7 @@ TEST(DlDetectScheme, WaiterAbortsAfterTheTimeoutWithDetectionOff) {
       [] { return false; }, [&] { commit_rc = f.t1->commit(); });
   EXPECT_EQ(first, First::WaiterReturned) << "the waiter outlived the timeout";
   EXPECT_EQ(rc, Rc::Abort);
-  EXPECT_GE(f.waited_cycles(0), f.timeout_cycles()) << "aborted before the timeout";
+  EXPECT_GE(waited_cycles(f, 0), timeout_cycles(f)) << "aborted before the timeout";
   ASSERT_EQ(commit_rc, Rc::Ok);
   ASSERT_EQ(f.t0->begin(true), Rc::Ok);
   ASSERT_EQ(f.write(*f.t0, 0, 7), Rc::Ok) << "the abandoned request was left in the queue";
@@ -531,7 +463,7 @@ TEST(DlDetectScheme, DeadlockWithDetectionOffEndsOnlyByTheTimeout) {
   EXPECT_TRUE(rc[0] == Rc::Abort || rc[1] == Rc::Abort) << "both were granted a row the other held";
   for (uint32_t i = 0; i < 2; i++) {
     if (rc[i] == Rc::Abort) {
-      EXPECT_GE(f.waited_cycles(i), f.timeout_cycles()) << "T" << i << " aborted before its timeout";
+      EXPECT_GE(waited_cycles(f, i), timeout_cycles(f)) << "T" << i << " aborted before its timeout";
     } else {
       EXPECT_EQ(commit_rc[i], Rc::Ok);
     }
@@ -548,8 +480,8 @@ TEST(DlDetectScheme, ZeroTimeoutAbortsWithoutQueueing) {
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);
   ASSERT_EQ(f.write(*f.t1, 0, 42), Rc::Ok);
   EXPECT_EQ(f.write(*f.t0, 0, 7), Rc::Abort);
-  EXPECT_EQ(f.requests_on(0), 1u) << "the refused request was queued";
-  EXPECT_EQ(f.waited_cycles(0), 0u);
+  EXPECT_EQ(requests_on(f, 0), 1u) << "the refused request was queued";
+  EXPECT_EQ(waited_cycles(f, 0), 0u);
   f.t0->abort();
   ASSERT_EQ(f.t1->commit(), Rc::Ok);
   EXPECT_EQ(f.committed_value(0), 42);
@@ -598,7 +530,7 @@ TEST(DlDetectScheme, DeadlockAbortsTheYoungerAndLetsTheOlderCommit) {
     }
   });
   EXPECT_EQ(rc1, Rc::Abort) << "the younger transaction was not the victim";
-  EXPECT_LT(f.waited_cycles(1), f.timeout_cycles()) << "the timeout, not detection, ended the deadlock";
+  EXPECT_LT(waited_cycles(f, 1), timeout_cycles(f)) << "the timeout, not detection, ended the deadlock";
   ASSERT_EQ(rc0, Rc::Ok);
   ASSERT_EQ(commit_rc, Rc::Ok);
   EXPECT_EQ(f.committed_value(0), 1);
