@@ -65,6 +65,7 @@ struct Fixture {
   }
 
   Row* row(uint64_t key) { return table->index().find(key); }
+  RowMeta& meta(uint64_t key) { return t0->row_meta(row(key)); }
   int64_t committed_value(uint64_t key) { return get_int64(db.layout().data(row(key)), value); }
 
   // Reads V of `key` into `out` when the read answers Ok.
@@ -89,6 +90,15 @@ struct Fixture {
   Rc write(Txn<CC>& t, uint64_t key, int64_t v) {
     int64_t seen = 0;
     return write(t, key, v, seen);
+  }
+
+  // Adds `delta` to V of `key` in one transaction of `t` and commits it.
+  Rc add(Txn<CC>& t, uint64_t key, int64_t delta) {
+    char* d = nullptr;
+    if (Rc rc = t.begin(false); rc != Rc::Ok) return rc;
+    if (Rc rc = t.update(*table, key, d); rc != Rc::Ok) return rc;
+    set_int64(d, value, get_int64(d, value) + delta);
+    return t.commit();
   }
 
   Rc insert(Txn<CC>& t, uint64_t key, int64_t v) {

@@ -18,65 +18,17 @@
 #include "storage/database.h"
 #include "txn/txn.h"
 
+#include "scheme_fixture.h"
+
 namespace abyss {
 namespace {
 
 using cc::Silo;
 
-// Rows 0..kRows-1 hold V = 100 + key; worker i runs txns[i].
-constexpr uint64_t kRows = 4;
+// Worker i runs txns[i].
+using Fixture = test::Fixture<Silo>;
 
-struct Fixture {
-  using RowMeta = Silo::RowMeta;
-  Config cfg;
-  Database db{RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta))};
-  Table* table;
-  Column value;
-  platform::TsSource ts{platform::TsAllocConfig{}};
-  Silo cc;
-  std::vector<std::unique_ptr<Worker>> workers;
-  std::vector<std::unique_ptr<Txn<Silo>>> txns;
-  Txn<Silo>* t0;
-  Txn<Silo>* t1;
-  Arena nodes;
-  RowCursor cursor;
-
-  explicit Fixture(uint32_t participants = 2) : cc(cfg, participants) {
-    Schema s;
-    s.add_int64("K");
-    s.add_int64("V");
-    table = &db.create_table("t", std::move(s), kRows + 16);
-    value = table->schema().column("V");
-    for (uint64_t k = 0; k < kRows; k++) {
-      Row* r = table->allocate(cursor);
-      new (db.layout().meta(r)) RowMeta();
-      set_int64(db.layout().data(r), table->schema().column("K"), static_cast<int64_t>(k));
-      set_int64(db.layout().data(r), value, static_cast<int64_t>(100 + k));
-      RowLayout::header(r).flags = RowHeader::kLive;
-      table->index().insert(k, r, static_cast<HashIndex::Node*>(nodes.allocate(sizeof(HashIndex::Node))));
-    }
-    for (uint32_t i = 0; i < participants; i++) {
-      workers.push_back(std::make_unique<Worker>(i, participants, 1, 1));
-      workers.back()->ts = &ts;
-      txns.push_back(std::make_unique<Txn<Silo>>(cc, *workers.back(), db.layout()));
-    }
-    t0 = txns[0].get();
-    t1 = txns[1].get();
-  }
-
-  Row* row(uint64_t key) { return table->index().find(key); }
-  uint64_t tid(uint64_t key) { return t0->row_meta(row(key)).tid.load(platform::memory_order_acquire); }
-  int64_t committed_value(uint64_t key) { return get_int64(db.layout().data(row(key)), value); }
-
-  // Adds `delta` to the row in one transaction of `t` and commits it.
-  Rc add(Txn<Silo>& t, uint64_t key, int64_t delta) {
-    char* d = nullptr;
-    if (Rc rc = t.begin(false); rc != Rc::Ok) return rc;
-    if (Rc rc = t.update(*table, key, d); rc != Rc::Ok) return rc;
-    set_int64(d, value, get_int64(d, value) + delta);
-    return t.commit();
-  }
-};
+uint64_t row_tid(Fixture& f, uint64_t key) { return f.meta(key).tid.load(platform::memory_order_acquire); }
 
 //    T0      | T1      |
 //    -------------------
@@ -104,7 +56,7 @@ TEST(Silo, ReadValidationFailsWhenReadRowChanged) {
   EXPECT_EQ(f.t0->commit(), Rc::Abort);
   f.t0->abort();
   EXPECT_EQ(f.committed_value(2), 102);  // nothing installed
-  EXPECT_EQ(f.tid(2), 0U);
+  EXPECT_EQ(row_tid(f, 2), 0U);
 }
 
 // An unchanged read set validates, and reading a row then updating it (an
@@ -154,17 +106,17 @@ TEST(Silo, AbortAfterFailedCommitReleasesLocks) {
   ASSERT_EQ(f.t0->update(*f.table, 2, w), Rc::Ok);
   set_int64(w, f.value, 7);
   ASSERT_EQ(f.add(*f.t1, 1, 10), Rc::Ok);
-  const uint64_t tid2 = f.tid(2);
+  const uint64_t tid2 = row_tid(f, 2);
 
   ASSERT_EQ(f.t0->commit(), Rc::Abort);
-  EXPECT_NE(f.tid(2) & Silo::kLockBit, 0U);  // commit took the lock; abort() must release it
+  EXPECT_NE(row_tid(f, 2) & Silo::kLockBit, 0U);  // commit took the lock; abort() must release it
   f.t0->abort();
-  EXPECT_EQ(f.tid(2), tid2);  // unlocked, TID unchanged
+  EXPECT_EQ(row_tid(f, 2), tid2);  // unlocked, TID unchanged
   EXPECT_EQ(f.committed_value(2), 102);
 
   ASSERT_EQ(f.add(*f.t1, 2, 5), Rc::Ok);
   EXPECT_EQ(f.committed_value(2), 107);
-  EXPECT_EQ(f.tid(2) & Silo::kLockBit, 0U);
+  EXPECT_EQ(row_tid(f, 2) & Silo::kLockBit, 0U);
 }
 
 // Silo §4.4's rules (a)-(c) for the commit TID. T1 gives rows 1 and 3 a TID;
@@ -175,8 +127,8 @@ TEST(Silo, CommitTidExceedsTidsSeenAndCarriesEpoch) {
   Fixture f;
   ASSERT_EQ(f.add(*f.t1, 3, 1), Rc::Ok);
   ASSERT_EQ(f.add(*f.t1, 1, 1), Rc::Ok);
-  const uint64_t tid1 = f.tid(1);
-  const uint64_t tid3 = f.tid(3);
+  const uint64_t tid1 = row_tid(f, 1);
+  const uint64_t tid3 = row_tid(f, 3);
   EXPECT_GT(tid1, tid3);  // T1's own TIDs grow (rule (b))
   EXPECT_EQ(Silo::epoch_of(tid1), f.cc.epoch());
 
@@ -194,17 +146,17 @@ TEST(Silo, CommitTidExceedsTidsSeenAndCarriesEpoch) {
   EXPECT_GT(tid, tid1);  // read
   EXPECT_GT(tid, tid3);  // written
   EXPECT_EQ(Silo::epoch_of(tid), f.cc.epoch());
-  EXPECT_EQ(f.tid(1), tid1);  // a read leaves the row's TID alone
-  EXPECT_EQ(f.tid(2), tid);
-  EXPECT_EQ(f.tid(3), tid);
-  EXPECT_EQ(f.tid(9), tid);  // the insert is unlocked with the commit TID
+  EXPECT_EQ(row_tid(f, 1), tid1);  // a read leaves the row's TID alone
+  EXPECT_EQ(row_tid(f, 2), tid);
+  EXPECT_EQ(row_tid(f, 3), tid);
+  EXPECT_EQ(row_tid(f, 9), tid);  // the insert is unlocked with the commit TID
   EXPECT_EQ(f.committed_value(9), 900);
 
   // Rule (b): T0's next TID exceeds its last even though it touches only a
   // row whose TID is older.
   ASSERT_EQ(f.add(*f.t0, 0, 1), Rc::Ok);
   EXPECT_GT(f.t0->meta().last_tid, tid);
-  EXPECT_EQ(f.tid(0), f.t0->meta().last_tid);
+  EXPECT_EQ(row_tid(f, 0), f.t0->meta().last_tid);
 }
 
 // Only worker 0 advances the epoch, when it begins a transaction at least
@@ -213,7 +165,7 @@ TEST(Silo, CommitTidExceedsTidsSeenAndCarriesEpoch) {
 TEST(Silo, EpochAdvancesWhenWorkerZeroBeginsAfterPeriod) {
   Fixture f;
   ASSERT_EQ(f.add(*f.t1, 1, 1), Rc::Ok);
-  const uint64_t old_tid = f.tid(1);
+  const uint64_t old_tid = row_tid(f, 1);
   const uint64_t e0 = f.cc.epoch();
   EXPECT_EQ(Silo::epoch_of(old_tid), e0);
 
@@ -229,7 +181,7 @@ TEST(Silo, EpochAdvancesWhenWorkerZeroBeginsAfterPeriod) {
   EXPECT_EQ(f.cc.epoch(), e0 + 1);
 
   ASSERT_EQ(f.add(*f.t1, 1, 1), Rc::Ok);
-  const uint64_t new_tid = f.tid(1);
+  const uint64_t new_tid = row_tid(f, 1);
   EXPECT_GT(new_tid, old_tid);
   EXPECT_EQ(Silo::epoch_of(new_tid), e0 + 1);
   EXPECT_EQ(Silo::sequence_of(new_tid), 0U);  // first TID of the epoch for this row
@@ -243,7 +195,7 @@ TEST(Silo, EpochAdvancesWhenWorkerZeroBeginsAfterPeriod) {
 TEST(Silo, ConcurrentIncrementsStayConsistent) {
   constexpr uint32_t kThreads = 4;
   constexpr int kTxnsPerThread = 1000;
-  Fixture f(kThreads);
+  Fixture f(Config{}, kThreads);
   platform::Atomic<uint64_t> bad_reads{0};
   platform::run_threads(kThreads, false, [&](uint32_t i) {
     Txn<Silo>& t = *f.txns[i];
@@ -282,8 +234,8 @@ TEST(Silo, ConcurrentIncrementsStayConsistent) {
   const int64_t writes = static_cast<int64_t>(kThreads) * kTxnsPerThread / 2;
   EXPECT_EQ(f.committed_value(0), 100 + writes);
   EXPECT_EQ(f.committed_value(1), 101 + writes);
-  EXPECT_EQ(f.tid(0) & Silo::kLockBit, 0U);
-  EXPECT_EQ(f.tid(1) & Silo::kLockBit, 0U);
+  EXPECT_EQ(row_tid(f, 0) & Silo::kLockBit, 0U);
+  EXPECT_EQ(row_tid(f, 1) & Silo::kLockBit, 0U);
 }
 
 }  // namespace

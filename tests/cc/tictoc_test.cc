@@ -21,70 +21,23 @@
 #include "storage/database.h"
 #include "txn/txn.h"
 
+#include "scheme_fixture.h"
+
 namespace abyss {
 namespace {
 
 using cc::Tictoc;
 
-// Rows 0..kRows-1 hold V = 100 + key; worker i runs txns[i].
-constexpr uint64_t kRows = 4;
+// Worker i runs txns[i].
+using test::Fixture;
 
-template <class CC>
-struct Fixture {
-  using RowMeta = typename CC::RowMeta;
-  Config cfg;
-  Database db{RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta))};
-  Table* table;
-  Column value;
-  platform::TsSource ts{platform::TsAllocConfig{}};
-  CC cc;
-  std::vector<std::unique_ptr<Worker>> workers;
-  std::vector<std::unique_ptr<Txn<CC>>> txns;
-  Txn<CC>* t0;
-  Txn<CC>* t1;
-  Arena nodes;
-  RowCursor cursor;
-
-  explicit Fixture(uint32_t participants = 2) : cc(cfg, participants) {
-    Schema s;
-    s.add_int64("K");
-    s.add_int64("V");
-    table = &db.create_table("t", std::move(s), kRows + 16);
-    value = table->schema().column("V");
-    for (uint64_t k = 0; k < kRows; k++) {
-      Row* r = table->allocate(cursor);
-      new (db.layout().meta(r)) RowMeta();
-      set_int64(db.layout().data(r), table->schema().column("K"), static_cast<int64_t>(k));
-      set_int64(db.layout().data(r), value, static_cast<int64_t>(100 + k));
-      RowLayout::header(r).flags = RowHeader::kLive;
-      table->index().insert(k, r, static_cast<HashIndex::Node*>(nodes.allocate(sizeof(HashIndex::Node))));
-    }
-    for (uint32_t i = 0; i < participants; i++) {
-      workers.push_back(std::make_unique<Worker>(i, participants, 1, 1));
-      // TICTOC never allocates a timestamp: without a source, allocate_ts()
-      // would crash, so every TICTOC test checks that too.
-      if constexpr (!std::is_same_v<CC, Tictoc>) workers.back()->ts = &ts;
-      txns.push_back(std::make_unique<Txn<CC>>(cc, *workers.back(), db.layout()));
-    }
-    t0 = txns[0].get();
-    t1 = txns[1].get();
-  }
-
-  Row* row(uint64_t key) { return table->index().find(key); }
-  RowMeta& meta(uint64_t key) { return t0->row_meta(row(key)); }
-  int64_t committed_value(uint64_t key) { return get_int64(db.layout().data(row(key)), value); }
-
-  // Adds `delta` to the row in one transaction of `t` and commits it.
-  Rc add(Txn<CC>& t, uint64_t key, int64_t delta) {
-    char* d = nullptr;
-    if (Rc rc = t.begin(false); rc != Rc::Ok) return rc;
-    if (Rc rc = t.update(*table, key, d); rc != Rc::Ok) return rc;
-    set_int64(d, value, get_int64(d, value) + delta);
-    return t.commit();
+// TICTOC never allocates a timestamp: its workers get no source, so
+// allocate_ts() would crash, and every TICTOC test checks that too.
+struct TFixture : Fixture<Tictoc> {
+  explicit TFixture(uint32_t participants = 2) : Fixture<Tictoc>(Config{}, participants) {
+    for (auto& w : workers) w->ts = nullptr;
   }
 };
-
-using TFixture = Fixture<Tictoc>;
 
 uint64_t word(TFixture& f, uint64_t key) { return f.meta(key).word.load(platform::memory_order_acquire); }
 uint64_t wts(TFixture& f, uint64_t key) { return Tictoc::wts_of(word(f, key)); }
