@@ -49,7 +49,6 @@ constexpr Scheme kAllSchemes[] = {Scheme::None,      Scheme::NoWait,    Scheme::
                                   Scheme::WoundWait, Scheme::Timestamp, Scheme::Mvcc,    Scheme::Occ,
                                   Scheme::Hstore,    Scheme::Silo,      Scheme::Tictoc};
 
-// H-STORE runs with one partition per worker, as the papers ran it.
 // The flags every run-based benchmark shares: the window of each run, the
 // repetitions per point, and where to write every run's report.
 void add_window_flags(CLI::App& app, double& duration_s, double& warmup_s) {
@@ -69,6 +68,7 @@ void add_reps_json_flags(CLI::App& app, uint32_t& reps, uint32_t& prime_runs, st
   app.add_option("--json", json_path, "write every run's report as JSON to FILE");
 }
 
+// H-STORE runs with one partition per worker, as the papers ran it.
 void partition_for_hstore(Config& cfg) {
   if (cfg.cc == Scheme::Hstore) cfg.ycsb.partitions = cfg.threads;
 }
