@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cc/schemes.h"
 #include "engine/engine.h"
 #include "engine/report.h"
 #include "platform/atomic.h"
@@ -43,11 +44,12 @@ CLI::Option* add_enum_option(CLI::App& app, const std::string& flag, Enum& targe
       ->default_str(std::string(names[static_cast<std::size_t>(target)]));
 }
 
-std::string scheme_name(Scheme s) { return std::string(name_of(kSchemeNames, s)); }
-
-constexpr Scheme kAllSchemes[] = {Scheme::None,      Scheme::NoWait,    Scheme::WaitDie, Scheme::DlDetect,
-                                  Scheme::WoundWait, Scheme::Timestamp, Scheme::Mvcc,    Scheme::Occ,
-                                  Scheme::Hstore,    Scheme::Silo,      Scheme::Tictoc};
+// Every registered scheme's name, in registry order.
+std::vector<std::string> all_schemes() {
+  std::vector<std::string> names;
+  for (const cc::SchemeTraits& s : cc::schemes()) names.emplace_back(s.name);
+  return names;
+}
 
 // The flags every run-based benchmark shares: the window of each run, the
 // repetitions per point, and where to write every run's report.
@@ -70,7 +72,7 @@ void add_reps_json_flags(CLI::App& app, uint32_t& reps, uint32_t& prime_runs, st
 
 // H-STORE runs with one partition per worker, as the papers ran it.
 void partition_for_hstore(Config& cfg) {
-  if (cfg.cc == Scheme::Hstore) cfg.ycsb.partitions = cfg.threads;
+  if (cc::scheme(cfg.cc).declares_partitions) cfg.ycsb.partitions = cfg.threads;
 }
 
 // A bench command runs every point in one process. The first run pays page
@@ -79,7 +81,7 @@ void partition_for_hstore(Config& cfg) {
 // than the rest.
 void prime(const Config& cfg, uint32_t runs) {
   if (runs == 0) return;
-  std::printf("(%u discarded priming run%s of %s)\n", runs, runs == 1 ? "" : "s", scheme_name(cfg.cc).c_str());
+  std::printf("(%u discarded priming run%s of %s)\n", runs, runs == 1 ? "" : "s", cfg.cc.c_str());
   for (uint32_t i = 0; i < runs; i++) (void)run(cfg);
 }
 
@@ -87,7 +89,15 @@ void prime(const Config& cfg, uint32_t runs) {
 
 void add_run_flags(CLI::App& app, Config& cfg) {
   add_enum_option(app, "--workload", cfg.workload, kWorkloadNames, "workload");
-  add_enum_option(app, "--cc", cfg.cc, kSchemeNames, "concurrency-control scheme");
+  app.add_option_function<std::string>(
+         "--cc", [&cfg](const std::string& v) { cfg.cc = cc::find_scheme(v)->name; },
+         "concurrency-control scheme (any case): " + cc::scheme_names())
+      ->check(CLI::Validator(
+          [](const std::string& v) {
+            return cc::find_scheme(v) != nullptr ? std::string() : "'" + v + "' is not one of " + cc::scheme_names();
+          },
+          "SCHEME", "cc"))
+      ->default_str(cfg.cc);
   app.add_option("--threads", cfg.threads, "worker threads")->check(CLI::Range(1, 1024))->capture_default_str();
   app.add_option("--duration", cfg.duration_s, "measurement window, seconds")
       ->check(CLI::Range(0.01, 86400.0))
@@ -211,28 +221,29 @@ std::string workload_flag_mismatch(const CLI::App& run, const Config& cfg) {
 }
 
 std::vector<std::string> ineffective_flag_notes(const CLI::App& run, const Config& cfg) {
-  const Scheme cc = cfg.cc;
-  const std::string scheme = scheme_name(cc);
-  const bool allocates_ts = cc == Scheme::WaitDie || cc == Scheme::DlDetect || cc == Scheme::WoundWait ||
-                            cc == Scheme::Timestamp || cc == Scheme::Mvcc || cc == Scheme::Occ || cc == Scheme::Hstore;
-  const bool has_latch = cc == Scheme::WaitDie || cc == Scheme::DlDetect || cc == Scheme::WoundWait ||
-                         cc == Scheme::Timestamp || cc == Scheme::Mvcc || cc == Scheme::Hstore;
+  const cc::SchemeTraits& scheme = cc::scheme(cfg.cc);
+  const std::string name(scheme.name);
   std::vector<std::string> notes;
   auto unused = [&](const char* flag, const std::string& why) {
     if (run.count(flag) > 0) notes.push_back(std::string(flag) + " has no effect: " + why);
   };
-  if (cc != Scheme::DlDetect) {
+  if (name != "dl_detect") {
     unused("--dl-timeout", "it applies to --cc dl_detect only");
     unused("--dl-detect", "it applies to --cc dl_detect only");
   }
-  if (!allocates_ts) unused("--ts-alloc", "--cc " + scheme + " allocates no timestamps");
-  if (!has_latch) unused("--latch", "--cc " + scheme + " has no latch to choose (it uses CAS words per row)");
-  if (cfg.backoff == BackoffKind::None) unused("--backoff-max-us", "it bounds --backoff exp only");
+  if (!scheme.allocates_timestamps) unused("--ts-alloc", "--cc " + name + " allocates no timestamps");
+  if (!scheme.uses_latch) unused("--latch", "--cc " + name + " has no latch to choose (it uses CAS words per row)");
+  if (!scheme.aborts) {
+    unused("--backoff", "--cc " + name + " never aborts a transaction");
+    unused("--backoff-max-us", "--cc " + name + " never aborts a transaction");
+  } else if (cfg.backoff == BackoffKind::None) {
+    unused("--backoff-max-us", "it bounds --backoff exp only");
+  }
   if (cfg.workload == WorkloadKind::Ycsb && (cfg.ycsb.partitions == 1 || cfg.ycsb.parts_per_txn == 1)) {
     unused("--multi-part-ratio", "a multi-partition transaction needs --partitions and --parts-per-txn above 1");
   }
-  if (cc == Scheme::Hstore && cfg.workload == WorkloadKind::Ycsb && cfg.ycsb.partitions < cfg.threads) {
-    notes.push_back("--cc hstore with " + std::to_string(cfg.ycsb.partitions) + " partition(s) for " +
+  if (scheme.declares_partitions && cfg.workload == WorkloadKind::Ycsb && cfg.ycsb.partitions < cfg.threads) {
+    notes.push_back("--cc " + name + " with " + std::to_string(cfg.ycsb.partitions) + " partition(s) for " +
                     std::to_string(cfg.threads) +
                     " threads: workers queue on shared partition locks; the papers run one partition per worker "
                     "(--partitions " +
@@ -263,7 +274,7 @@ int demo_command(const DemoOptions& o) {
               "cc_mgr", "abort_t", "other");
   double worst_other = 0;
   int runs = 0;
-  for (Scheme s : kAllSchemes) {
+  for (const std::string& s : all_schemes()) {
     for (uint32_t t = 1; t <= max_threads; t++) {
       Config cfg;
       cfg.cc = s;
@@ -275,10 +286,10 @@ int demo_command(const DemoOptions& o) {
       partition_for_hstore(cfg);
       const RunResult r = run(cfg);
       if (!o.json_dir.empty()) {
-        std::ofstream(o.json_dir + "/demo-" + scheme_name(s) + "-t" + std::to_string(t) + ".json")
+        std::ofstream(o.json_dir + "/demo-" + s + "-t" + std::to_string(t) + ".json")
             << report_json(r).dump(2) << '\n';
       }
-      std::printf("%-10s %7u %12.0f %10.4f %7.1f%% %7.1f%% %7.1f%% %7.1f%% %7.1f%%\n", scheme_name(s).c_str(), t,
+      std::printf("%-10s %7u %12.0f %10.4f %7.1f%% %7.1f%% %7.1f%% %7.1f%% %7.1f%%\n", s.c_str(), t,
                   r.throughput(), r.abort_rate(), 100 * r.fraction(TimeCat::Useful), 100 * r.fraction(TimeCat::Wait),
                   100 * r.fraction(TimeCat::CcManager), 100 * r.fraction(TimeCat::Abort),
                   100 * r.fraction(TimeCat::Other));
@@ -308,7 +319,7 @@ int bench_ycsb_command(const BenchYcsbOptions& o) {
   constexpr Mix kMixes[] = {{"read-only", 0.0}, {"50% writes", 0.5}};
   constexpr double kThetas[] = {0.0, 0.6, 0.9};
   constexpr uint32_t kThreads[] = {1, 2};
-  auto config = [&o](Scheme s, uint32_t threads, double theta, double write_ratio, uint32_t rep) {
+  auto config = [&o](const std::string& s, uint32_t threads, double theta, double write_ratio, uint32_t rep) {
     Config cfg;
     cfg.cc = s;
     cfg.threads = threads;
@@ -327,16 +338,16 @@ int bench_ycsb_command(const BenchYcsbOptions& o) {
       "thread, %g s per run\n",
       o.reps, static_cast<unsigned long long>(o.rows), o.duration_s);
   std::printf("%-11s %5s %7s", "mix", "theta", "threads");
-  for (Scheme s : kAllSchemes) std::printf(" %12s", scheme_name(s).c_str());
+  for (const std::string& s : all_schemes()) std::printf(" %12s", s.c_str());
   std::printf("   (ratio to none)\n");
-  prime(config(kAllSchemes[0], kThreads[0], kThetas[0], kMixes[0].write_ratio, 0), o.prime_runs);
+  prime(config(all_schemes().front(), kThreads[0], kThetas[0], kMixes[0].write_ratio, 0), o.prime_runs);
   nlohmann::json all = nlohmann::json::array();
   for (const Mix& mix : kMixes) {
     for (double theta : kThetas) {
       for (uint32_t threads : kThreads) {
         std::printf("%-11s %5.1f %7u", mix.name, theta, threads);
         std::vector<double> medians;
-        for (Scheme s : kAllSchemes) {
+        for (const std::string& s : all_schemes()) {
           std::vector<double> tputs;
           for (uint32_t rep = 0; rep < o.reps; rep++) {
             const RunResult r = run(config(s, threads, theta, mix.write_ratio, rep));
@@ -428,7 +439,7 @@ int bench_latch_command(const BenchLatchOptions& o) {
   };
   constexpr Variant kVariants[] = {{"spin, no backoff", platform::LatchKind::Spin, BackoffKind::None},
                                    {"queue, exp backoff", platform::LatchKind::Queue, BackoffKind::Exp}};
-  auto config = [&o](Scheme s, const Variant& v, uint32_t rep) {
+  auto config = [&o](const std::string& s, const Variant& v, uint32_t rep) {
     Config cfg;
     cfg.cc = s;
     cfg.threads = o.threads;
@@ -449,10 +460,10 @@ int bench_latch_command(const BenchLatchOptions& o) {
   std::printf("%-11s", "scheme");
   for (const Variant& v : kVariants) std::printf(" %20s %7s", v.name, "abort");
   std::printf(" %7s\n", "ratio");
-  prime(config(kAllSchemes[0], kVariants[0], 0), o.prime_runs);
+  prime(config(all_schemes().front(), kVariants[0], 0), o.prime_runs);
   nlohmann::json all = nlohmann::json::array();
-  for (Scheme s : kAllSchemes) {
-    std::printf("%-11s", scheme_name(s).c_str());
+  for (const std::string& s : all_schemes()) {
+    std::printf("%-11s", s.c_str());
     std::vector<double> medians;
     for (const Variant& v : kVariants) {
       std::vector<std::pair<double, double>> points;  // throughput, abort rate
@@ -495,7 +506,7 @@ void add_bench_tpcc_flags(CLI::App& app, BenchTpccOptions& o) {
 // Every scheme at each warehouse and thread count: txn/s, abort rate and tpmC
 // of the median run.
 int bench_tpcc_command(const BenchTpccOptions& o) {
-  auto config = [&o](Scheme s, uint32_t warehouses, uint32_t threads, uint32_t rep) {
+  auto config = [&o](const std::string& s, uint32_t warehouses, uint32_t threads, uint32_t rep) {
     Config cfg;
     cfg.cc = s;
     cfg.workload = WorkloadKind::Tpcc;
@@ -521,10 +532,10 @@ int bench_tpcc_command(const BenchTpccOptions& o) {
     }
   }
   std::printf("\n");
-  prime(config(kAllSchemes[0], o.warehouses.front(), o.threads.front(), 0), o.prime_runs);
+  prime(config(all_schemes().front(), o.warehouses.front(), o.threads.front(), 0), o.prime_runs);
   nlohmann::json all = nlohmann::json::array();
-  for (Scheme s : kAllSchemes) {
-    std::printf("%-11s", scheme_name(s).c_str());
+  for (const std::string& s : all_schemes()) {
+    std::printf("%-11s", s.c_str());
     for (uint32_t wh : o.warehouses) {
       for (uint32_t t : o.threads) {
         std::vector<std::pair<double, double>> points;  // throughput, abort rate
@@ -563,7 +574,7 @@ int bench_hstore_command(const BenchHstoreOptions& o) {
   constexpr uint32_t kParts[] = {1, 2, 4};
   auto config = [&o, threads](double ratio, uint32_t parts, uint32_t rep) {
     Config cfg;
-    cfg.cc = Scheme::Hstore;
+    cfg.cc = "hstore";
     cfg.threads = threads;
     cfg.duration_s = o.duration_s;
     cfg.warmup_s = o.warmup_s;
@@ -638,7 +649,7 @@ int bench_ts_command(const BenchTsOptions& o) {
       std::printf("%6.2f", theta);
       for (const char* m : kMethods) {
         Config cfg;
-        cfg.cc = Scheme::Timestamp;
+        cfg.cc = "timestamp";
         cfg.threads = max_threads;
         cfg.duration_s = o.ycsb_duration_s;
         cfg.ycsb.theta = theta;

@@ -36,7 +36,7 @@ std::string Config::validate() const {
 nlohmann::json Config::to_json() const {
   nlohmann::json j;
   j["workload"] = name_of(kWorkloadNames, workload);
-  j["cc"] = name_of(kSchemeNames, cc);
+  j["cc"] = cc;
   j["threads"] = threads;
   j["duration_s"] = duration_s;
   j["warmup_s"] = warmup_s;

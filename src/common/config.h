@@ -15,10 +15,6 @@
 
 namespace abyss {
 
-enum class Scheme : uint8_t { None, NoWait, WaitDie, DlDetect, WoundWait, Timestamp, Mvcc, Occ, Hstore, Silo, Tictoc };
-inline constexpr std::array<std::string_view, 11> kSchemeNames = {
-    "none", "no_wait", "wait_die", "dl_detect", "wound_wait", "timestamp", "mvcc", "occ", "hstore", "silo", "tictoc"};
-
 enum class WorkloadKind : uint8_t { Ycsb, Tpcc };
 inline constexpr std::array<std::string_view, 2> kWorkloadNames = {"ycsb", "tpcc"};
 
@@ -51,7 +47,7 @@ struct YcsbConfig {
 
 struct Config {
   WorkloadKind workload = WorkloadKind::Ycsb;
-  Scheme cc = Scheme::NoWait;
+  std::string cc = "no_wait";  // a registered scheme's name (cc/registry.h)
   uint32_t threads = 1;
   double duration_s = 1.0;
   double warmup_s = 0.2;

@@ -7,17 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cc/dl_detect/dl_detect.h"
-#include "cc/hstore/hstore.h"
-#include "cc/mvcc/mvcc.h"
-#include "cc/no_wait/no_wait.h"
-#include "cc/none/none.h"
-#include "cc/occ/occ.h"
-#include "cc/silo/silo.h"
-#include "cc/tictoc/tictoc.h"
-#include "cc/timestamp/timestamp.h"
-#include "cc/wait_die/wait_die.h"
-#include "cc/wound_wait/wound_wait.h"
+#include "cc/registry.h"
 #include "engine/runner.h"
 #include "platform/clock.h"
 #include "platform/latch.h"
@@ -132,31 +122,7 @@ RunResult run_scheme(const Config& cfg) {
 }  // namespace
 
 RunResult run(const Config& cfg) {
-  switch (cfg.cc) {
-    case Scheme::None:
-      return run_scheme<cc::None>(cfg);
-    case Scheme::NoWait:
-      return run_scheme<cc::NoWait>(cfg);
-    case Scheme::WaitDie:
-      return run_scheme<cc::WaitDie>(cfg);
-    case Scheme::DlDetect:
-      return run_scheme<cc::DlDetect>(cfg);
-    case Scheme::WoundWait:
-      return run_scheme<cc::WoundWait>(cfg);
-    case Scheme::Timestamp:
-      return run_scheme<cc::Timestamp>(cfg);
-    case Scheme::Mvcc:
-      return run_scheme<cc::Mvcc>(cfg);
-    case Scheme::Occ:
-      return run_scheme<cc::Occ>(cfg);
-    case Scheme::Hstore:
-      return run_scheme<cc::Hstore>(cfg);
-    case Scheme::Silo:
-      return run_scheme<cc::Silo>(cfg);
-    case Scheme::Tictoc:
-      return run_scheme<cc::Tictoc>(cfg);
-  }
-  throw std::logic_error("unknown scheme");
+  return cc::Registry::dispatch(cfg.cc, [&]<class CC>() { return run_scheme<CC>(cfg); });
 }
 
 }  // namespace abyss

@@ -18,16 +18,6 @@ namespace abyss {
 
 enum class Phase : uint32_t { Warmup, Measure, Done };
 
-// Whether the scheme needs each transaction's partitions before it begins.
-template <class CC>
-constexpr bool declares_partitions() {
-  if constexpr (requires { CC::kDeclaresPartitions; }) {
-    return CC::kDeclaresPartitions;
-  } else {
-    return false;
-  }
-}
-
 // `mark_ready()` is called once the worker is set up and about to run its
 // first transaction; the warm-up and the measurement window start only once
 // every worker has called it.
@@ -61,7 +51,7 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
       enter_window_if_open();
       w.reset_attempt();
       const uint64_t start = platform::cycles();
-      if constexpr (declares_partitions<CC>()) {
+      if constexpr (CC::kTraits.declares_partitions) {
         txn.timed(TimeCat::CcManager, [&] {
           workload.partitions_of(queries, i, txn.partitions());
           return 0;

@@ -6,7 +6,6 @@
 // Writes go to a private copy (taken when the scheme grants the write) and are
 // installed by the scheme's commit through install_all(); a scheme decides
 // whether reads see the row in place (2PL, under a lock) or a copy.
-#include <concepts>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -17,38 +16,12 @@
 #include "stats/stats.h"
 #include "storage/row.h"
 #include "storage/table.h"
+#include "txn/access.h"
 #include "txn/worker.h"
 
 namespace abyss {
 
-enum class AccessType : uint8_t { Read, Write, Insert, Remove };
-
 template <class CC>
-struct Access {
-  Table* table;
-  uint64_t key;
-  Row* row;
-  AccessType type;
-  bool read_first = false;  // a Write that was a Read of this transaction first
-  bool found = true;        // false: the row is deleted (the access only holds CC state)
-  bool older_version = false;  // reads a version older than the row's (MVCC): live whatever the row is now
-  const char* view = nullptr;  // what the transaction reads: the row in place or `local`
-  char* local = nullptr;       // private copy that a write modifies
-  TxnId seen{};                // history: the version read, or replaced by a write
-  typename CC::AccessMeta cc{};
-};
-
-// What a scheme provides (STYLE habit 3). Hooks are templates over the Txn so
-// scheme headers need not include this one.
-template <class CC>
-concept SchemeType = requires {
-  typename CC::RowMeta;     // kept in each row header; value-initialised on load/insert
-  typename CC::AccessMeta;  // kept in each access-set entry
-  typename CC::TxnMeta;     // kept per transaction, across restarts
-  { CC::kName } -> std::convertible_to<std::string_view>;
-};
-
-template <SchemeType CC>
 class Txn final {
  public:
   using AccessT = Access<CC>;

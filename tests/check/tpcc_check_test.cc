@@ -28,7 +28,7 @@ const std::string& clean_dump() {
     cfg.workload = WorkloadKind::Tpcc;
     cfg.tpcc.schema = TpccSchema::Small;
     cfg.tpcc.warehouses = 1;
-    cfg.cc = Scheme::NoWait;
+    cfg.cc = "no_wait";
     cfg.threads = 1;
     cfg.duration_s = 0.05;
     cfg.warmup_s = 0;

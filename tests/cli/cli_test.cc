@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cc/schemes.h"
 #include "common/config.h"
 #include "stats/stats.h"
 
@@ -125,12 +126,17 @@ std::vector<std::string> with_names(std::vector<std::string> words, const std::a
   return words;
 }
 
+std::vector<std::string> with_scheme_names(std::vector<std::string> words) {
+  for (const cc::SchemeTraits& s : cc::schemes()) words.emplace_back(s.name);
+  return words;
+}
+
 std::vector<BadCase> bad_cases() {
   const std::string missing = "/nonexistent-abyss-dir/history.jsonl";
   return {
       // Choices: the line lists every allowed name, taken from the registry so
       // a newly added scheme is checked too.
-      {"cc_unknown", {"run", "--cc", "bogus"}, with_names({"--cc", "bogus"}, kSchemeNames)},
+      {"cc_unknown", {"run", "--cc", "bogus"}, with_scheme_names({"--cc", "bogus"})},
       {"workload_unknown", {"run", "--workload", "bogus"}, with_names({"--workload", "bogus"}, kWorkloadNames)},
       {"latch_unknown", {"run", "--latch", "x"}, with_names({"--latch", "x"}, kLatchNames)},
       {"backoff_unknown", {"run", "--backoff", "x"}, with_names({"--backoff", "x"}, kBackoffNames)},

@@ -18,7 +18,7 @@ TEST(Runner, AWorkerRestartingWhenTheWindowOpensIsMeasuredFromThen) {
   // every read of a row the other worker wrote, up to hundreds of thousands of
   // times in a row, so it is almost always restarting when the window opens.
   Config c;
-  c.cc = Scheme::Occ;
+  c.cc = "occ";
   c.threads = 2;
   c.warmup_s = 0.05;
   c.duration_s = 0.5;

@@ -209,7 +209,7 @@ TEST(TpccMix, ParsesAndRejects) {
 }
 
 // A short single-threaded engine run with inserts, dumped and checked.
-class TpccRun : public testing::TestWithParam<Scheme> {};
+class TpccRun : public testing::TestWithParam<std::string> {};
 
 TEST_P(TpccRun, ShortRunCommitsBothTypesAndStaysConsistent) {
   Config cfg = small_config(1);
@@ -235,10 +235,8 @@ TEST_P(TpccRun, ShortRunCommitsBothTypesAndStaysConsistent) {
   fs::remove_all(cfg.dump_dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(Tpcc, TpccRun, testing::Values(Scheme::None, Scheme::NoWait, Scheme::Silo),
-                         [](const testing::TestParamInfo<Scheme>& info) {
-                           return std::string(name_of(kSchemeNames, info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Tpcc, TpccRun, testing::Values("none", "no_wait", "silo"),
+                         [](const testing::TestParamInfo<std::string>& info) { return info.param; });
 
 TEST(TpccRunInsertsOff, OnlyCountersMoveAndTheCheckerSeesIt) {
   Config cfg = small_config(1);

@@ -12,6 +12,7 @@
 #include "cc/dl_detect/waits_for.h"
 #include "cc/lock/row_lock.h"
 #include "cc/lock/wait.h"
+#include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
 #include "platform/clock.h"
@@ -20,7 +21,15 @@ namespace abyss::cc {
 
 class DlDetect final {
  public:
-  static constexpr std::string_view kName = "dl_detect";
+  static constexpr SchemeTraits kTraits{
+      .name = "dl_detect",
+      .summary = "2PL, waits queue and a waits-for graph search breaks deadlocks",
+      .paper = "Abyss §2.1, §4.2",
+      .family = Family::Locking,
+      .allocates_timestamps = true,  // the youngest transaction on a cycle is the victim
+      .uses_latch = true,            // the row's lock queue sits behind a latch
+      .waits = true,                 // every conflicting request queues, up to --dl-timeout
+  };
   // A waiter searches for a cycle once every this many spins.
   static constexpr uint32_t kSpinsPerDetection = 64;
 

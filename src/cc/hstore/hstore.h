@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "cc/lock/wait.h"
+#include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
 #include "platform/atomic.h"
@@ -26,10 +27,18 @@ namespace abyss::cc {
 
 class Hstore final {
  public:
-  static constexpr std::string_view kName = "hstore";
+  static constexpr SchemeTraits kTraits{
+      .name = "hstore",
+      .summary = "partition locks taken before the transaction starts, in timestamp order",
+      .paper = "Abyss §2.2, §4.3",
+      .family = Family::PartitionLocking,
+      .allocates_timestamps = true,  // the oldest queued timestamp gets a free partition
+      .uses_latch = true,            // a partition's queue sits behind a latch
+      .declares_partitions = true,   // partitions are locked before the first access
+      .waits = true,                 // a transaction queues for busy partitions
+      .aborts = false,               // partitions are taken in id order: no deadlock, no abort
+  };
   static constexpr uint32_t kMaxParts = 64;
-  // Tells the runner to fill Txn::partitions() from the workload before begin.
-  static constexpr bool kDeclaresPartitions = true;
 
   struct Request {
     uint64_t ts = 0;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cc/lock/wait.h"
+#include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
 #include "platform/atomic.h"
@@ -31,7 +32,16 @@ namespace abyss::cc {
 
 class Mvcc final {
  public:
-  static constexpr std::string_view kName = "mvcc";
+  static constexpr SchemeTraits kTraits{
+      .name = "mvcc",
+      .summary = "multi-version timestamp ordering: reads pick the version of their timestamp",
+      .paper = "Abyss §2.2",
+      .family = Family::TimestampOrdering,
+      .allocates_timestamps = true,  // every attempt takes a new timestamp that picks its versions
+      .uses_latch = true,            // a row's versions and pending write sit behind a latch
+      .waits = true,                 // an access waits for an older pending write
+      .keeps_versions = true,        // older versions stay readable until no transaction can see them
+  };
 
   // An older version of a row; its data follows the struct.
   struct Version {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
 #include "platform/atomic.h"
@@ -14,7 +15,15 @@ namespace abyss::cc {
 
 class NoWait final {
  public:
-  static constexpr std::string_view kName = "no_wait";
+  static constexpr SchemeTraits kTraits{
+      .name = "no_wait",
+      .summary = "2PL, a conflicting lock request aborts the requester at once",
+      .paper = "Abyss §2.1",
+      .family = Family::Locking,
+      .allocates_timestamps = false,  // nobody waits, so nobody needs an age
+      .uses_latch = false,            // the row lock is one word taken with compare-and-swap
+      .waits = false,                 // a conflict aborts, it never queues
+  };
   static constexpr uint64_t kExclusive = uint64_t{1} << 63;  // else: the count of readers
 
   struct RowMeta {

@@ -4,6 +4,7 @@
 // can fail: under contention its histories contain lost updates and cycles.
 #include <string_view>
 
+#include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
 
@@ -11,7 +12,13 @@ namespace abyss::cc {
 
 class None final {
  public:
-  static constexpr std::string_view kName = "none";
+  static constexpr SchemeTraits kTraits{
+      .name = "none",
+      .summary = "no concurrency control: the throughput upper bound and the checker's negative control",
+      .paper = "Abyss §3",
+      .family = Family::None,
+      .aborts = false,  // nothing ever conflicts: a row is read and written in place
+  };
   struct RowMeta {};
   struct AccessMeta {};
   struct TxnMeta {};

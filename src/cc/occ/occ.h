@@ -21,16 +21,26 @@
 #include <vector>
 
 #include "cc/lock/wait.h"
+#include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
 #include "platform/atomic.h"
+#include "txn/access.h"
 #include "platform/latch.h"
 
 namespace abyss::cc {
 
 class Occ final {
  public:
-  static constexpr std::string_view kName = "occ";
+  static constexpr SchemeTraits kTraits{
+      .name = "occ",
+      .summary = "optimistic (Kung & Robinson) with per-tuple parallel validation",
+      .paper = "Abyss §2.2, §4.3",
+      .family = Family::Optimistic,
+      .allocates_timestamps = true,  // a start and a validation timestamp per attempt
+      .uses_latch = false,           // the row word packs the version and a compare-and-swap latch
+      .waits = true,                 // a read waits while a committer installs the row
+  };
 
   struct RowMeta {
     platform::Atomic<uint32_t> latch{0};  // kExclusive, else the count of readers copying
@@ -69,7 +79,7 @@ class Occ final {
     auto& order = t.meta().write_order;
     order.clear();
     for (uint32_t i = 0; i < accesses.size(); i++) {
-      if (accesses[i].type != decltype(accesses[i].type)::Read) order.push_back(i);
+      if (accesses[i].type != AccessType::Read) order.push_back(i);
     }
     std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return accesses[x].row < accesses[y].row; });
     for (uint32_t i : order) {
@@ -80,7 +90,7 @@ class Occ final {
     const uint64_t commit_ts = t.worker().allocate_ts();
     const uint64_t start_ts = t.meta().start_ts;
     for (auto& a : accesses) {
-      if (a.type == decltype(a.type)::Insert) continue;
+      if (a.type == AccessType::Insert) continue;
       const auto& m = t.row_meta(a.row);
       // Sequentially consistent, as is the latching: two committers that each
       // latched a row the other read must not both see the other's row free.

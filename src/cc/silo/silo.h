@@ -37,16 +37,26 @@
 #include <vector>
 
 #include "cc/lock/wait.h"
+#include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
 #include "platform/atomic.h"
+#include "txn/access.h"
 #include "platform/clock.h"
 
 namespace abyss::cc {
 
 class Silo final {
  public:
-  static constexpr std::string_view kName = "silo";
+  static constexpr SchemeTraits kTraits{
+      .name = "silo",
+      .summary = "epoch-based optimistic: per-row TID words, no shared counter per transaction",
+      .paper = "Tale §4.1 (Tu et al., SOSP 2013)",
+      .family = Family::Optimistic,
+      .allocates_timestamps = false,  // TIDs are derived from the rows read and the global epoch
+      .uses_latch = false,            // the lock is a bit of the row's TID word
+      .waits = true,                  // a read waits while a committer holds the row
+  };
 
   // TID word layout (Silo §4.2: epoch | sequence | status bits; abyss keeps
   // only the lock bit, since deletion is the row header's flag and there are
@@ -119,7 +129,7 @@ class Silo final {
     // both). Inserts are private until installed and are not locked.
     for (uint32_t i = 0; i < accesses.size(); i++) {
       const auto type = accesses[i].type;
-      if (type != decltype(type)::Read && type != decltype(type)::Insert) order.push_back(i);
+      if (type != AccessType::Read && type != AccessType::Insert) order.push_back(i);
     }
 
     // Phase 1 (Silo §4.4): lock the write set in address order.
@@ -139,7 +149,7 @@ class Silo final {
     // Phase 2: validate every row read or written (a write read the row first).
     uint64_t max_seen = t.meta().last_tid;
     for (auto& a : accesses) {
-      if (a.type == decltype(a.type)::Insert) continue;
+      if (a.type == AccessType::Insert) continue;
       const uint64_t now = t.row_meta(a.row).tid.load(platform::memory_order_seq_cst);
       if ((now & ~kLockBit) != a.cc.observed) return Rc::Abort;     // changed since copied
       if ((now & kLockBit) != 0 && !a.cc.locked) return Rc::Abort;  // being changed by another committer
@@ -158,14 +168,14 @@ class Silo final {
     // An insert is published locked, so a reader that finds it through the
     // index waits for its TID; nothing else can reach it before that.
     for (auto& a : accesses) {
-      if (a.type == decltype(a.type)::Insert) t.row_meta(a.row).tid.store(kLockBit, platform::memory_order_relaxed);
+      if (a.type == AccessType::Insert) t.row_meta(a.row).tid.store(kLockBit, platform::memory_order_relaxed);
     }
 
     t.install_all();
 
     // Storing the new TID publishes the data and clears the lock bit.
     for (auto& a : accesses) {
-      if (a.type == decltype(a.type)::Insert) {
+      if (a.type == AccessType::Insert) {
         t.row_meta(a.row).tid.store(tid, platform::memory_order_release);
       } else if (a.cc.locked) {
         t.row_meta(a.row).tid.store(tid, platform::memory_order_release);

@@ -60,15 +60,25 @@
 #include <vector>
 
 #include "cc/lock/wait.h"
+#include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
 #include "platform/atomic.h"
+#include "txn/access.h"
 
 namespace abyss::cc {
 
 class Tictoc final {
  public:
-  static constexpr std::string_view kName = "tictoc";
+  static constexpr SchemeTraits kTraits{
+      .name = "tictoc",
+      .summary = "optimistic with data-driven timestamps: each row keeps a [wts, rts] interval",
+      .paper = "Tale §4.1 (Yu et al., SIGMOD 2016)",
+      .family = Family::Optimistic,
+      .allocates_timestamps = false,  // commit timestamps are computed from the rows accessed
+      .uses_latch = false,            // the lock is a bit of the row's timestamp word
+      .waits = true,                  // a read waits while a committer holds the row
+  };
 
   // Timestamp word layout (TicToc §3.6): [lock:1][delta:15][wts:48]. A row's
   // wts grows by at least one per install, so 48 bits outlast any run.
@@ -139,7 +149,7 @@ class Tictoc final {
     // both). Inserts are private until installed and are not locked.
     for (uint32_t i = 0; i < accesses.size(); i++) {
       const auto type = accesses[i].type;
-      if (type != decltype(type)::Read && type != decltype(type)::Insert) order.push_back(i);
+      if (type != AccessType::Read && type != AccessType::Insert) order.push_back(i);
     }
 
     // Step 1 (TicToc Algorithm 2, §4.1): lock the write set, no-wait.
@@ -157,12 +167,12 @@ class Tictoc final {
     // Step 2, reads: no earlier than any version read (written rows were
     // copied too, but their wts <= rts < commit_ts already).
     for (auto& a : accesses) {
-      if (a.type == decltype(a.type)::Read) commit_ts = std::max(commit_ts, a.cc.wts);
+      if (a.type == AccessType::Read) commit_ts = std::max(commit_ts, a.cc.wts);
     }
 
     // Step 3: validate every row read or written.
     for (auto& a : accesses) {
-      if (a.type == decltype(a.type)::Insert) continue;
+      if (a.type == AccessType::Insert) continue;
       if (!validate(t.row_meta(a.row), a.cc, commit_ts)) return Rc::Abort;
     }
     t.meta().commit_ts = commit_ts;
@@ -173,7 +183,7 @@ class Tictoc final {
     // An insert is published locked, so a reader that finds it through the
     // index waits for its timestamps; nothing else can reach it before that.
     for (auto& a : accesses) {
-      if (a.type == decltype(a.type)::Insert) t.row_meta(a.row).word.store(kLockBit, platform::memory_order_relaxed);
+      if (a.type == AccessType::Insert) t.row_meta(a.row).word.store(kLockBit, platform::memory_order_relaxed);
     }
 
     t.install_all();
@@ -181,7 +191,7 @@ class Tictoc final {
     // Storing wts = rts = commit_ts publishes the data and clears the lock bit.
     const uint64_t installed = pack(commit_ts, commit_ts);
     for (auto& a : accesses) {
-      if (a.type == decltype(a.type)::Insert) {
+      if (a.type == AccessType::Insert) {
         t.row_meta(a.row).word.store(installed, platform::memory_order_release);
       } else if (a.cc.locked) {
         t.row_meta(a.row).word.store(installed, platform::memory_order_release);

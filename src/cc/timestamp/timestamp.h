@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "cc/lock/wait.h"
+#include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
 #include "platform/latch.h"
@@ -28,7 +29,15 @@ namespace abyss::cc {
 
 class Timestamp final {
  public:
-  static constexpr std::string_view kName = "timestamp";
+  static constexpr SchemeTraits kTraits{
+      .name = "timestamp",
+      .summary = "basic timestamp ordering: late accesses abort, accesses wait for an older pending write",
+      .paper = "Abyss §2.2",
+      .family = Family::TimestampOrdering,
+      .allocates_timestamps = true,  // every attempt takes a new timestamp that orders it
+      .uses_latch = true,            // a row's timestamps and pending pre-write sit behind a latch
+      .waits = true,                 // an access waits for an older pending pre-write
+  };
 
   struct RowMeta {
     platform::Latch latch;

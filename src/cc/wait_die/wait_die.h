@@ -9,6 +9,7 @@
 
 #include "cc/lock/row_lock.h"
 #include "cc/lock/wait.h"
+#include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
 
@@ -16,7 +17,15 @@ namespace abyss::cc {
 
 class WaitDie final {
  public:
-  static constexpr std::string_view kName = "wait_die";
+  static constexpr SchemeTraits kTraits{
+      .name = "wait_die",
+      .summary = "2PL, an older requester waits for a younger holder, a younger one dies",
+      .paper = "Abyss §2.1",
+      .family = Family::Locking,
+      .allocates_timestamps = true,  // a transaction's age decides whether it waits or dies
+      .uses_latch = true,            // the row's lock queue sits behind a latch
+      .waits = true,                 // an older requester queues for the lock
+  };
   struct RowMeta {
     RowLock lock;
   };

@@ -13,6 +13,7 @@
 
 #include "cc/lock/row_lock.h"
 #include "cc/lock/wait.h"
+#include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
 #include "platform/atomic.h"
@@ -21,7 +22,15 @@ namespace abyss::cc {
 
 class WoundWait final {
  public:
-  static constexpr std::string_view kName = "wound_wait";
+  static constexpr SchemeTraits kTraits{
+      .name = "wound_wait",
+      .summary = "2PL, an older requester wounds younger holders, a younger one waits",
+      .paper = "Tale §5 (Rosenkrantz et al.)",
+      .family = Family::Locking,
+      .allocates_timestamps = true,  // a transaction's age decides whom it wounds
+      .uses_latch = true,            // the row's lock queue sits behind a latch
+      .waits = true,                 // a younger requester queues for the lock
+  };
   struct RowMeta {
     RowLock lock;
   };

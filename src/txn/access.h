@@ -1,0 +1,29 @@
+#pragma once
+// One entry of a transaction's access set, and the kind of access. Scheme
+// headers include this (not txn.h) to name access types and read an entry.
+#include <cstdint>
+
+#include "common/types.h"
+#include "storage/row.h"
+#include "storage/table.h"
+
+namespace abyss {
+
+enum class AccessType : uint8_t { Read, Write, Insert, Remove };
+
+template <class CC>
+struct Access {
+  Table* table;
+  uint64_t key;
+  Row* row;
+  AccessType type;
+  bool read_first = false;  // a Write that was a Read of this transaction first
+  bool found = true;        // false: the row is deleted (the access only holds CC state)
+  bool older_version = false;  // reads a version older than the row's (MVCC): live whatever the row is now
+  const char* view = nullptr;  // what the transaction reads: the row in place or `local`
+  char* local = nullptr;       // private copy that a write modifies
+  TxnId seen{};                // history: the version read, or replaced by a write
+  typename CC::AccessMeta cc{};
+};
+
+}  // namespace abyss
