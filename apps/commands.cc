@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cc/schemes.h"
+#include "engine/knobs.h"
 #include "engine/engine.h"
 #include "engine/report.h"
 #include "platform/atomic.h"
@@ -88,163 +89,53 @@ void prime(const Config& cfg, uint32_t runs) {
 }  // namespace
 
 void add_run_flags(CLI::App& app, Config& cfg) {
-  add_enum_option(app, "--workload", cfg.workload, kWorkloadNames, "workload");
-  app.add_option_function<std::string>(
-         "--cc", [&cfg](const std::string& v) { cfg.cc = cc::find_scheme(v)->name; },
-         "concurrency-control scheme (any case): " + cc::scheme_names())
-      ->check(CLI::Validator(
-          [](const std::string& v) {
-            return cc::find_scheme(v) != nullptr ? std::string() : "'" + v + "' is not one of " + cc::scheme_names();
-          },
-          "SCHEME", "cc"))
-      ->default_str(cfg.cc);
-  app.add_option("--threads", cfg.threads, "worker threads")->check(CLI::Range(1, 1024))->capture_default_str();
-  app.add_option("--duration", cfg.duration_s, "measurement window, seconds")
-      ->check(CLI::Range(0.01, 86400.0))
-      ->capture_default_str();
-  app.add_option("--warmup", cfg.warmup_s, "warm-up before measuring, seconds")
-      ->check(CLI::Range(0.0, 3600.0))
-      ->capture_default_str();
-  app.add_flag("--pin", cfg.pin, "pin worker i to core i % cores");
-  app.add_option("--seed", cfg.seed, "seed of the query generators")->capture_default_str();
-  app.add_option("--queries-per-worker", cfg.queries_per_worker,
-                 "pre-generated transactions per worker, served round-robin")
-      ->check(CLI::Range(1, 1'000'000))
-      ->capture_default_str();
-
-  app.add_option_function<std::string>(
-         "--ts-alloc",
-         [&cfg](const std::string& v) {
-           // Validated by the check below; parse cannot fail here.
-           (void)platform::TsAllocConfig::parse(v, cfg.ts_alloc);
-         },
-         "timestamp allocation: mutex | atomic | batch:N | clock (Abyss §4.3)")
-      ->check(CLI::Validator(
-          [](std::string& v) {
-            platform::TsAllocConfig tmp;
-            return platform::TsAllocConfig::parse(v, tmp);
-          },
-          "mutex|atomic|batch:N|clock", "ts-alloc"))
-      ->default_str("atomic");
-  add_enum_option(app, "--latch", cfg.latch, kLatchNames, "latch for lock state (queue = MCS)");
-  add_enum_option(app, "--backoff", cfg.backoff, kBackoffNames, "after a CC abort (exp = randomised exponential)");
-  app.add_option("--backoff-max-us", cfg.backoff_max_us, "upper bound of the exponential backoff, microseconds")
-      ->check(CLI::Range(0, 1'000'000))
-      ->capture_default_str();
-  app.add_option("--dl-timeout", cfg.dl_timeout_us,
-                 "DL_DETECT: abort a lock wait after this many microseconds (0: never wait)")
-      ->check(CLI::Range(0, 10'000'000))
-      ->capture_default_str();
-  app.add_option_function<std::string>(
-         "--dl-detect", [&cfg](const std::string& v) { cfg.dl_detect = v == "on"; },
-         "DL_DETECT: search the waits-for graph for cycles: on | off")
-      ->check(CLI::IsMember({"on", "off"}))
-      ->default_str("on");
-
-  auto& y = cfg.ycsb;
-  app.add_option("--rows", y.rows, "YCSB rows")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 34))
-      ->capture_default_str();
-  app.add_option("--req-per-txn", y.req_per_txn, "YCSB accesses per transaction")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  app.add_option("--theta", y.theta, "YCSB Zipfian skew (0 = uniform)")
-      ->check(CLI::Range(0.0, 0.9999))
-      ->capture_default_str();
-  app.add_option("--write-ratio", y.write_ratio, "YCSB probability that an access is an update")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  app.add_option("--read-only-txn-ratio", y.read_only_txn_ratio, "YCSB fraction of read-only transactions")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  app.add_option("--partitions", y.partitions, "YCSB partitions (key % partitions)")
-      ->check(CLI::Range(1, 1024))
-      ->capture_default_str();
-  app.add_option("--multi-part-ratio", y.multi_part_ratio, "YCSB fraction of multi-partition transactions")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  app.add_option("--parts-per-txn", y.parts_per_txn, "YCSB partitions a multi-partition transaction touches")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  add_enum_option(app, "--key-order", y.key_order, kKeyOrderNames, "YCSB order of a transaction's keys");
-  app.add_option("--fields", y.fields, "YCSB string columns per row")->check(CLI::Range(1, 64))->capture_default_str();
-  app.add_option("--field-size", y.field_size, "YCSB bytes per string column")
-      ->check(CLI::Range(1, 4096))
-      ->capture_default_str();
-
-  auto& tp = cfg.tpcc;
-  app.add_option("--warehouses", tp.warehouses, "TPC-C warehouses (H-STORE: one partition each)")
-      ->check(CLI::Range(1, 1024))
-      ->capture_default_str();
-  add_enum_option(app, "--tpcc-schema", tp.schema, kTpccSchemaNames,
-                  "TPC-C cardinalities: full (the spec's) or small (DBx1000's, as in Abyss)");
-  app.add_option_function<std::string>(
-         "--tpcc-inserts", [&tp](const std::string& v) { tp.inserts = v == "on"; },
-         "TPC-C: insert ORDER, NEW-ORDER, ORDER-LINE and HISTORY rows: on | off (DBx1000's variant)")
-      ->check(CLI::IsMember({"on", "off"}))
-      ->default_str("on");
-  app.add_option_function<std::string>(
-         "--tpcc-mix",
-         [&tp](const std::string& v) {
-           // Validated by the check below; parse cannot fail here.
-           (void)parse_tpcc_mix(v, tp.mix);
-         },
-         "TPC-C transaction mix in percent, e.g. neworder=50,payment=50")
-      ->check(CLI::Validator(
-          [](std::string& v) {
-            std::array<uint32_t, 2> tmp{};
-            return parse_tpcc_mix(v, tmp);
-          },
-          "neworder=P,payment=P", "tpcc-mix"))
-      ->default_str(tpcc_mix_string(tp.mix));
-
-  app.add_option("--history", cfg.history_path, "write the history log (JSON lines) to FILE");
-  app.add_option("--dump", cfg.dump_dir, "after the run, write DIR/<table>.csv for every table");
-  app.add_option("--json", cfg.json_path, "write config and results as JSON to FILE");
+  for (const Knob& knob : run_knobs()) {
+    const Knob* k = &knob;  // the table is static: the pointer outlives the parser
+    const std::string help = std::string(k->help) + (k->workload.empty() ? "" : " [--workload " + std::string(k->workload) + "]");
+    if (k->kind == KnobKind::Switch) {
+      app.add_flag_callback(k->flag(), [&cfg, k] { (void)k->set(cfg, "true"); }, help);
+      continue;
+    }
+    CLI::Option* opt = app.add_option_function<std::string>(
+        k->flag(), [&cfg, k](const std::string& v) { (void)k->apply(cfg, v); }, help);
+    opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a later flag overrides, as in a script's defaults
+    opt->check(CLI::Validator(
+        [k](std::string& v) {
+          Config scratch;
+          return k->apply(scratch, v);
+        },
+        k->allowed(), std::string(k->name)));
+    const nlohmann::json value = k->get(Config{});
+    if (value.is_boolean() && k->kind == KnobKind::Choice) {
+      opt->default_str(value.get<bool>() ? "on" : "off");
+    } else if (value.is_string()) {
+      if (!value.get<std::string>().empty()) opt->default_str(value.get<std::string>());
+    } else {
+      opt->default_str(value.dump());
+    }
+  }
 }
 
 std::string workload_flag_mismatch(const CLI::App& run, const Config& cfg) {
-  static constexpr std::array<const char*, 11> kYcsbFlags = {
-      "--rows",       "--req-per-txn",      "--theta",         "--write-ratio", "--read-only-txn-ratio",
-      "--partitions", "--multi-part-ratio", "--parts-per-txn", "--key-order",   "--fields",
-      "--field-size"};
-  static constexpr std::array<const char*, 4> kTpccFlags = {"--warehouses", "--tpcc-schema", "--tpcc-inserts",
-                                                            "--tpcc-mix"};
-  const bool tpcc = cfg.workload == WorkloadKind::Tpcc;
-  const std::string workload(name_of(kWorkloadNames, cfg.workload));
-  for (const char* flag : tpcc ? std::span<const char* const>(kYcsbFlags) : std::span<const char* const>(kTpccFlags)) {
-    if (run.count(flag) == 0) continue;
-    return std::string(flag) + " " + run.get_option(flag)->results().front() + " applies to --workload " +
-           (tpcc ? "ycsb" : "tpcc") + " only, not to --workload " + workload;
+  const std::string_view workload = name_of(kWorkloadNames, cfg.workload);
+  for (const Knob& k : run_knobs()) {
+    if (k.workload.empty() || k.workload == workload || run.count(k.flag()) == 0) continue;
+    return k.flag() + " " + run.get_option(k.flag())->results().front() + " applies to --workload " +
+           std::string(k.workload) + " only, not to --workload " + std::string(workload);
   }
   return {};
 }
 
 std::vector<std::string> ineffective_flag_notes(const CLI::App& run, const Config& cfg) {
   const cc::SchemeTraits& scheme = cc::scheme(cfg.cc);
-  const std::string name(scheme.name);
   std::vector<std::string> notes;
-  auto unused = [&](const char* flag, const std::string& why) {
-    if (run.count(flag) > 0) notes.push_back(std::string(flag) + " has no effect: " + why);
-  };
-  if (name != "dl_detect") {
-    unused("--dl-timeout", "it applies to --cc dl_detect only");
-    unused("--dl-detect", "it applies to --cc dl_detect only");
-  }
-  if (!scheme.allocates_timestamps) unused("--ts-alloc", "--cc " + name + " allocates no timestamps");
-  if (!scheme.uses_latch) unused("--latch", "--cc " + name + " has no latch to choose (it uses CAS words per row)");
-  if (!scheme.aborts) {
-    unused("--backoff", "--cc " + name + " never aborts a transaction");
-    unused("--backoff-max-us", "--cc " + name + " never aborts a transaction");
-  } else if (cfg.backoff == BackoffKind::None) {
-    unused("--backoff-max-us", "it bounds --backoff exp only");
-  }
-  if (cfg.workload == WorkloadKind::Ycsb && (cfg.ycsb.partitions == 1 || cfg.ycsb.parts_per_txn == 1)) {
-    unused("--multi-part-ratio", "a multi-partition transaction needs --partitions and --parts-per-txn above 1");
+  for (const Knob& k : run_knobs()) {
+    if (k.ignored_because == nullptr || run.count(k.flag()) == 0) continue;
+    if (auto why = k.ignored_because(scheme, cfg); !why.empty()) notes.push_back(k.flag() + " has no effect: " + why);
   }
   if (scheme.declares_partitions && cfg.workload == WorkloadKind::Ycsb && cfg.ycsb.partitions < cfg.threads) {
-    notes.push_back("--cc " + name + " with " + std::to_string(cfg.ycsb.partitions) + " partition(s) for " +
-                    std::to_string(cfg.threads) +
+    notes.push_back("--cc " + std::string(scheme.name) + " with " + std::to_string(cfg.ycsb.partitions) +
+                    " partition(s) for " + std::to_string(cfg.threads) +
                     " threads: workers queue on shared partition locks; the papers run one partition per worker "
                     "(--partitions " +
                     std::to_string(cfg.threads) + ")");

@@ -3,10 +3,12 @@
 // and what is allowed; nothing runs); 1 a failure at run time.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -15,7 +17,9 @@
 #include "check/tpcc.h"
 #include "common/build_info.h"
 #include "common/config.h"
+#include "engine/describe.h"
 #include "engine/engine.h"
+#include "engine/knobs.h"
 #include "engine/report.h"
 
 namespace {
@@ -51,20 +55,63 @@ const CLI::App* innermost(const CLI::App& app) {
   return &app;
 }
 
-// CLI11 says only "A subcommand is required"; name the ones there are.
-std::string with_subcommand_names(const CLI::App& app, const std::string& what) {
-  const CLI::App* at = innermost(app);
-  if (what.find("subcommand") == std::string::npos) return what;
+std::string subcommand_names(const CLI::App& at) {
   std::string names;
-  for (const CLI::App* sub : at->get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
-  return what + ": one of " + names;
+  for (const CLI::App* sub : at.get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
+  return names;
+}
+
+// "abyss run" for the run subcommand: the command as the user typed it.
+std::string command_path(const CLI::App& at) {
+  std::string path = at.get_name();
+  for (const CLI::App* p = at.get_parent(); p != nullptr; p = p->get_parent()) path = p->get_name() + " " + path;
+  return path;
+}
+
+// One line for a parse error: CLI11 says only "A subcommand is required" or
+// "The following arguments were not expected"; name what there is instead.
+std::string explain(const CLI::App& app, const CLI::ParseError& e) {
+  const CLI::App* at = innermost(app);
+  const std::string what = e.what();
+  if (what.find("subcommand") != std::string::npos) return what + ": one of " + subcommand_names(*at);
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    // The first word that is a flag, else the first word.
+    std::vector<std::string> extras = at->remaining();
+    std::string word = extras.empty() ? std::string() : extras.front();
+    for (const std::string& x : extras) {
+      if (x.starts_with("-")) {
+        word = x;
+        break;
+      }
+    }
+    if (word.starts_with("-")) {
+      std::vector<std::string> flags;
+      for (const CLI::Option* o : at->get_options()) {
+        for (const std::string& n : o->get_lnames()) flags.push_back("--" + n);
+      }
+      const auto close = abyss::similar_names(word, flags);
+      return word + ": not a flag of `" + command_path(*at) + "`" +
+             (close.empty() ? "; see `" + command_path(*at) + " --help`" : "; did you mean " + close.front() + "?");
+    }
+    if (!at->get_subcommands({}).empty()) {
+      std::vector<std::string> names;
+      for (const CLI::App* sub : at->get_subcommands({})) names.push_back(sub->get_name());
+      const auto close = abyss::similar_names(word, names);
+      return "'" + word + "' is not a subcommand of `" + command_path(*at) + "`; one of " + subcommand_names(*at) +
+             (close.empty() ? "" : " (did you mean " + close.front() + "?)");
+    }
+    return "'" + word + "': unexpected argument of `" + command_path(*at) + "`";
+  }
+  return what;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"abyss: a main-memory OLTP engine for evaluating concurrency control"};
+  CLI::App app{"abyss: a main-memory OLTP engine for evaluating concurrency control", "abyss"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "abyss " + std::string(abyss::git_rev()) + " (" +
+                                        std::string(abyss::build_type()) + ")");
 
   Config run_cfg;
   CLI::App* run = app.add_subcommand("run", "one run of a workload under one scheme");
@@ -115,7 +162,21 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"on", "off"}))
       ->default_str("on");
 
+  bool describe_as_json = false;
+  CLI::App* describe = app.add_subcommand("describe", "the schemes, workloads and knobs of this binary");
+  describe->add_flag("--json", describe_as_json, "as JSON (what the harness reads)");
+
   app.add_subcommand("version", "print the build's git revision and type");
+
+  // CLI11 reports a misspelt subcommand as a missing one: name it instead.
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  if (argc > 1 && argv[1][0] != '-' && std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+    const auto close = abyss::similar_names(argv[1], names);
+    std::fprintf(stderr, "abyss: '%s' is not a subcommand; one of %s%s\n", argv[1], subcommand_names(app).c_str(),
+                 close.empty() ? "" : (" (did you mean " + close.front() + "?)").c_str());
+    return 2;
+  }
 
   try {
     app.parse(argc, argv);
@@ -123,8 +184,10 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "abyss: %s\n", with_subcommand_names(app, e.what()).c_str());
+    std::fprintf(stderr, "abyss: %s\n", explain(app, e).c_str());
     return 2;
   }
 
@@ -142,6 +205,14 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "abyss: note: %s\n", note.c_str());
       }
       return run_command(run_cfg);
+    }
+    if (describe->parsed()) {
+      if (describe_as_json) {
+        std::printf("%s\n", abyss::describe_json().dump(2).c_str());
+      } else {
+        std::printf("%s", abyss::describe_text().c_str());
+      }
+      return 0;
     }
     if (demo->parsed()) return abyss::cli::demo_command(demo_opts);
     if (bench_ycsb->parsed()) return abyss::cli::bench_ycsb_command(bench_opts);

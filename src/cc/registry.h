@@ -10,6 +10,7 @@
 // T/O, partition locking, then the optimistic schemes with per-row
 // timestamps (Abyss §2, Tale §2).
 #include <array>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -44,10 +45,10 @@ struct SchemeList {
   template <class Fn>
   static auto dispatch(std::string_view name, Fn&& fn) {
     using R = decltype(fn.template operator()<std::tuple_element_t<0, std::tuple<S...>>>());
-    R out{};
-    const bool found = ((S::kTraits.name == name ? (out = fn.template operator()<S>(), true) : false) || ...);
+    std::optional<R> out;
+    const bool found = ((S::kTraits.name == name ? (out.emplace(fn.template operator()<S>()), true) : false) || ...);
     if (!found) throw std::invalid_argument("unknown scheme '" + std::string(name) + "'");
-    return out;
+    return std::move(*out);
   }
 
   // Calls fn.template operator()<CC>() for every scheme, in registry order.

@@ -78,7 +78,8 @@ struct Config {
   // TPC-C: one partition per warehouse (Abyss §5.6).
   uint32_t partition_count() const { return workload == WorkloadKind::Tpcc ? tpcc.warehouses : ycsb.partitions; }
 
-  // Every knob (not the output paths), for reports and the config hash.
+  // Every knob that applies to the workload (not the output paths), under
+  // the JSON keys of the knob table, which defines it (engine/knobs.cc).
   nlohmann::json to_json() const;
   // FNV-1a of the canonical JSON of to_json(): joins runs of one configuration.
   std::string hash() const;

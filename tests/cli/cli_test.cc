@@ -21,6 +21,7 @@
 
 #include "cc/schemes.h"
 #include "common/config.h"
+#include "engine/knobs.h"
 #include "stats/stats.h"
 
 namespace abyss {
@@ -188,7 +189,44 @@ std::vector<BadCase> bad_cases() {
        {"bench", "tpcc", "--tpcc-schema", "tiny"},
        with_names({"--tpcc-schema", "tiny"}, kTpccSchemaNames)},
       {"bench_ycsb_prime_runs_too_many", {"bench", "ycsb", "--prime-runs", "11"}, {"--prime-runs", "11", "10"}},
+      // Numbers that are not numbers, or do not fit.
+      {"threads_not_a_number", {"run", "--threads", "abc"}, {"--threads", "abc", "not", "number", "1024"}},
+      {"threads_not_an_integer", {"run", "--threads", "1.5"}, {"--threads", "1.5", "integer"}},
+      {"seed_negative", {"run", "--seed", "-1"}, {"--seed", "-1", "18446744073709551615"}},
+      {"seed_above_64_bits", {"run", "--seed", "18446744073709551616"}, {"--seed", "18446744073709551616"}},
+      {"rows_empty", {"run", "--rows", ""}, {"--rows", "number"}},
+      // Output paths are checked before anything runs, with the OS's reason.
+      {"json_in_missing_dir", {"run", "--json", missing}, {"--json", missing, "No", "such", "file"}},
+      {"json_onto_directory", {"run", "--json", testing::TempDir()}, {"--json", "directory"}},
+      {"history_onto_directory", {"run", "--history", testing::TempDir()}, {"--history", "directory"}},
+      {"history_empty", {"run", "--history", ""}, {"--history", "path"}},
+      {"dump_empty", {"run", "--dump", ""}, {"--dump", "path"}},
+      {"dump_onto_file", {"run", "--dump", "/proc/self/exe"}, {"--dump", "/proc/self/exe", "not", "directory"}},
+      // Misspellings are named, with the closest match.
+      {"flag_misspelt", {"run", "--thread", "2"}, {"--thread", "--threads"}},
+      {"subcommand_unknown", {"bogus"}, {"bogus", "run", "check", "describe"}},
+      {"subcommand_misspelt", {"chek"}, {"chek", "check"}},
   };
+}
+
+// NaN and the infinities on every real-valued knob of the table, so a knob
+// added later is covered too.
+std::vector<BadCase> non_finite_cases() {
+  std::vector<BadCase> cases;
+  for (const Knob& k : run_knobs()) {
+    if (k.kind != KnobKind::Real) continue;
+    const std::vector<std::string> workload =
+        k.workload.empty() ? std::vector<std::string>{} : std::vector<std::string>{"--workload", std::string(k.workload)};
+    for (const std::string value : {"nan", "inf", "-inf", "NaN"}) {
+      std::string name = std::string(k.name) + "_" + (value[0] == '-' ? "minus_" + value.substr(1) : value);
+      for (char& c : name) c = c == '-' ? '_' : c;
+      std::vector<std::string> args = {"run"};
+      args.insert(args.end(), workload.begin(), workload.end());
+      args.insert(args.end(), {k.flag(), value});
+      cases.push_back({name, args, {k.flag(), value}});
+    }
+  }
+  return cases;
 }
 
 class CliBadInvocation : public testing::TestWithParam<BadCase> {};
@@ -222,6 +260,8 @@ TEST_P(CliBadInvocation, ExitsTwoWithOneLineNamingFlagValueAndAllowed) {
 
 INSTANTIATE_TEST_SUITE_P(Cli, CliBadInvocation, testing::ValuesIn(bad_cases()),
                          [](const testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(NonFinite, CliBadInvocation, testing::ValuesIn(non_finite_cases()),
+                         [](const testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
 TEST(CliTokens, MatchWholeWordsOnly) {
   // The helper that the cases above rely on.
@@ -244,6 +284,37 @@ TEST(CliRun, ShortRunExitsZeroAndReportsThroughput) {
   EXPECT_EQ(o.exit_code, 0) << "stderr: " << o.err;
   EXPECT_NE(o.out.find("throughput"), std::string::npos) << o.out;
   EXPECT_EQ(o.err, "");
+}
+
+// Plots print scheme names in capitals, and researchers write 1e3: both are
+// accepted for what they mean.
+TEST(CliRun, SchemeNamesInAnyCaseAndIntegersInScientificNotation) {
+  const std::string json = temp_path("case.json");
+  const Outcome o = run_abyss({"run", "--cc", "NO_WAIT", "--rows", "1e3", "--threads", "2", "--duration", "0.05",
+                               "--warmup", "0", "--json", json});
+  SCOPED_TRACE(o.command);
+  EXPECT_EQ(o.exit_code, 0) << "stderr: " << o.err;
+  const auto j = nlohmann::json::parse(slurp(json));
+  EXPECT_EQ(j["config"]["cc"], "no_wait");
+  EXPECT_EQ(j["config"]["ycsb"]["rows"], 1000);
+  fs::remove(json);
+}
+
+TEST(CliDescribe, JsonListsEverySchemeWorkloadAndKnob) {
+  const Outcome o = run_abyss({"describe", "--json"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto j = nlohmann::json::parse(o.out);
+  ASSERT_EQ(j["schemes"].size(), cc::schemes().size());
+  for (std::size_t i = 0; i < cc::schemes().size(); i++) {
+    EXPECT_EQ(j["schemes"][i]["name"], cc::schemes()[i].name);
+    EXPECT_EQ(j["schemes"][i]["allocates_timestamps"], cc::schemes()[i].allocates_timestamps);
+  }
+  ASSERT_EQ(j["knobs"].size(), run_knobs().size());
+  for (const auto& k : j["knobs"]) {
+    EXPECT_TRUE(k.contains("default")) << k.dump();
+    if (k["kind"] == "integer" || k["kind"] == "real") EXPECT_LE(k["min"], k["max"]) << k.dump();
+  }
+  EXPECT_EQ(j["workloads"].size(), 2u);
 }
 
 TEST(CliRun, FlagsWithoutEffectOnThisSchemeAreNotedOnStderr) {

@@ -227,7 +227,9 @@ TEST_P(TpccRun, ShortRunCommitsBothTypesAndStaysConsistent) {
   // practically impossible (e^-10 at 1,000 NewOrders); a sanitizer build may
   // run too few.
   const uint64_t new_orders = r.total.types[0][Counter::Commits] + r.total.types[0][Counter::LogicalAborts];
-  if (new_orders >= 1000) EXPECT_GT(r.count(Counter::LogicalAborts), 0u) << new_orders << " NewOrders ran";
+  if (new_orders >= 1000) {
+    EXPECT_GT(r.count(Counter::LogicalAborts), 0u) << new_orders << " NewOrders ran";
+  }
   EXPECT_EQ(r.total.types[1][Counter::LogicalAborts], 0u) << "Payment never rolls back";
   EXPECT_GT(r.tpmc(), 0);
   const auto report = check::check_tpcc_dir(cfg.dump_dir);
