@@ -116,6 +116,8 @@ int main(int argc, char** argv) {
   Config run_cfg;
   CLI::App* run = app.add_subcommand("run", "one run of a workload under one scheme");
   abyss::cli::add_run_flags(*run, run_cfg);
+  bool dry_run = false;
+  run->add_flag("--dry-run", dry_run, "check every flag, print the configuration as JSON and run nothing");
 
   abyss::cli::DemoOptions demo_opts;
   CLI::App* demo = app.add_subcommand("demo", "YCSB under every scheme at 1..N threads (N = cores), as a table");
@@ -203,6 +205,10 @@ int main(int argc, char** argv) {
       }
       for (const auto& note : abyss::cli::ineffective_flag_notes(*run, run_cfg)) {
         std::fprintf(stderr, "abyss: note: %s\n", note.c_str());
+      }
+      if (dry_run) {
+        std::printf("%s\n", run_cfg.to_json().dump(2).c_str());
+        return 0;
       }
       return run_command(run_cfg);
     }

@@ -1,66 +1,38 @@
 """What the harness knows about the engine's command line and its JSON report.
 
-The engine is only ever run as a subprocess (`abyss run ... --json FILE`), so
-this module is the one place that mirrors its interface: the flags a spec may
-set (names, types, ranges, as `abyss run --help` prints them), how a spec
-parameter becomes a flag, and how a report's `config` object maps back to
-those parameters (which is what lets a report print the exact command that
-re-runs a point). A test compares this table with the real `--help` output
-when the binary is present, so the two cannot drift apart silently.
+The engine is only ever run as a subprocess (`abyss run ... --json FILE`).
+Its schemes, workloads and knobs (names, kinds, ranges, choices, JSON keys)
+are not copied here: they come from `abyss describe --json`, which prints the
+engine's own scheme registry and knob table, read once per process. This
+module turns that into spec parameters, says how a parameter becomes a flag,
+and maps a report's `config` object back to parameters (which is what lets a
+report print the exact command that re-runs a point).
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import os
-import re
 import shlex
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-#: Every scheme the engine accepts for `--cc`, in the order plots list them:
-#: the no-CC baseline, 2PL, T/O, then the optimistic schemes with per-row
-#: timestamps (Abyss §2, Tale §2).
-SCHEMES: tuple[str, ...] = (
-    "none", "no_wait", "wait_die", "dl_detect", "wound_wait",
-    "timestamp", "mvcc", "occ", "hstore", "silo", "tictoc",
-)
-
-WORKLOADS: tuple[str, ...] = ("ycsb", "tpcc")
-
-#: Time-breakdown categories of a run, in the order of docs/metrics.md (Tale §4.1).
-BREAKDOWN: tuple[str, ...] = (
-    "useful", "abort", "backoff", "ts_alloc", "index", "wait", "commit", "cc_manager", "other",
-)
-
 #: Commands a spec may drive.
 COMMANDS: tuple[str, ...] = ("run", "bench ts")
 
-TS_ALLOC_RE = re.compile(r"^(mutex|atomic|clock|batch:([0-9]+))$")
-TPCC_MIX_NAMES = ("neworder", "payment")
+#: Knobs whose value may be written "cores" in a spec: the machine's core count.
+CORES_KNOBS: frozenset[str] = frozenset({"threads", "partitions", "warehouses"})
+
+
+class EngineError(RuntimeError):
+    """The engine binary is missing or did not describe itself."""
 
 
 class ParamError(ValueError):
     """A parameter value the engine would refuse; the message says what is allowed."""
-
-
-def _check_ts_alloc(value: str) -> None:
-    m = TS_ALLOC_RE.match(value)
-    if not m or (m.group(2) is not None and not 1 <= int(m.group(2)) <= 1_000_000):
-        raise ParamError(f"{value!r} is not one of mutex, atomic, clock, batch:N (1 <= N <= 1000000)")
-
-
-def _check_tpcc_mix(value: str) -> None:
-    allowed = "NAME=PERCENT,... with NAME in neworder, payment, each at most once, summing to 100"
-    seen: dict[str, int] = {}
-    for part in value.split(","):
-        name, eq, pct = part.partition("=")
-        if not eq or name not in TPCC_MIX_NAMES or name in seen or not pct.isdigit():
-            raise ParamError(f"{value!r} is not {allowed}")
-        seen[name] = int(pct)
-    if sum(seen.values()) != 100:
-        raise ParamError(f"{value!r}: percentages sum to {sum(seen.values())}; allowed: {allowed}")
 
 
 @dataclass(frozen=True)
@@ -153,43 +125,99 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
+@functools.lru_cache(maxsize=None)
+def describe() -> dict[str, Any]:
+    """`abyss describe --json` of the engine binary: its schemes, workloads and knobs."""
+    binary = find_binary()
+    if not binary.is_file():
+        raise EngineError(f"engine binary not built ({binary}); ./abyss build release builds it")
+    try:
+        out = subprocess.run([str(binary), "describe", "--json"], capture_output=True, text=True,
+                             timeout=60, check=True).stdout
+        return json.loads(out)
+    except (OSError, subprocess.SubprocessError, json.JSONDecodeError) as e:
+        raise EngineError(f"{binary} describe --json failed: {e}") from None
+
+
+@functools.lru_cache(maxsize=None)
+def check_text(flag: str, value: str, workload: str | None = None) -> str | None:
+    """The engine's own verdict on a text value (`--ts-alloc batch:0`): its error line, or None.
+
+    Text knobs have a syntax of their own; rather than a copy of each parser,
+    the engine is asked (`abyss run --dry-run`), once per distinct value.
+    """
+    argv = [str(find_binary()), "run", "--dry-run"] + (["--workload", workload] if workload else []) + [flag, value]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    if proc.returncode == 0:
+        return None
+    line = proc.stderr.strip().splitlines()[0] if proc.stderr.strip() else f"exit {proc.returncode}"
+    return line.removeprefix("abyss: ")
+
+
+def _param_of(knob: dict[str, Any]) -> Param:
+    """A spec parameter for one row of the engine's knob table."""
+    name = knob["name"].replace("-", "_")
+    kind: Any
+    lo = hi = None
+    choices = None
+    check = None
+    if knob["kind"] == "integer":
+        kind, lo, hi = int, knob["min"], knob["max"]
+    elif knob["kind"] == "real":
+        kind, lo, hi = float, float(knob["min"]), float(knob["max"])
+    elif knob["kind"] == "switch":
+        kind = "switch"
+    elif knob["kind"] == "choice" and sorted(knob["choices"]) == ["off", "on"]:
+        kind = "onoff"
+    elif knob["kind"] == "choice":
+        kind, choices = str, tuple(knob["choices"])
+    else:
+        kind = str
+        flag, workload = knob["flag"], knob["workload"]
+
+        def check(value: str, flag: str = flag, workload: str | None = workload) -> None:
+            err = check_text(flag, value, workload)
+            if err is not None:
+                raise ParamError(err)
+    return Param(name=name, flag=knob["flag"], kind=kind, lo=lo, hi=hi, choices=choices, check=check,
+                 workload=knob["workload"], cores_ok=name in CORES_KNOBS,
+                 config=tuple(knob["json"].split(".")) if knob["json"] else ())
+
+
+#: Output-path knobs: the harness sets them itself, a spec never does.
+OUTPUT_KNOBS: frozenset[str] = frozenset({"history", "dump", "json"})
+
+
+def _tables() -> dict[str, Any]:
+    d = describe()
+    return {
+        "SCHEMES": tuple(s["name"] for s in d["schemes"]),
+        "WORKLOADS": tuple(w["name"] for w in d["workloads"]),
+        "BREAKDOWN": tuple(d["breakdown"]),
+        "RUN_PARAMS": {p.name: p for p in (_param_of(k) for k in d["knobs"]) if p.name not in OUTPUT_KNOBS},
+    }
+
+
+_LAZY = ("SCHEMES", "WORKLOADS", "BREAKDOWN", "RUN_PARAMS")
+
+
+def __getattr__(name: str) -> Any:
+    """SCHEMES, WORKLOADS, BREAKDOWN and RUN_PARAMS, read from the engine on first use.
+
+    SCHEMES lists every scheme in registry order (the order of plot legends);
+    RUN_PARAMS maps spec keys (flag names with `_` for `-`) to parameters, in
+    the order of `abyss run --help`.
+    """
+    if name in _LAZY:
+        tables = _tables()
+        globals().update(tables)
+        return tables[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def _p(name: str, kind: Any, lo: float | None = None, hi: float | None = None, **kw: Any) -> Param:
     return Param(name=name, flag="--" + name.replace("_", "-"), kind=kind, lo=lo, hi=hi, **kw)
 
-
-#: Parameters of `abyss run`, in the order of `abyss run --help`. Spec keys are
-#: the flag names with `_` for `-`.
-RUN_PARAMS: dict[str, Param] = {p.name: p for p in (
-    _p("workload", str, choices=WORKLOADS, config=("workload",)),
-    _p("cc", str, choices=SCHEMES, config=("cc",)),
-    _p("threads", int, 1, 1024, cores_ok=True, config=("threads",)),
-    _p("duration", float, 0.01, 86400, config=("duration_s",)),
-    _p("warmup", float, 0, 3600, config=("warmup_s",)),
-    _p("pin", "switch", config=("pin",)),
-    _p("seed", int, 0, 2**64 - 1, config=("seed",)),
-    _p("queries_per_worker", int, 1, 1_000_000, config=("queries_per_worker",)),
-    _p("ts_alloc", str, check=_check_ts_alloc, config=("ts_alloc",)),
-    _p("latch", str, choices=("spin", "queue"), config=("latch",)),
-    _p("backoff", str, choices=("none", "exp"), config=("backoff",)),
-    _p("backoff_max_us", int, 0, 1_000_000, config=("backoff_max_us",)),
-    _p("dl_timeout", int, 0, 10_000_000, config=("dl_timeout_us",)),
-    _p("dl_detect", "onoff", config=("dl_detect",)),
-    _p("rows", int, 1, 17_179_869_184, workload="ycsb", config=("ycsb", "rows")),
-    _p("req_per_txn", int, 1, 64, workload="ycsb", config=("ycsb", "req_per_txn")),
-    _p("theta", float, 0, 0.9999, workload="ycsb", config=("ycsb", "theta")),
-    _p("write_ratio", float, 0, 1, workload="ycsb", config=("ycsb", "write_ratio")),
-    _p("read_only_txn_ratio", float, 0, 1, workload="ycsb", config=("ycsb", "read_only_txn_ratio")),
-    _p("partitions", int, 1, 1024, workload="ycsb", cores_ok=True, config=("ycsb", "partitions")),
-    _p("multi_part_ratio", float, 0, 1, workload="ycsb", config=("ycsb", "multi_part_ratio")),
-    _p("parts_per_txn", int, 1, 64, workload="ycsb", config=("ycsb", "parts_per_txn")),
-    _p("key_order", str, choices=("random", "sorted"), workload="ycsb", config=("ycsb", "key_order")),
-    _p("fields", int, 1, 64, workload="ycsb", config=("ycsb", "fields")),
-    _p("field_size", int, 1, 4096, workload="ycsb", config=("ycsb", "field_size")),
-    _p("warehouses", int, 1, 1024, workload="tpcc", cores_ok=True, config=("tpcc", "warehouses")),
-    _p("tpcc_schema", str, choices=("full", "small"), workload="tpcc", config=("tpcc", "schema")),
-    _p("tpcc_inserts", "onoff", workload="tpcc", config=("tpcc", "inserts")),
-    _p("tpcc_mix", str, check=_check_tpcc_mix, workload="tpcc", config=("tpcc", "mix")),
-)}
 
 #: Parameters of `abyss bench ts` (Abyss Fig. 6 and 7).
 BENCH_TS_PARAMS: dict[str, Param] = {p.name: p for p in (
@@ -207,7 +235,7 @@ BENCH_TS_RUN_AXES: tuple[str, ...] = ("theta", "ts_alloc")
 
 def params_for(command: str) -> dict[str, Param]:
     """The parameter table of a spec command (`run` or `bench ts`)."""
-    return RUN_PARAMS if command == "run" else BENCH_TS_PARAMS
+    return __getattr__("RUN_PARAMS") if command == "run" else BENCH_TS_PARAMS
 
 
 def argv_for(command: str, params: dict[str, Any]) -> list[str]:
@@ -240,7 +268,7 @@ def config_to_params(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, 
     """
     params: dict[str, Any] = {}
     known: set[tuple[str, ...]] = set()
-    for name, param in RUN_PARAMS.items():
+    for name, param in __getattr__("RUN_PARAMS").items():
         node: Any = config
         for key in param.config:
             node = node.get(key) if isinstance(node, dict) else None

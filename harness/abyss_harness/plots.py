@@ -8,8 +8,8 @@ Three kinds, each drawn from the median over repetitions:
 - `breakdown`: stacked time-breakdown fractions, one group per scheme, one
   bar per value of `bar` (Abyss Fig. 8b; Tale Figs. 4-5).
 
-Every scheme keeps one colour and marker in every plot: SCHEME_STYLE is the
-only place that mapping lives.
+Every scheme keeps one colour and marker in every plot: scheme_style() derives
+it from the engine's scheme registry.
 """
 
 from __future__ import annotations
@@ -29,23 +29,22 @@ from . import engine, store  # noqa: E402
 from .metrics import metric_label  # noqa: E402
 from .spec import PlotSpec  # noqa: E402
 
-#: scheme -> (colour, marker). Lock-based schemes are blues/purple, T/O
-#: warm colours, the optimistic per-row-timestamp schemes pink/olive,
-#: H-STORE green, and `none` (no CC, the upper bound) grey.
-SCHEME_STYLE: dict[str, tuple[str, str]] = {
-    "none": ("#7f7f7f", "o"),
-    "no_wait": ("#1f77b4", "s"),
-    "wait_die": ("#17becf", "^"),
-    "dl_detect": ("#0b2e59", "v"),
-    "wound_wait": ("#9467bd", "D"),
-    "timestamp": ("#ff7f0e", "<"),
-    "mvcc": ("#d62728", ">"),
-    "occ": ("#8c564b", "p"),
-    "hstore": ("#2ca02c", "h"),
-    "silo": ("#e377c2", "*"),
-    "tictoc": ("#bcbd22", "X"),
-}
-assert set(SCHEME_STYLE) == set(engine.SCHEMES), "every scheme needs exactly one style"
+#: (colour, marker) of the i-th scheme of the engine's registry: the no-CC
+#: bound grey, then 2PL in blues and purple, T/O in warm colours, H-STORE
+#: green, the optimistic per-row-timestamp schemes pink and olive. A scheme
+#: registered later takes the next entry, so every scheme keeps one style.
+STYLE_PALETTE: tuple[tuple[str, str], ...] = (
+    ("#7f7f7f", "o"), ("#1f77b4", "s"), ("#17becf", "^"), ("#0b2e59", "v"), ("#9467bd", "D"),
+    ("#ff7f0e", "<"), ("#d62728", ">"), ("#8c564b", "p"), ("#2ca02c", "h"), ("#e377c2", "*"),
+    ("#bcbd22", "X"), ("#000000", "P"), ("#aec7e8", "d"), ("#ffbb78", "8"), ("#98df8a", "H"),
+)
+
+
+def scheme_style() -> dict[str, tuple[str, str]]:
+    """scheme -> (colour, marker), from the engine's registry order."""
+    schemes = engine.SCHEMES
+    return {s: STYLE_PALETTE[i % len(STYLE_PALETTE)] for i, s in enumerate(schemes)}
+
 
 #: breakdown category -> colour, stacked bottom-up in engine.BREAKDOWN order.
 BREAKDOWN_COLOURS: dict[str, str] = {
@@ -112,7 +111,8 @@ def series_styles(column: str | None, values: list[Any]) -> dict[Any, tuple[str,
     """Colour and marker per series value: the fixed scheme mapping for `cc`,
     a sequential colour map for numeric values, a qualitative one otherwise."""
     if column == "cc":
-        return {v: SCHEME_STYLE.get(str(v), ("#000000", "o")) for v in values}
+        style = scheme_style()
+        return {v: style.get(str(v), ("#000000", "o")) for v in values}
     markers = itertools.cycle("osD^v<>phX*")
     if values and all(isinstance(v, (int, float)) for v in values) and len(values) > 1:
         cmap = matplotlib.colormaps["viridis"]

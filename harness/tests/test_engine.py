@@ -12,7 +12,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from abyss_harness import engine, report, runner, store
+import pytest
+
+from abyss_harness import engine, plots, report, runner, store
 from abyss_harness.spec import parse_spec
 from conftest import ENGINE, needs_engine
 
@@ -23,17 +25,45 @@ def test_format_value() -> None:
 
 
 @needs_engine
-def test_param_table_matches_run_help() -> None:
-    text = subprocess.run([str(ENGINE), "run", "--help"], capture_output=True, text=True, check=True).stdout
-    flags = {m.group(1) for m in re.finditer(r"^\s+(--[a-z][a-z0-9-]*)", text, re.M)}
-    flags -= {"--help", "--history", "--dump", "--json"}
-    assert flags == {p.flag for p in engine.RUN_PARAMS.values()}
-    schemes = re.search(r"--cc TEXT:\{([^}]*)\}", text).group(1).replace(" ", "").split(",")
-    assert tuple(schemes) == engine.SCHEMES
-    for p in engine.RUN_PARAMS.values():
-        m = re.search(re.escape(p.flag) + r" \S*in \[([0-9.e+-]+) - ([0-9.e+-]+)\]", text)
-        if m:
-            assert (float(m.group(1)), float(m.group(2))) == (p.lo, p.hi), p.flag
+def test_params_are_the_engines_knob_table() -> None:
+    """Every knob of `abyss describe --json` is a spec parameter with its range, and
+    nothing else is; every scheme of the registry is known and has a plot style."""
+    d = engine.describe()
+    knobs = {k["name"].replace("-", "_"): k for k in d["knobs"]}
+    assert set(engine.RUN_PARAMS) == set(knobs) - engine.OUTPUT_KNOBS
+    for name, p in engine.RUN_PARAMS.items():
+        k = knobs[name]
+        assert p.flag == k["flag"]
+        assert p.workload == k["workload"]
+        if k["kind"] in ("integer", "real"):
+            assert (p.lo, p.hi) == (k["min"], k["max"]), name
+        if k["kind"] == "choice" and p.choices:
+            assert p.choices == tuple(k["choices"]), name
+    assert engine.SCHEMES == tuple(s["name"] for s in d["schemes"])
+    assert set(plots.scheme_style()) == set(engine.SCHEMES)
+    assert engine.BREAKDOWN == tuple(d["breakdown"])
+
+
+@needs_engine
+def test_text_knobs_are_checked_by_the_engine() -> None:
+    ts = engine.RUN_PARAMS["ts_alloc"]
+    assert ts.normalize("batch:16", 2) == "batch:16"
+    with pytest.raises(engine.ParamError, match="batch:0"):
+        ts.normalize("batch:0", 2)
+    mix = engine.RUN_PARAMS["tpcc_mix"]
+    assert mix.normalize("neworder=40,payment=60", 2) == "neworder=40,payment=60"
+    with pytest.raises(engine.ParamError, match="100"):
+        mix.normalize("neworder=40,payment=40", 2)
+
+
+@needs_engine
+def test_every_spec_names_registered_schemes_and_knobs() -> None:
+    """The shipped specs parse against this engine (unknown schemes or knobs fail)."""
+    for path in sorted((engine.repo_root() / "harness" / "specs").glob("*.toml")):
+        spec = parse_spec(path.read_text(), source=str(path), cores=2)
+        for sweep in spec.sweeps:
+            for cc in sweep.axes.get("cc", [sweep.fixed.get("cc", "no_wait")]):
+                assert cc in engine.SCHEMES, (path, cc)
 
 
 SMOKE = """

@@ -25,8 +25,8 @@ def frame(schemes=("no_wait", "silo"), threads=(1, 2), reps=2) -> pd.DataFrame:
 
 
 def test_every_scheme_has_its_own_colour_and_marker() -> None:
-    assert set(plots.SCHEME_STYLE) == set(engine.SCHEMES)
-    colours = [c for c, _ in plots.SCHEME_STYLE.values()]
+    assert set(plots.scheme_style()) == set(engine.SCHEMES)
+    colours = [c for c, _ in plots.scheme_style().values()]
     assert len(set(colours)) == len(colours)
     assert set(plots.BREAKDOWN_COLOURS) == set(engine.BREAKDOWN)
 
@@ -49,7 +49,7 @@ def test_plot_writes_png_and_svg(tmp_path: Path, kind: str) -> None:
 def test_scheme_colour_is_used_in_the_svg(tmp_path: Path) -> None:
     files = plots.plot_lines(frame(schemes=("tictoc",)), x="threads", y="throughput", series="cc",
                              title="t", stem=tmp_path / "c")
-    colour = plots.SCHEME_STYLE["tictoc"][0]
+    colour = plots.scheme_style()["tictoc"][0]
     assert colour in files[1].read_text()
 
 
