@@ -1,7 +1,9 @@
 #include "check/history.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <istream>
 #include <limits>
@@ -36,9 +38,6 @@ std::string_view to_string(EdgeKind kind) {
   }
   return "?";
 }
-
-HistoryFormatError::HistoryFormatError(const std::string& source, uint64_t line, const std::string& message)
-    : std::runtime_error(source + ":" + std::to_string(line) + ": " + message), line_(line), message_(message) {}
 
 bool Report::serializable() const {
   return std::all_of(anomaly_counts.begin(), anomaly_counts.end(), [](uint64_t n) { return n == 0; });
@@ -170,9 +169,14 @@ class Parser {
     while (std::getline(in, text)) {
       line++;
       if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-      parse_line(text, line);
+      try {
+        parse_line(text, line);
+      } catch (const std::length_error& e) {
+        // Too big to index is still "cannot be checked", not a verdict.
+        throw InputError(source_, line, e.what());
+      }
     }
-    if (in.bad()) throw std::runtime_error(source_ + ": read error after line " + std::to_string(line));
+    if (in.bad()) throw InputError(source_, line + 1, "read error");
   }
 
  private:
@@ -185,7 +189,11 @@ class Parser {
     try {
       doc = json::parse(text);
     } catch (const json::parse_error& e) {
-      fail(line, std::string("invalid JSON: ") + e.what());
+      // nlohmann's text starts "[json.exception.parse_error.101] parse error
+      // at line 1, column 21: ..."; the line is ours, the column is the news.
+      const std::string what = e.what();
+      const std::size_t column = what.find("column ");
+      fail(line, "invalid JSON at " + (column == std::string::npos ? what : what.substr(column)));
     }
     if (!doc.is_object()) fail(line, "expected a JSON object {\"id\": ..., \"reads\": [...], \"writes\": [...]}");
     const json& id_field = field(doc, "id", line);
@@ -540,8 +548,13 @@ Report check_history(std::istream& in, const std::string& source) {
 }
 
 Report check_history_file(const std::string& path) {
+  // A directory opens as a stream that reads nothing: it would pass as the
+  // empty history.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path, 0, "cannot read: is a directory");
+  errno = 0;
   std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open history file '" + path + "'");
+  if (!in) throw InputError(path, 0, std::string("cannot open: ") + (errno != 0 ? std::strerror(errno) : "failed"));
   return check_history(in, path);
 }
 

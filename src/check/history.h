@@ -11,7 +11,8 @@
 // forks, and the DSG has no cycle (phenomena G0, G1c and G2).
 //
 // The checker is a test oracle, not part of the transaction path, so it
-// reports format errors with an exception and everything else as data.
+// reports an input it cannot read with an exception (InputError) and every
+// anomaly as data.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -20,6 +21,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "check/input_error.h"
 
 namespace abyss::check {
 
@@ -64,25 +67,21 @@ struct Report {
   [[nodiscard]] std::string summary() const;
 };
 
-// Thrown for a line that does not follow the format. what() reads
-// "<source>:<line>: <message>", like a compiler diagnostic.
-class HistoryFormatError : public std::runtime_error {
+// Thrown for a line that does not follow the format (a line cut short by a
+// truncated file is one). what() reads "<source>:<line>: <message>".
+class HistoryFormatError : public InputError {
  public:
-  HistoryFormatError(const std::string& source, uint64_t line, const std::string& message);
-  [[nodiscard]] uint64_t line() const { return line_; }
-  [[nodiscard]] const std::string& message() const { return message_; }
-
- private:
-  uint64_t line_;
-  std::string message_;
+  HistoryFormatError(const std::string& source, uint64_t line, const std::string& message)
+      : InputError(source, line, message) {}
 };
 
 // Reads a whole history and checks it. Blank lines are skipped and unknown
-// fields are ignored. `source` only names the input in error messages.
-// Throws HistoryFormatError on the first malformed line, std::runtime_error if
-// the stream fails, std::length_error past 2^32 - 1 transactions or keys.
+// fields are ignored; an empty input is the valid history of no transactions.
+// `source` only names the input in error messages. Throws HistoryFormatError
+// on the first malformed line, and InputError if the stream fails or the log
+// holds more than 2^32 - 1 transactions or keys (the checker's index width).
 [[nodiscard]] Report check_history(std::istream& in, const std::string& source = "history");
-// As above; also throws std::runtime_error when the file cannot be opened.
+// As above; also throws InputError (line 0) when the file cannot be opened.
 [[nodiscard]] Report check_history_file(const std::string& path);
 
 }  // namespace abyss::check

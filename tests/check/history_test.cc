@@ -352,8 +352,6 @@ INSTANTIATE_TEST_SUITE_P(
                               "prev_writer_id must be"}));
 
 TEST(HistoryCheck, FileInterface) {
-  EXPECT_THROW((void)check_history_file("/nonexistent/abyss-history.jsonl"), std::runtime_error);
-
   const std::string path = testing::TempDir() + "abyss_history_test.jsonl";
   {
     std::ofstream out(path);
@@ -364,6 +362,90 @@ TEST(HistoryCheck, FileInterface) {
   std::remove(path.c_str());
   EXPECT_EQ(r.transactions, 2u);
   EXPECT_EQ(r.count(AnomalyKind::Cycle), 1u);
+}
+
+// ---- input that cannot be read ------------------------------------------------
+// InputError, never a verdict: `abyss check history` exits 2 on it.
+
+// A file of `text` under the test temp dir; removed by the caller.
+std::string history_file(const std::string& name, const std::string& text) {
+  const std::string path = testing::TempDir() + "abyss_history_" + name + ".jsonl";
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  return path;
+}
+
+InputError input_error(const std::string& path) {
+  try {
+    const Report r = check_history_file(path);
+    ADD_FAILURE() << "no InputError; the check said: " << r.summary();
+  } catch (const InputError& e) {
+    return e;
+  }
+  return InputError("", 0, "");
+}
+
+const std::string kGoodLines = R"({"id": 1, "reads": [], "writes": [["t", 1, 0]]})"
+                               "\n"
+                               R"({"id": 2, "reads": [["t", 1, 1]], "writes": [["t", 1, 1]]})"
+                               "\n";
+
+TEST(HistoryCheckInput, TruncatedFileNamesTheCutLine) {
+  // The writer died in the middle of line 3.
+  const std::string path = history_file("truncated", kGoodLines + R"({"id": 3, "reads": [["t", 1, 2)");
+  const InputError e = input_error(path);
+  std::remove(path.c_str());
+  EXPECT_EQ(e.source(), path);
+  EXPECT_EQ(e.line(), 3u);
+  EXPECT_EQ(std::string(e.what()).rfind(path + ":3: invalid JSON at column ", 0), 0u) << e.what();
+}
+
+TEST(HistoryCheckInput, GarbledLineNamesTheLine) {
+  const std::string path = history_file("garbled", kGoodLines + "\x01\x7fgarbage}\n" + kGoodLines);
+  EXPECT_THROW((void)check_history_file(path), HistoryFormatError) << "a format error is a HistoryFormatError";
+  const InputError e = input_error(path);
+  std::remove(path.c_str());
+  EXPECT_EQ(e.line(), 3u);
+  EXPECT_EQ(std::string(e.what()).rfind(path + ":3: invalid JSON at column 1: ", 0), 0u) << e.what();
+  EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line";
+}
+
+TEST(HistoryCheckInput, GarbledJsonInsideALineNamesLineAndColumn) {
+  const std::string path = history_file("garbled_json", kGoodLines + R"({"id": 3, "reads": [}, "writes": []})" + "\n");
+  const InputError e = input_error(path);
+  std::remove(path.c_str());
+  EXPECT_EQ(e.line(), 3u);
+  EXPECT_EQ(std::string(e.what()).rfind(path + ":3: invalid JSON at column 21: ", 0), 0u) << e.what();
+}
+
+TEST(HistoryCheckInput, MissingFileNamesTheFileAndTheReason) {
+  const std::string path = "/nonexistent-abyss-dir/history.jsonl";
+  const InputError e = input_error(path);
+  EXPECT_EQ(e.line(), 0u);
+  EXPECT_EQ(std::string(e.what()), path + ": cannot open: No such file or directory");
+}
+
+TEST(HistoryCheckInput, DirectoryIsNotAnEmptyHistory) {
+  const InputError e = input_error(testing::TempDir());
+  EXPECT_NE(e.message().find("is a directory"), std::string::npos) << e.what();
+}
+
+// Decided: an empty log is the valid history of a run that committed nothing
+// (docs/formats.md), so it is serializable, not unreadable.
+TEST(HistoryCheckInput, EmptyFileIsTheHistoryOfNoTransactions) {
+  const std::string path = history_file("empty", "");
+  const Report r = check_history_file(path);
+  std::remove(path.c_str());
+  EXPECT_TRUE(r.serializable());
+  EXPECT_EQ(r.transactions, 0u);
+}
+
+TEST(HistoryCheckInput, LastLineWithoutNewlineIsAccepted) {
+  // JSON Lines allows it, and a line cut short is invalid JSON anyway.
+  const std::string path = history_file("no_newline", kGoodLines.substr(0, kGoodLines.size() - 1));
+  const Report r = check_history_file(path);
+  std::remove(path.c_str());
+  EXPECT_TRUE(r.serializable()) << r.summary();
+  EXPECT_EQ(r.transactions, 2u);
 }
 
 // Transaction i of a chain: reads the x that transaction i - 1 wrote and

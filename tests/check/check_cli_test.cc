@@ -1,0 +1,194 @@
+// The exit codes of `abyss check history FILE` and `abyss check tpcc DIR`
+// (docs/formats.md): 0 the property holds, 1 only when the data violates it,
+// 2 when the input cannot be read, with ONE line on stderr naming the file,
+// the line and the reason. The binary runs as a child process, as a script
+// runs it.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "dump_fixture.h"
+
+namespace abyss {
+namespace {
+
+namespace fs = std::filesystem;
+using testing_dump::copy_dump;
+using testing_dump::Csv;
+using testing_dump::table;
+
+// build/<preset>/tests/abyss_tests -> build/<preset>/apps/abyss.
+fs::path abyss_binary() { return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "apps" / "abyss"; }
+
+std::string temp_path(const std::string& what) {
+  static int counter = 0;
+  return testing::TempDir() + "abyss_check_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) +
+         "_" + what;
+}
+
+std::string quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct Outcome {
+  int exit_code = -1;  // -1: did not exit normally
+  std::string out;
+  std::string err;
+  std::string command;
+};
+
+Outcome run_abyss(const std::vector<std::string>& args) {
+  const std::string out_path = temp_path("stdout");
+  const std::string err_path = temp_path("stderr");
+  Outcome o;
+  o.command = quoted(abyss_binary().string());
+  for (const auto& a : args) o.command += " " + quoted(a);
+  const std::string line = "timeout 120 " + o.command + " </dev/null >" + quoted(out_path) + " 2>" + quoted(err_path);
+  const int status = std::system(line.c_str());
+  if (status != -1 && WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);
+  o.out = slurp(out_path);
+  o.err = slurp(err_path);
+  fs::remove(out_path);
+  fs::remove(err_path);
+  return o;
+}
+
+// Exit 2, nothing on stdout, and one newline-terminated line on stderr that
+// starts with `prefix`.
+void expect_unreadable(const Outcome& o, const std::string& prefix) {
+  SCOPED_TRACE(o.command);
+  EXPECT_EQ(o.exit_code, 2) << o.out << o.err;
+  EXPECT_EQ(o.out, "");
+  ASSERT_FALSE(o.err.empty());
+  EXPECT_EQ(o.err.find('\n'), o.err.size() - 1) << "not one line:\n" << o.err;
+  EXPECT_EQ(o.err.rfind(prefix, 0), 0u) << o.err;
+}
+
+// ---- check history ------------------------------------------------------------
+
+std::string history_file(const std::string& text) {
+  const std::string path = temp_path("history.jsonl");
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+TEST(CheckCliHistory, GarbledLogExitsTwoNamingFileAndLine) {
+  const std::string path = history_file(R"({"id": 1, "reads": [], "writes": []})"
+                                        "\n"
+                                        R"({"id": 2, "reads": [)");
+  const Outcome o = run_abyss({"check", "history", path});
+  fs::remove(path);
+  expect_unreadable(o, "abyss: " + path + ":2: invalid JSON at column ");
+}
+
+TEST(CheckCliHistory, MalformedEntryExitsTwo) {
+  const std::string path = history_file(R"({"id": 1, "reads": [["t", 1, "0"]], "writes": []})"
+                                        "\n");
+  const Outcome o = run_abyss({"check", "history", path});
+  fs::remove(path);
+  expect_unreadable(o, "abyss: " + path + ":1: reads[0][2]: writer_id must be");
+}
+
+TEST(CheckCliHistory, MissingFileExitsTwo) {
+  const std::string path = "/nonexistent-abyss-dir/history.jsonl";
+  const Outcome o = run_abyss({"check", "history", path});
+  expect_unreadable(o, "abyss: ");
+  EXPECT_NE(o.err.find(path), std::string::npos) << o.err;
+}
+
+TEST(CheckCliHistory, EmptyLogExitsZero) {
+  const std::string path = history_file("");
+  const Outcome o = run_abyss({"check", "history", path});
+  fs::remove(path);
+  SCOPED_TRACE(o.command);
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_NE(o.out.find("checked 0 transactions"), std::string::npos) << o.out;
+  EXPECT_EQ(o.err, "");
+}
+
+TEST(CheckCliHistory, CycleExitsOne) {
+  // Write skew: each reads both keys from the load and writes one of them.
+  const std::string path = history_file(R"({"id": 1, "reads": [["t", 1, 0], ["t", 2, 0]], "writes": [["t", 1, 0]]})"
+                                        "\n"
+                                        R"({"id": 2, "reads": [["t", 1, 0], ["t", 2, 0]], "writes": [["t", 2, 0]]})"
+                                        "\n");
+  const Outcome o = run_abyss({"check", "history", path});
+  fs::remove(path);
+  SCOPED_TRACE(o.command);
+  EXPECT_EQ(o.exit_code, 1) << o.out << o.err;
+  EXPECT_NE(o.out.find("NOT serializable"), std::string::npos) << o.out;
+  EXPECT_EQ(o.err, "");
+}
+
+// ---- check tpcc ----------------------------------------------------------------
+
+TEST(CheckCliTpcc, CleanDumpExitsZero) {
+  const Outcome o = run_abyss({"check", "tpcc", testing_dump::clean_dump()});
+  SCOPED_TRACE(o.command);
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_NE(o.out.find("all 12 checked conditions pass"), std::string::npos) << o.out;
+  EXPECT_EQ(o.err, "");
+}
+
+TEST(CheckCliTpcc, LostPaymentUpdateExitsOne) {
+  const std::string d = copy_dump("cli_lost_payment");
+  ASSERT_TRUE(testing_dump::lose_one_payment_on_customer(d));
+  const Outcome o = run_abyss({"check", "tpcc", d});
+  fs::remove_all(d);
+  SCOPED_TRACE(o.command);
+  EXPECT_EQ(o.exit_code, 1) << o.out << o.err;
+  EXPECT_NE(o.out.find("3.3.2.10  C_BALANCE"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("consistency check failed: condition 10 fails (of 12 checked)"), std::string::npos) << o.out;
+  EXPECT_EQ(o.err, "");
+}
+
+TEST(CheckCliTpcc, InsertsOffDumpExitsZeroWithSkippedConditions) {
+  const Outcome o = run_abyss({"check", "tpcc", "--tpcc-inserts", "off", testing_dump::clean_dump(false)});
+  SCOPED_TRACE(o.command);
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_NE(o.out.find("skipped: the run made no inserts (--tpcc-inserts off)"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("; skipped: 2, 8, 9, 10"), std::string::npos) << o.out;
+}
+
+TEST(CheckCliTpcc, OverflowingIntegerExitsTwoNamingFileLineColumnAndValue) {
+  const std::string d = copy_dump("cli_overflow");
+  Csv t = table(d, "customer");
+  t.set(3, "C_BALANCE", "99999999999999999999");
+  t.save();
+  const Outcome o = run_abyss({"check", "tpcc", d});
+  fs::remove_all(d);
+  expect_unreadable(o, "abyss: " + d + "/customer.csv:" + std::to_string(Csv::line_of(3)) +
+                           ": column C_BALANCE: '99999999999999999999' overflows a 64-bit integer");
+}
+
+TEST(CheckCliTpcc, MissingTableExitsTwo) {
+  const std::string d = copy_dump("cli_missing_table");
+  fs::remove(d + "/customer.csv");
+  const Outcome o = run_abyss({"check", "tpcc", d});
+  fs::remove_all(d);
+  expect_unreadable(o, "abyss: " + d + "/customer.csv: cannot open: No such file or directory");
+}
+
+TEST(CheckCliTpcc, MissingDirectoryExitsTwo) {
+  const std::string d = "/nonexistent-abyss-dir/dump";
+  const Outcome o = run_abyss({"check", "tpcc", d});
+  expect_unreadable(o, "abyss: ");
+  EXPECT_NE(o.err.find(d), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace abyss
