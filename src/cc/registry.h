@@ -20,6 +20,7 @@
 #include "cc/traits.h"
 
 #include "cc/dl_detect/dl_detect.h"
+#include "cc/global_lock/global_lock.h"
 #include "cc/hstore/hstore.h"
 #include "cc/mvcc/mvcc.h"
 #include "cc/no_wait/no_wait.h"
@@ -70,6 +71,7 @@ using Registry = SchemeList<  //
     Occ,                      //
     Hstore,                   //
     Silo,                     //
-    Tictoc>;
+    Tictoc,                   //
+    GlobalLock>;
 
 }  // namespace abyss::cc
