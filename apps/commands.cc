@@ -17,6 +17,7 @@
 #include "engine/report.h"
 #include "platform/atomic.h"
 #include "platform/clock.h"
+#include "platform/process.h"
 #include "platform/thread.h"
 #include "platform/ts_source.h"
 
@@ -141,6 +142,18 @@ std::vector<std::string> ineffective_flag_notes(const CLI::App& run, const Confi
                     std::to_string(cfg.threads) + ")");
   }
   return notes;
+}
+
+std::string oversubscription_note(const Config& cfg) {
+  const uint32_t cores = platform::hardware_cores();
+  const double load = platform::load_average();
+  if (static_cast<double>(cfg.threads) + load <= cores + 0.5) return {};
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "%u worker(s) on %u core(s) with a load average of %.2f: workers share cores, so waits include "
+                "preempted holders and a worker yields its core after an abort (docs/schemes.md, Liveness)",
+                cfg.threads, cores, load);
+  return line;
 }
 
 void add_demo_flags(CLI::App& app, DemoOptions& o) {

@@ -227,6 +227,9 @@ int main(int argc, char** argv) {
       for (const auto& note : abyss::cli::ineffective_flag_notes(*run, run_cfg)) {
         std::fprintf(stderr, "abyss: note: %s\n", note.c_str());
       }
+      if (const std::string note = abyss::cli::oversubscription_note(run_cfg); !note.empty()) {
+        std::fprintf(stderr, "abyss: note: %s\n", note.c_str());
+      }
       if (dry_run) {
         std::printf("%s\n", run_cfg.to_json().dump(2).c_str());
         return 0;

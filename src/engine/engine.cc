@@ -27,6 +27,9 @@ RunResult run_with(const Config& cfg) {
   using RowMeta = typename CC::RowMeta;
   RunResult result;
   result.config = cfg;
+  result.cores = platform::hardware_cores();
+  result.load_average = platform::load_average();
+  const bool oversubscribed = result.oversubscribed();
   result.type_names.assign(W::kTypeNames.begin(), W::kTypeNames.end());
 
   const RowLayout layout = RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta));
@@ -79,7 +82,7 @@ RunResult run_with(const Config& cfg) {
     }
     bool counted = false;
     try {
-      result.workers[i] = run_worker(cfg, cc, workload, queries[i], *workers[i], layout, phase, [&] {
+      result.workers[i] = run_worker(cfg, cc, workload, queries[i], *workers[i], layout, phase, oversubscribed, [&] {
         ready.fetch_add(1, platform::memory_order_release);
         counted = true;
       });

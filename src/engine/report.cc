@@ -38,7 +38,9 @@ nlohmann::json report_json(const RunResult& r) {
   j["git_rev"] = git_rev();
   j["build_type"] = build_type();
   j["cpu_model"] = platform::cpu_model();
-  j["cores"] = platform::hardware_cores();
+  j["cores"] = r.cores;
+  j["load_average"] = r.load_average;
+  j["oversubscribed"] = r.oversubscribed();
 
   nlohmann::json res;
   res["seconds"] = r.seconds;

@@ -20,6 +20,12 @@ struct RunResult {
   double load_seconds = 0;
   uint64_t rss_after_load = 0;
   uint64_t rss_at_end = 0;
+  // The machine when the run started: more workers than idle cores (cores
+  // minus the load average) means workers share cores, which the papers'
+  // runs never did; schemes that wait then pay for preempted holders.
+  uint32_t cores = 0;
+  double load_average = 0;
+  bool oversubscribed() const { return static_cast<double>(config.threads) + load_average > cores + 0.5; }
   // Resident memory each second of the measurement window: {seconds, bytes}.
   std::vector<std::pair<double, uint64_t>> rss_samples;
 

@@ -18,12 +18,18 @@ namespace abyss {
 
 enum class Phase : uint32_t { Warmup, Measure, Done };
 
+// `yield_after_abort`: the machine has more runnable threads than cores, so
+// the transaction this one conflicted with may be preempted while holding
+// what it waits for, and restarting at once would only abort again; giving
+// up the core lets it run (docs/schemes.md, "Liveness"). A worker per idle
+// core, as in the papers, never yields here.
 // `mark_ready()` is called once the worker is set up and about to run its
 // first transaction; the warm-up and the measurement window start only once
 // every worker has called it.
 template <class CC, class W, class MarkReady>
 WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typename W::Queries& queries, Worker& w,
-                       RowLayout layout, const platform::Atomic<uint32_t>& phase, MarkReady&& mark_ready) {
+                       RowLayout layout, const platform::Atomic<uint32_t>& phase, bool yield_after_abort,
+                       MarkReady&& mark_ready) {
   Txn<CC> txn(cc, w, layout);
   const std::size_t types = W::kTypeNames.size();
   WorkerStats stats(types);
@@ -95,8 +101,9 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
         // Tale §5: wait a random time below a bound that doubles per abort.
         const uint64_t bound = std::min<uint64_t>(backoff_cap_ns, uint64_t{1000} << std::min(aborts, 20u));
         platform::pause_for_ns(w.rng.uniform(bound + 1));
-        if (measuring) stats[TimeCat::Backoff] += platform::cycles() - rolled_back;
       }
+      if (yield_after_abort) platform::yield_thread();
+      if (measuring) stats[TimeCat::Backoff] += platform::cycles() - rolled_back;
       if (static_cast<Phase>(phase.load(platform::memory_order_relaxed)) == Phase::Done) break;
     }
   }

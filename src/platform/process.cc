@@ -25,4 +25,11 @@ std::string cpu_model() {
   return "unknown";
 }
 
+double load_average() {
+  std::ifstream in("/proc/loadavg");
+  double one_minute = 0;
+  if (!(in >> one_minute)) return 0;
+  return one_minute;
+}
+
 }  // namespace abyss::platform
