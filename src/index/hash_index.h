@@ -5,8 +5,10 @@
 // indexed with its kDeleted flag), so readers need no memory reclamation. A
 // re-inserted key shadows the old node: look-ups return the newest.
 #include <cstdint>
+#include <new>
 #include <vector>
 
+#include "common/out_of_memory.h"
 #include "platform/atomic.h"
 #include "storage/row.h"
 
@@ -20,7 +22,8 @@ class HashIndex final {
     Node* next;
   };
 
-  explicit HashIndex(uint64_t expected_keys) {
+  // `table` names the owner in an out-of-memory message.
+  explicit HashIndex(uint64_t expected_keys, const char* table = "") {
     uint64_t n = 1024;
     bits_ = 10;
     while (n < expected_keys) {
@@ -28,7 +31,11 @@ class HashIndex final {
       bits_++;
     }
     mask_ = n - 1;
-    buckets_ = std::vector<platform::Atomic<Node*>>(n);
+    try {
+      buckets_ = std::vector<platform::Atomic<Node*>>(n);
+    } catch (const std::bad_alloc&) {
+      throw OutOfMemory(n * sizeof(platform::Atomic<Node*>), "the hash index of table ", table);
+    }
   }
 
   Row* find(uint64_t key) const {

@@ -101,7 +101,7 @@ class Tpcc::Loader {
   const RowLayout& layout_;
   void (*init_row_)(void*);
   std::array<RowCursor, 9> cursors_{};
-  Arena nodes_{std::size_t{8} << 20};
+  Arena nodes_{std::size_t{8} << 20, "the TPC-C index nodes"};
 };
 
 void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {

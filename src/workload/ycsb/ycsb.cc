@@ -23,7 +23,7 @@ void Ycsb::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
   const RowLayout& layout = db.layout();
   platform::run_threads(loaders, false, [&](uint32_t l) {
     RowCursor cursor;
-    Arena nodes(std::size_t{8} << 20);
+    Arena nodes(std::size_t{8} << 20, "the index nodes of table ycsb");
     const uint64_t lo = rows * l / loaders;
     const uint64_t hi = rows * (l + 1) / loaders;
     for (uint64_t key = lo; key < hi; key++) {
