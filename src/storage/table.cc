@@ -13,7 +13,7 @@ Table::Table(uint32_t id, std::string name, Schema schema, RowLayout layout, uin
       name_(std::move(name)),
       schema_(std::move(schema)),
       layout_(layout),
-      stride_(static_cast<uint32_t>(round_up(layout.data_offset + schema_.size(), 64))),
+      stride_(stride_for(layout, schema_)),
       index_(expected_rows, name_.c_str()) {}
 
 Table::~Table() {
