@@ -9,18 +9,26 @@
 #include <new>
 #include <vector>
 
+#include "common/out_of_memory.h"
+
 namespace abyss {
 
 class Arena final {
  public:
-  explicit Arena(std::size_t chunk_bytes = std::size_t{1} << 20) : chunk_bytes_(chunk_bytes) {}
+  // `purpose` (a string literal) names the arena in an out-of-memory message.
+  explicit Arena(std::size_t chunk_bytes = std::size_t{1} << 20, const char* purpose = "an arena")
+      : chunk_bytes_(chunk_bytes), purpose_(purpose) {}
   ~Arena() {
     for (auto& c : chunks_) std::free(c.base);
   }
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
   Arena(Arena&& o) noexcept
-      : chunk_bytes_(o.chunk_bytes_), chunks_(std::move(o.chunks_)), current_(o.current_), used_(o.used_) {
+      : chunk_bytes_(o.chunk_bytes_),
+        purpose_(o.purpose_),
+        chunks_(std::move(o.chunks_)),
+        current_(o.current_),
+        used_(o.used_) {
     o.chunks_.clear();
     o.current_ = 0;
     o.used_ = 0;
@@ -42,8 +50,9 @@ class Arena final {
       }
       const std::size_t size = bytes + align > chunk_bytes_ ? bytes + align : chunk_bytes_;
       // 4096-aligned chunks so any requested alignment up to a page holds.
-      auto* base = static_cast<char*>(std::aligned_alloc(4096, (size + 4095) & ~std::size_t{4095}));
-      if (base == nullptr) throw std::bad_alloc();
+      const std::size_t pages = (size + 4095) & ~std::size_t{4095};
+      auto* base = static_cast<char*>(std::aligned_alloc(4096, pages));
+      if (base == nullptr) throw OutOfMemory(pages, purpose_);
       chunks_.push_back({base, size});
     }
   }
@@ -72,6 +81,7 @@ class Arena final {
     std::size_t size;
   };
   std::size_t chunk_bytes_;
+  const char* purpose_;
   std::vector<Chunk> chunks_;
   std::size_t current_ = 0;
   std::size_t used_ = 0;

@@ -1,5 +1,6 @@
 #include "common/zipf.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace abyss {
@@ -12,6 +13,37 @@ uint64_t splitmix64(uint64_t& x) {
   return z ^ (z >> 31);
 }
 uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+// sum_{i=k+1..n} 1 / i^theta for k < n by the Euler-Maclaurin formula
+// (Abramowitz & Stegun 23.1.30) with f(x) = x^-theta on [k, n]:
+//   sum_{i=k..n} f(i) = integral_k^n f + (f(k) + f(n)) / 2
+//                       + sum_j B_2j / (2j)! (f^(2j-1)(n) - f^(2j-1)(k)) + R,
+// less f(k). f^(m)(x) = (-1)^m theta (theta+1)...(theta+m-1) x^(-theta-m), so
+// with k = 2^20 the B_6 term is already below 1e-30 and R far below a double's
+// precision; three Bernoulli terms are kept regardless of k.
+double zeta_tail(uint64_t k, uint64_t n, double theta) {
+  const auto kd = static_cast<double>(k);
+  const auto nd = static_cast<double>(n);
+  const double one_minus = 1.0 - theta;
+  // integral_k^n x^-theta dx = (n^(1-theta) - k^(1-theta)) / (1-theta), written
+  // with expm1 so it keeps its digits as theta nears 1 (and is ln(n/k) at 1).
+  const double log_ratio = std::log(nd / kd);
+  const double integral =
+      one_minus == 0.0 ? log_ratio : std::pow(kd, one_minus) * std::expm1(one_minus * log_ratio) / one_minus;
+  auto f = [theta](double x) { return std::pow(x, -theta); };
+  // The m-th derivative of x^-theta.
+  auto df = [theta](double x, int m) {
+    double c = 1.0;
+    for (int j = 0; j < m; j++) c *= -(theta + j);
+    return c * std::pow(x, -theta - m);
+  };
+  constexpr double kB2 = 1.0 / 12;     // B_2 / 2!
+  constexpr double kB4 = -1.0 / 720;   // B_4 / 4!
+  constexpr double kB6 = 1.0 / 30240;  // B_6 / 6!
+  const double corrections =
+      kB2 * (df(nd, 1) - df(kd, 1)) + kB4 * (df(nd, 3) - df(kd, 3)) + kB6 * (df(nd, 5) - df(kd, 5));
+  return integral + (f(nd) - f(kd)) / 2 + corrections;
+}
 }  // namespace
 
 Rng::Rng(uint64_t seed) {
@@ -31,9 +63,14 @@ uint64_t Rng::next() {
 }
 
 double Zipf::zeta(uint64_t n, double theta) {
+  // Every term is 1: nothing to sum (exact up to n = 2^53).
+  if (theta == 0.0) return static_cast<double>(n);
+  // The head term by term, in the order the exact sum always used, so a
+  // table of at most kExactTerms rows sees the same zeta as it always did.
+  const uint64_t k = std::min(n, kExactTerms);
   double sum = 0;
-  for (uint64_t i = 1; i <= n; i++) sum += 1.0 / std::pow(static_cast<double>(i), theta);
-  return sum;
+  for (uint64_t i = 1; i <= k; i++) sum += 1.0 / std::pow(static_cast<double>(i), theta);
+  return k == n ? sum : sum + zeta_tail(k, n, theta);
 }
 
 Zipf::Zipf(uint64_t n, double theta)

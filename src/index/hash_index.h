@@ -4,9 +4,12 @@
 // take no latch. Nodes are never unlinked during a run (a removed row stays
 // indexed with its kDeleted flag), so readers need no memory reclamation. A
 // re-inserted key shadows the old node: look-ups return the newest.
+#include <bit>
 #include <cstdint>
+#include <new>
 #include <vector>
 
+#include "common/out_of_memory.h"
 #include "platform/atomic.h"
 #include "storage/row.h"
 
@@ -20,15 +23,16 @@ class HashIndex final {
     Node* next;
   };
 
-  explicit HashIndex(uint64_t expected_keys) {
-    uint64_t n = 1024;
-    bits_ = 10;
-    while (n < expected_keys) {
-      n <<= 1;
-      bits_++;
-    }
+  // `table` names the owner in an out-of-memory message.
+  explicit HashIndex(uint64_t expected_keys, const char* table = "") {
+    const uint64_t n = buckets_for(expected_keys);
+    bits_ = static_cast<uint32_t>(std::countr_zero(n));
     mask_ = n - 1;
-    buckets_ = std::vector<platform::Atomic<Node*>>(n);
+    try {
+      buckets_ = std::vector<platform::Atomic<Node*>>(n);
+    } catch (const std::bad_alloc&) {
+      throw OutOfMemory(n * sizeof(platform::Atomic<Node*>), "the hash index of table ", table);
+    }
   }
 
   Row* find(uint64_t key) const {
@@ -51,6 +55,18 @@ class HashIndex final {
   }
 
   uint64_t buckets() const { return mask_ + 1; }
+
+  // The bucket count for `expected_keys`: a power of two, at least 1,024 and
+  // at least one bucket per expected key.
+  static uint64_t buckets_for(uint64_t expected_keys) {
+    uint64_t n = 1024;
+    while (n < expected_keys) n <<= 1;
+    return n;
+  }
+  // The bytes of the bucket array (memory-use estimates).
+  static uint64_t bucket_bytes(uint64_t expected_keys) {
+    return buckets_for(expected_keys) * sizeof(platform::Atomic<Node*>);
+  }
 
  private:
   uint64_t slot(uint64_t key) const {

@@ -6,6 +6,13 @@
 namespace abyss::platform {
 
 uint64_t resident_bytes();  // VmRSS
+
+// The bytes this process can still take: the least of MemAvailable
+// (/proc/meminfo), the headroom under every enclosing cgroup's memory limit
+// (v2 memory.max less memory.current, v1 memory.limit_in_bytes less
+// memory.usage_in_bytes, each less the reclaimable inactive file cache) and,
+// under `ulimit -v`, RLIMIT_AS less VmSize. UINT64_MAX when none is known.
+uint64_t available_memory_bytes();
 std::string cpu_model();
 // The 1-minute load average (/proc/loadavg): how many threads were runnable
 // on average; 0 when it cannot be read.

@@ -1,8 +1,10 @@
 #include "storage/table.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <new>
+
+#include "common/out_of_memory.h"
 
 namespace abyss {
 
@@ -11,8 +13,8 @@ Table::Table(uint32_t id, std::string name, Schema schema, RowLayout layout, uin
       name_(std::move(name)),
       schema_(std::move(schema)),
       layout_(layout),
-      stride_(static_cast<uint32_t>(round_up(layout.data_offset + schema_.size(), 64))),
-      index_(expected_rows) {}
+      stride_(stride_for(layout, schema_)),
+      index_(expected_rows, name_.c_str()) {}
 
 Table::~Table() {
   for (auto& b : blocks_) std::free(b.base);
@@ -22,7 +24,11 @@ Row* Table::allocate(RowCursor& cursor, uint64_t block_rows) {
   if (cursor.next == cursor.end) {
     const uint64_t bytes = block_rows * stride_;
     auto* base = static_cast<char*>(std::aligned_alloc(64, bytes));
-    if (base == nullptr) throw std::bad_alloc();
+    if (base == nullptr) {
+      char detail[64];
+      std::snprintf(detail, sizeof(detail), " (a block of %llu rows)", static_cast<unsigned long long>(block_rows));
+      throw OutOfMemory(bytes, "table ", name_.c_str(), detail);
+    }
     std::memset(base, 0, bytes);
     {
       platform::MutexGuard g(blocks_mutex_);

@@ -25,9 +25,10 @@ struct alignas(platform::kCacheLine) Worker {
   uint32_t id;
   uint32_t count;
   Rng rng;
-  Arena scratch{std::size_t{1} << 20};     // private copies; reset at every attempt
-  Arena persistent{std::size_t{1} << 20};  // index nodes of inserted rows; lives with the database
-  std::vector<RowCursor> cursors;          // one per table, for inserts
+  Arena scratch{std::size_t{1} << 20, "a worker's private copies"};  // reset at every attempt
+  // Index nodes of inserted rows and MVCC versions; lives with the database.
+  Arena persistent{std::size_t{1} << 20, "a worker's index nodes and versions"};
+  std::vector<RowCursor> cursors;  // one per table, for inserts
   platform::TsLocal ts_local;
   platform::TsSource* ts = nullptr;
   std::unique_ptr<HistoryWriter> history;  // null unless --history

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "platform/thread.h"
+#include "storage/footprint.h"
 
 namespace abyss {
 
@@ -13,6 +14,34 @@ using namespace tpcc;
 namespace {
 
 enum TableIdx : std::size_t { kW, kD, kC, kH, kNO, kO, kOL, kI, kS };
+
+// The load's work units: ITEM and each warehouse's STOCK in chunks of this
+// many items, and one unit per district.
+constexpr uint64_t kLoadChunk = 10'000;
+// Rows per table block a loader takes at a time, by TableIdx: few for the
+// small WAREHOUSE and DISTRICT tables.
+constexpr std::array<uint64_t, 9> kLoadBlockRows = {16, 64, 4096, 4096, 4096, 4096, 4096, 4096, 4096};
+
+std::array<Schema, 9> tpcc_schemas() {
+  return {warehouse_schema(), district_schema(),   customer_schema(), history_schema(), new_order_schema(),
+          order_schema(),     order_line_schema(), item_schema(),     stock_schema()};
+}
+
+// Each table's index size: its loaded rows (run-time inserts lengthen chains).
+std::array<uint64_t, 9> index_sizes(const TpccConfig& cfg) {
+  const uint64_t W = cfg.warehouses;
+  const uint64_t districts = W * kDistrictsPerWarehouse;
+  const uint64_t cust = cfg.customers_per_district();
+  return {W,
+          districts,
+          districts * cust,
+          districts * cust,
+          districts * kNewOrdersPerDistrict,
+          districts * cust,
+          districts * cust * 10,
+          cfg.items(),
+          W * cfg.items()};
+}
 
 // NURand(A, x, y) of clause 2.1.6.
 uint32_t nurand(Rng& rng, uint32_t a, uint32_t c, uint32_t x, uint32_t y) {
@@ -101,7 +130,7 @@ class Tpcc::Loader {
   const RowLayout& layout_;
   void (*init_row_)(void*);
   std::array<RowCursor, 9> cursors_{};
-  Arena nodes_{std::size_t{8} << 20};
+  Arena nodes_{std::size_t{8} << 20, "the TPC-C index nodes"};
 };
 
 void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
@@ -109,17 +138,17 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
   const uint64_t items = cfg_.items();
   const uint64_t cust = cfg_.customers_per_district();
   const uint64_t districts = W * kDistrictsPerWarehouse;
-  // Index sizes: the loaded rows (run-time inserts lengthen chains).
-  warehouse_ = &db.create_table(kWarehouse, warehouse_schema(), W);
-  district_ = &db.create_table(kDistrict, district_schema(), districts);
-  customer_ = &db.create_table(kCustomer, customer_schema(), districts * cust);
-  history_ = &db.create_table(kHistory, history_schema(), districts * cust);
-  new_order_t_ = &db.create_table(kNewOrder, new_order_schema(), districts * kNewOrdersPerDistrict);
-  order_ = &db.create_table(kOrder, order_schema(), districts * cust);
-  order_line_ = &db.create_table(kOrderLine, order_line_schema(), districts * cust * 10);
-  item_ = &db.create_table(kItem, item_schema(), items);
+  const std::array<uint64_t, 9> sizes = index_sizes(cfg_);
+  warehouse_ = &db.create_table(kWarehouse, warehouse_schema(), sizes[kW]);
+  district_ = &db.create_table(kDistrict, district_schema(), sizes[kD]);
+  customer_ = &db.create_table(kCustomer, customer_schema(), sizes[kC]);
+  history_ = &db.create_table(kHistory, history_schema(), sizes[kH]);
+  new_order_t_ = &db.create_table(kNewOrder, new_order_schema(), sizes[kNO]);
+  order_ = &db.create_table(kOrder, order_schema(), sizes[kO]);
+  order_line_ = &db.create_table(kOrderLine, order_line_schema(), sizes[kOL]);
+  item_ = &db.create_table(kItem, item_schema(), sizes[kI]);
   item_->set_read_only();  // no TPC-C transaction writes ITEM, so no scheme need guard it
-  stock_ = &db.create_table(kStock, stock_schema(), W * items);
+  stock_ = &db.create_table(kStock, stock_schema(), sizes[kS]);
   tables_ = {warehouse_, district_, customer_, history_, new_order_t_, order_, order_line_, item_, stock_};
   w_ = warehouse_cols(warehouse_->schema());
   d_ = district_cols(district_->schema());
@@ -135,8 +164,7 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
   // Work units, each with its own random stream (so the database does not
   // depend on the number of loaders): item chunks, then per warehouse its
   // stock chunks (the first also loads the WAREHOUSE row), then districts.
-  constexpr uint64_t kChunk = 10'000;
-  const uint64_t item_units = (items + kChunk - 1) / kChunk;
+  const uint64_t item_units = (items + kLoadChunk - 1) / kLoadChunk;
   const uint64_t stock_units = W * item_units;
   const uint64_t units = item_units + stock_units + districts;
   const int64_t d_ytd = static_cast<int64_t>(cust) * 1000;  // C * 10.00: HISTORY's initial sum (3.3.2.9)
@@ -147,8 +175,8 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
     for (uint64_t u = l; u < units; u += loaders) {
       Rng rng(seed_ * 0x9e3779b97f4a7c15ULL + u + 1);
       if (u < item_units) {  // ITEM (clause 4.3.3.1)
-        for (uint64_t i = u * kChunk + 1; i <= std::min(items, (u + 1) * kChunk); i++) {
-          ld.add(kI, item_key(i), 4096, [&](char* r) {
+        for (uint64_t i = u * kLoadChunk + 1; i <= std::min(items, (u + 1) * kLoadChunk); i++) {
+          ld.add(kI, item_key(i), kLoadBlockRows[kI], [&](char* r) {
             set_int64(r, i_.id, static_cast<int64_t>(i));
             set_int64(r, i_.im_id, static_cast<int64_t>(rng.range(1, 10'000)));
             astring(rng, r + i_.name.offset, 14, 24);
@@ -160,7 +188,7 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
         const uint64_t w = (u - item_units) / item_units + 1;
         const uint64_t chunk = (u - item_units) % item_units;
         if (chunk == 0) {  // WAREHOUSE
-          ld.add(kW, warehouse_key(w), 16, [&](char* r) {
+          ld.add(kW, warehouse_key(w), kLoadBlockRows[kW], [&](char* r) {
             set_int64(r, w_.id, static_cast<int64_t>(w));
             astring(rng, r + w_.name.offset, 6, 10);
             astring(rng, r + w_.street_1.offset, 10, 20);
@@ -172,8 +200,8 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
             set_int64(r, w_.ytd, d_ytd * kDistrictsPerWarehouse);  // 300,000.00 in the full schema
           });
         }
-        for (uint64_t i = chunk * kChunk + 1; i <= std::min(items, (chunk + 1) * kChunk); i++) {  // STOCK
-          ld.add(kS, stock_key(w, i), 4096, [&](char* r) {
+        for (uint64_t i = chunk * kLoadChunk + 1; i <= std::min(items, (chunk + 1) * kLoadChunk); i++) {  // STOCK
+          ld.add(kS, stock_key(w, i), kLoadBlockRows[kS], [&](char* r) {
             set_int64(r, s_.i_id, static_cast<int64_t>(i));
             set_int64(r, s_.w_id, static_cast<int64_t>(w));
             set_int64(r, s_.quantity, static_cast<int64_t>(rng.range(10, 100)));
@@ -185,7 +213,7 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
         const uint64_t di = u - item_units - stock_units;
         const uint64_t w = di / kDistrictsPerWarehouse + 1;
         const uint64_t d = di % kDistrictsPerWarehouse + 1;
-        ld.add(kD, district_key(w, d), 64, [&](char* r) {
+        ld.add(kD, district_key(w, d), kLoadBlockRows[kD], [&](char* r) {
           set_int64(r, d_.id, static_cast<int64_t>(d));
           set_int64(r, d_.w_id, static_cast<int64_t>(w));
           astring(rng, r + d_.name.offset, 6, 10);
@@ -209,7 +237,7 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
           // Clause 4.3.3.1: C_LAST from 0..999 for the first 1,000, then NURand(255, 0, 999).
           const uint32_t last = c <= 1000 ? static_cast<uint32_t>(c - 1) : nurand(rng, 255, c_last_load_, 0, 999);
           Named named{last, {}, static_cast<uint32_t>(c)};
-          ld.add(kC, customer_key(w, d, c), 4096, [&](char* r) {
+          ld.add(kC, customer_key(w, d, c), kLoadBlockRows[kC], [&](char* r) {
             set_int64(r, c_.id, static_cast<int64_t>(c));
             set_int64(r, c_.d_id, static_cast<int64_t>(d));
             set_int64(r, c_.w_id, static_cast<int64_t>(w));
@@ -234,7 +262,7 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
             astring(rng, r + c_.data.offset, 300, 500);
           });
           names.push_back(named);
-          ld.add(kH, customer_key(w, d, c), 4096, [&](char* r) {
+          ld.add(kH, customer_key(w, d, c), kLoadBlockRows[kH], [&](char* r) {
             set_int64(r, h_.c_id, static_cast<int64_t>(c));
             set_int64(r, h_.c_d_id, static_cast<int64_t>(d));
             set_int64(r, h_.c_w_id, static_cast<int64_t>(w));
@@ -264,7 +292,7 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
         for (uint64_t k = cust - 1; k > 0; k--) std::swap(perm[k], perm[rng.uniform(k + 1)]);
         for (uint64_t o = 1; o <= cust; o++) {
           const auto ol_cnt = static_cast<int64_t>(rng.range(5, 15));
-          ld.add(kO, order_key(w, d, o), 4096, [&](char* r) {
+          ld.add(kO, order_key(w, d, o), kLoadBlockRows[kO], [&](char* r) {
             set_int64(r, o_.id, static_cast<int64_t>(o));
             set_int64(r, o_.d_id, static_cast<int64_t>(d));
             set_int64(r, o_.w_id, static_cast<int64_t>(w));
@@ -275,7 +303,7 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
             set_int64(r, o_.all_local, 1);
           });
           for (int64_t n = 1; n <= ol_cnt; n++) {
-            ld.add(kOL, order_line_key(w, d, o, static_cast<uint64_t>(n)), 4096, [&](char* r) {
+            ld.add(kOL, order_line_key(w, d, o, static_cast<uint64_t>(n)), kLoadBlockRows[kOL], [&](char* r) {
               set_int64(r, ol_.o_id, static_cast<int64_t>(o));
               set_int64(r, ol_.d_id, static_cast<int64_t>(d));
               set_int64(r, ol_.w_id, static_cast<int64_t>(w));
@@ -289,7 +317,7 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
             });
           }
           if (o > delivered) {
-            ld.add(kNO, order_key(w, d, o), 4096, [&](char* r) {
+            ld.add(kNO, order_key(w, d, o), kLoadBlockRows[kNO], [&](char* r) {
               set_int64(r, no_.o_id, static_cast<int64_t>(o));
               set_int64(r, no_.d_id, static_cast<int64_t>(d));
               set_int64(r, no_.w_id, static_cast<int64_t>(w));
@@ -300,6 +328,75 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
     }
     ld.finish();
   });
+}
+
+uint64_t Tpcc::estimate_load_bytes(const Config& config, std::size_t meta_size, std::size_t meta_align,
+                                   uint32_t loaders) {
+  const TpccConfig& cfg = config.tpcc;
+  const RowLayout layout = RowLayout::for_meta(meta_size, meta_align);
+  const std::array<Schema, 9> schemas = tpcc_schemas();
+  const uint64_t W = cfg.warehouses;
+  const uint64_t items = cfg.items();
+  const uint64_t cust = cfg.customers_per_district();
+  const uint64_t districts = W * kDistrictsPerWarehouse;
+
+  uint64_t bytes = 0;
+  for (const uint64_t keys : index_sizes(cfg)) bytes += footprint::hash_index(keys);
+
+  // The rows each loader adds to each table, dealing the work units as
+  // load() does (unit u to loader u % loaders): a loader's blocks are its own,
+  // so each partly filled one counts whole.
+  std::vector<std::array<uint64_t, 9>> rows(loaders, std::array<uint64_t, 9>{});
+  const uint64_t item_units = (items + kLoadChunk - 1) / kLoadChunk;
+  const uint64_t units = item_units + W * item_units + districts;
+  for (uint64_t u = 0; u < units; u++) {
+    std::array<uint64_t, 9>& r = rows[u % loaders];
+    if (u < item_units + W * item_units) {
+      const uint64_t chunk = u % item_units;
+      const uint64_t chunk_items = std::min(items, (chunk + 1) * kLoadChunk) - chunk * kLoadChunk;
+      if (u < item_units) {
+        r[kI] += chunk_items;
+      } else {
+        r[kW] += chunk == 0 ? 1 : 0;
+        r[kS] += chunk_items;
+      }
+    } else {
+      // A district: its customers, their HISTORY rows and orders, 5..15 lines
+      // per order (10 expected, clause 4.3.3.1) and the undelivered 900 orders.
+      r[kD] += 1;
+      r[kC] += cust;
+      r[kH] += cust;
+      r[kO] += cust;
+      r[kOL] += cust * 10;
+      r[kNO] += kNewOrdersPerDistrict;
+    }
+  }
+  for (const auto& r : rows) {
+    uint64_t nodes = 0;
+    for (std::size_t t = 0; t < r.size(); t++) {
+      bytes += footprint::table_rows(r[t], kLoadBlockRows[t], Table::stride_for(layout, schemas[t]));
+      nodes += r[t];
+    }
+    bytes += footprint::index_nodes(nodes);
+  }
+  // The last-name index: per district 1,001 offsets and one C_ID per customer.
+  bytes += districts * (1001 + cust) * sizeof(uint32_t);
+  return bytes;
+}
+
+uint64_t Tpcc::estimate_worker_bytes(const Config& config, std::size_t meta_size, std::size_t meta_align) {
+  uint64_t bytes = uint64_t{config.queries_per_worker} * sizeof(Query);
+  if (config.tpcc.inserts) {
+    // Txn::insert takes blocks of Table::kDefaultBlockRows per worker and
+    // table, and its index nodes from the worker's 1 MiB arena chunks.
+    const RowLayout layout = RowLayout::for_meta(meta_size, meta_align);
+    const std::array<Schema, 9> schemas = tpcc_schemas();
+    for (const std::size_t t : {kO, kNO, kOL, kH}) {
+      bytes += footprint::table_rows(1, Table::kDefaultBlockRows, Table::stride_for(layout, schemas[t]));
+    }
+    bytes += uint64_t{1} << 20;
+  }
+  return bytes;
 }
 
 Tpcc::Queries Tpcc::generate(uint32_t worker, uint32_t count, Rng& rng) const {

@@ -66,6 +66,17 @@ class Tpcc final {
 
   Queries generate(uint32_t worker, uint32_t count, Rng& rng) const;
 
+  // The resident bytes load() takes with `loaders` threads under a scheme
+  // whose RowMeta has this size and alignment: the nine tables' row blocks,
+  // index buckets and nodes (storage/footprint.h) and the last-name index,
+  // from the schema's cardinalities (clause 4.3.3.1). Nothing is allocated.
+  static uint64_t estimate_load_bytes(const Config& config, std::size_t meta_size, std::size_t meta_align,
+                                      uint32_t loaders);
+  // The bytes one worker takes before or at its first transactions: its
+  // pre-generated queries and, with inserts, the first block it opens in each
+  // table NewOrder and Payment insert into, and its index-node arena.
+  static uint64_t estimate_worker_bytes(const Config& config, std::size_t meta_size, std::size_t meta_align);
+
   uint8_t type_of(const Queries& qs, std::size_t i) const { return qs.queries[i].type; }
 
   template <class CC>

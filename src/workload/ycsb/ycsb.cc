@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "platform/thread.h"
+#include "storage/footprint.h"
 
 namespace abyss {
 
@@ -11,11 +12,33 @@ Ycsb::Ycsb(const Config& config)
       rows_per_part_(config.ycsb.rows / config.ycsb.partitions),
       zipf_(rows_per_part_, config.ycsb.theta) {}
 
+Schema Ycsb::schema(const YcsbConfig& cfg) {
+  Schema s;
+  s.add_int64("YCSB_KEY");
+  for (uint32_t f = 0; f < cfg.fields; f++) s.add_chars("FIELD" + std::to_string(f), cfg.field_size);
+  return s;
+}
+
+uint64_t Ycsb::estimate_load_bytes(const Config& config, std::size_t meta_size, std::size_t meta_align,
+                                   uint32_t loaders) {
+  const YcsbConfig& y = config.ycsb;
+  const uint32_t stride = Table::stride_for(RowLayout::for_meta(meta_size, meta_align), schema(y));
+  const uint64_t rows = y.rows / y.partitions * y.partitions;  // as load() fills them
+  uint64_t bytes = footprint::hash_index(y.rows);
+  for (uint32_t l = 0; l < loaders; l++) {
+    const uint64_t n = rows * (l + 1) / loaders - rows * l / loaders;
+    bytes += footprint::table_rows(n, kLoadBlockRows, stride) + footprint::index_nodes(n);
+  }
+  return bytes;
+}
+
+uint64_t Ycsb::estimate_worker_bytes(const Config& config) {
+  const uint64_t per_query = sizeof(Query) + uint64_t{config.ycsb.req_per_txn} * sizeof(Request);
+  return uint64_t{config.queries_per_worker} * per_query;
+}
+
 void Ycsb::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
-  Schema schema;
-  schema.add_int64("YCSB_KEY");
-  for (uint32_t f = 0; f < cfg_.fields; f++) schema.add_chars("FIELD" + std::to_string(f), cfg_.field_size);
-  table_ = &db.create_table("ycsb", std::move(schema), cfg_.rows);
+  table_ = &db.create_table("ycsb", schema(cfg_), cfg_.rows);
   key_column_ = table_->schema().column(0);
   for (uint32_t f = 0; f < cfg_.fields; f++) field_columns_.push_back(table_->schema().column(1 + f));
 
@@ -23,11 +46,11 @@ void Ycsb::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
   const RowLayout& layout = db.layout();
   platform::run_threads(loaders, false, [&](uint32_t l) {
     RowCursor cursor;
-    Arena nodes(std::size_t{8} << 20);
+    Arena nodes(std::size_t{8} << 20, "the index nodes of table ycsb");
     const uint64_t lo = rows * l / loaders;
     const uint64_t hi = rows * (l + 1) / loaders;
     for (uint64_t key = lo; key < hi; key++) {
-      Row* row = table_->allocate(cursor, 16384);
+      Row* row = table_->allocate(cursor, kLoadBlockRows);
       init_row(layout.meta(row));
       char* data = layout.data(row);
       set_int64(data, key_column_, static_cast<int64_t>(key));

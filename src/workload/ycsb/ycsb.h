@@ -43,9 +43,18 @@ class Ycsb final {
 
   // Creates the table and fills it with `loaders` threads. `init_row` sets up
   // the scheme's per-row metadata of a new row.
-  void load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) ;
+  void load(Database& db, uint32_t loaders, void (*init_row)(void* meta));
 
   Queries generate(uint32_t worker, uint32_t count, Rng& rng) const;
+
+  // The resident bytes load() takes with `loaders` threads under a scheme
+  // whose RowMeta has this size and alignment: row blocks, the index's
+  // buckets and nodes (storage/footprint.h). Nothing is allocated.
+  static uint64_t estimate_load_bytes(const Config& config, std::size_t meta_size, std::size_t meta_align,
+                                      uint32_t loaders);
+  // The bytes one worker takes before its first transaction: its
+  // pre-generated queries.
+  static uint64_t estimate_worker_bytes(const Config& config);
 
   uint8_t type_of(const Queries& qs, std::size_t i) const { return qs.queries[i].type; }
 
@@ -76,6 +85,10 @@ class Ycsb final {
   Table& table() const { return *table_; }
 
  private:
+  // Rows per table block a loader takes at a time.
+  static constexpr uint64_t kLoadBlockRows = 16384;
+  static Schema schema(const YcsbConfig& cfg);
+
   const YcsbConfig& cfg_;
   uint64_t rows_per_part_;
   Zipf zipf_;

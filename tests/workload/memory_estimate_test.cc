@@ -1,0 +1,178 @@
+// The load-size estimates (Ycsb/Tpcc::estimate_load_bytes) that let a run be
+// refused before any work: they agree with the structures load() builds, grow
+// linearly with rows, warehouses and field size, and stay within the bounds
+// the row layout implies. Sizes only, no timing.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <new>
+
+#include "common/config.h"
+#include "index/hash_index.h"
+#include "platform/process.h"
+#include "storage/database.h"
+#include "storage/footprint.h"
+#include "workload/tpcc/tpcc.h"
+#include "workload/ycsb/ycsb.h"
+
+namespace abyss {
+namespace {
+
+struct Meta {
+  uint64_t word;
+};
+void init_meta(void* m) { new (m) Meta(); }
+constexpr std::size_t kMeta = sizeof(Meta);
+constexpr std::size_t kAlign = alignof(Meta);
+
+Config ycsb_config(uint64_t rows, uint32_t fields, uint32_t field_size) {
+  Config cfg;
+  cfg.ycsb.rows = rows;
+  cfg.ycsb.fields = fields;
+  cfg.ycsb.field_size = field_size;
+  return cfg;
+}
+
+Config tpcc_config(uint32_t warehouses, TpccSchema schema) {
+  Config cfg;
+  cfg.workload = WorkloadKind::Tpcc;
+  cfg.tpcc.warehouses = warehouses;
+  cfg.tpcc.schema = schema;
+  return cfg;
+}
+
+// What a loaded database holds: row blocks, index buckets and one index node
+// per loaded row.
+uint64_t built_bytes(const Database& db) {
+  uint64_t bytes = 0;
+  for (const auto& t : db.tables()) {
+    uint64_t rows = 0;
+    t->for_each_live([&](const Row*) { rows++; });
+    bytes += t->reserved_bytes() + t->index().buckets() * sizeof(void*) + rows * sizeof(HashIndex::Node);
+  }
+  return bytes;
+}
+
+TEST(MemoryEstimate, YcsbMatchesTheLoadedStructures) {
+  for (const uint32_t loaders : {1u, 3u}) {
+    const Config cfg = ycsb_config(50'000, 4, 30);
+    Database db(RowLayout::for_meta(kMeta, kAlign));
+    Ycsb ycsb(cfg);
+    ycsb.load(db, loaders, init_meta);
+    const uint64_t built = built_bytes(db);
+    const uint64_t estimate = Ycsb::estimate_load_bytes(cfg, kMeta, kAlign, loaders);
+    // The estimate adds only page rounding: a header page per block, the
+    // bucket array's and each loader's last node page.
+    EXPECT_GE(estimate, built) << loaders << " loaders";
+    EXPECT_LE(estimate, built + 64 * footprint::kPage) << loaders << " loaders";
+  }
+}
+
+TEST(MemoryEstimate, TpccMatchesTheLoadedStructures) {
+  const Config cfg = tpcc_config(2, TpccSchema::Small);
+  Database db(RowLayout::for_meta(kMeta, kAlign));
+  Tpcc tpcc(cfg);
+  tpcc.load(db, 2, init_meta);
+  const auto built = static_cast<double>(built_bytes(db));
+  const auto estimate = static_cast<double>(Tpcc::estimate_load_bytes(cfg, kMeta, kAlign, 2));
+  // ORDER-LINE's 5..15 lines per order are drawn at load; the estimate takes
+  // the expected 10. The last-name index and page rounding are a little more.
+  EXPECT_NEAR(estimate, built, 0.05 * built);
+}
+
+TEST(MemoryEstimate, YcsbGrowsLinearlyWithRows) {
+  for (const uint64_t rows : {uint64_t{1} << 20, uint64_t{1} << 22, uint64_t{1} << 26}) {
+    const auto one = static_cast<double>(Ycsb::estimate_load_bytes(ycsb_config(rows, 10, 100), kMeta, kAlign, 4));
+    const auto two = static_cast<double>(Ycsb::estimate_load_bytes(ycsb_config(2 * rows, 10, 100), kMeta, kAlign, 4));
+    EXPECT_NEAR(two / one, 2.0, 0.01) << rows << " rows";
+  }
+}
+
+TEST(MemoryEstimate, YcsbGrowsLinearlyWithFieldSize) {
+  // Rows of 8 + 2 * size data bytes after a 24-byte header and lock word:
+  // with sizes 64 apart the stride grows by 128 bytes a step.
+  const uint64_t rows = uint64_t{1} << 20;
+  uint64_t previous = Ycsb::estimate_load_bytes(ycsb_config(rows, 2, 16), kMeta, kAlign, 2);
+  for (const uint32_t size : {80u, 144u, 208u, 272u}) {
+    const uint64_t next = Ycsb::estimate_load_bytes(ycsb_config(rows, 2, size), kMeta, kAlign, 2);
+    EXPECT_EQ(next - previous, rows * 128) << "field size " << size;
+    previous = next;
+  }
+}
+
+TEST(MemoryEstimate, YcsbIsWithinTheLayoutsBounds) {
+  const uint64_t rows = uint64_t{1} << 22;
+  for (const uint32_t fields : {1u, 10u, 64u}) {
+    for (const uint32_t size : {1u, 100u, 1000u}) {
+      for (const std::size_t meta : {std::size_t{1}, std::size_t{8}, std::size_t{48}}) {
+        const Config cfg = ycsb_config(rows, fields, size);
+        const auto estimate = static_cast<double>(Ycsb::estimate_load_bytes(cfg, meta, 8, 2));
+        // Per row at least the header, metadata, key, fields, an index node
+        // and a bucket; at most that with the data 8-aligned and the row
+        // padded to a cache line, plus each loader's partly filled last block.
+        const double row = 16.0 + static_cast<double>(meta) + 8 + fields * size;
+        const double lower = static_cast<double>(rows) * (row + sizeof(HashIndex::Node) + 8);
+        const double upper = static_cast<double>(rows) * (row + 7 + 63 + sizeof(HashIndex::Node) + 8) +
+                             2 * 16384 * (row + 7 + 63) + (uint64_t{1} << 20);
+        EXPECT_GE(estimate, lower) << fields << " x " << size << " meta " << meta;
+        EXPECT_LE(estimate, upper) << fields << " x " << size << " meta " << meta;
+      }
+    }
+  }
+}
+
+TEST(MemoryEstimate, TpccGrowsLinearlyWithWarehouses) {
+  for (const TpccSchema schema : {TpccSchema::Full, TpccSchema::Small}) {
+    for (const uint32_t w : {8u, 32u, 128u}) {
+      const auto one = static_cast<double>(Tpcc::estimate_load_bytes(tpcc_config(w, schema), kMeta, kAlign, 2));
+      const auto two = static_cast<double>(Tpcc::estimate_load_bytes(tpcc_config(2 * w, schema), kMeta, kAlign, 2));
+      // ITEM does not grow with warehouses; index buckets double in steps.
+      EXPECT_NEAR(two / one, 2.0, 0.06) << w << " warehouses";
+    }
+  }
+}
+
+TEST(MemoryEstimate, TpccIsWithinTheLayoutsBounds) {
+  // Clause 4.3.3.1 per warehouse (full schema): 100,000 STOCK; per district
+  // 3,000 CUSTOMER, HISTORY and ORDER, about 30,000 ORDER-LINE and 900
+  // NEW-ORDER. Each row takes at least header + metadata + data + an index
+  // node, and at most that padded by a cache line.
+  for (const TpccSchema schema : {TpccSchema::Full, TpccSchema::Small}) {
+    const Config cfg = tpcc_config(16, schema);
+    const double items = cfg.tpcc.items();
+    const double cust = cfg.tpcc.customers_per_district();
+    const double lo_extra = 16 + kMeta + sizeof(HashIndex::Node);
+    double lower = items * (tpcc::item_schema().size() + lo_extra);
+    double upper = items * (tpcc::item_schema().size() + lo_extra + 64 + 8);
+    auto add = [&](double rows, const Schema& s) {
+      lower += 16 * rows * (s.size() + lo_extra);
+      upper += 16 * rows * (s.size() + lo_extra + 64 + 16);
+    };
+    add(1, tpcc::warehouse_schema());
+    add(10, tpcc::district_schema());
+    add(items, tpcc::stock_schema());
+    add(10 * cust, tpcc::customer_schema());
+    add(10 * cust, tpcc::history_schema());
+    add(10 * cust, tpcc::order_schema());
+    add(10 * cust * 10, tpcc::order_line_schema());
+    add(10 * 900, tpcc::new_order_schema());
+    const auto estimate = static_cast<double>(Tpcc::estimate_load_bytes(cfg, kMeta, kAlign, 2));
+    EXPECT_GE(estimate, lower);
+    EXPECT_LE(estimate, upper + (uint64_t{64} << 20));
+  }
+}
+
+TEST(MemoryEstimate, RefusalLineNamesBothSizes) {
+  EXPECT_EQ(footprint::shortfall(uint64_t{1} << 30, uint64_t{2} << 30), "");
+  EXPECT_EQ(footprint::shortfall(uint64_t{3} << 30, uint64_t{1} << 30),
+            "needs 3.0 GiB, this machine has 1.0 GiB available");
+}
+
+TEST(MemoryEstimate, AvailableMemoryIsPositive) {
+  // A machine that runs this test has some memory left; what it reports is
+  // its own business (no bound on the figure).
+  EXPECT_GT(platform::available_memory_bytes(), 0u);
+}
+
+}  // namespace
+}  // namespace abyss
