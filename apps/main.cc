@@ -21,6 +21,8 @@
 #include "engine/engine.h"
 #include "engine/knobs.h"
 #include "engine/report.h"
+#include "platform/process.h"
+#include "storage/footprint.h"
 
 namespace {
 
@@ -226,6 +228,13 @@ int main(int argc, char** argv) {
       }
       for (const auto& note : abyss::cli::ineffective_flag_notes(*run, run_cfg)) {
         std::fprintf(stderr, "abyss: note: %s\n", note.c_str());
+      }
+      if (run_cfg.memory_check) {
+        const uint64_t need = abyss::estimate_bytes(run_cfg);
+        if (auto why = abyss::footprint::shortfall(need, abyss::platform::available_memory_bytes()); !why.empty()) {
+          std::fprintf(stderr, "abyss: this run %s (--memory-check off runs it anyway)\n", why.c_str());
+          return 2;
+        }
       }
       if (const std::string note = abyss::cli::oversubscription_note(run_cfg); !note.empty()) {
         std::fprintf(stderr, "abyss: note: %s\n", note.c_str());

@@ -69,6 +69,7 @@ struct Config {
   std::string history_path;  // empty: no history log
   std::string dump_dir;      // empty: no dump
   std::string json_path;     // empty: no JSON report
+  bool memory_check = true;  // refuse a load the machine cannot hold (engine/engine.h estimate_bytes)
 
   // Cross-field checks the per-flag ranges cannot express. Returns one line
   // naming the flag, the value and what is allowed; empty when valid.

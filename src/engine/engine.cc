@@ -124,6 +124,22 @@ RunResult run_scheme(const Config& cfg) {
 
 }  // namespace
 
+uint64_t estimate_bytes(const Config& cfg) {
+  return cc::Registry::dispatch(cfg.cc, [&]<class CC>() -> uint64_t {
+    using Meta = typename CC::RowMeta;
+    const uint32_t loaders = platform::hardware_cores();
+    switch (cfg.workload) {
+      case WorkloadKind::Ycsb:
+        return Ycsb::estimate_load_bytes(cfg, sizeof(Meta), alignof(Meta), loaders) +
+               uint64_t{cfg.threads} * Ycsb::estimate_worker_bytes(cfg);
+      case WorkloadKind::Tpcc:
+        return Tpcc::estimate_load_bytes(cfg, sizeof(Meta), alignof(Meta), loaders) +
+               uint64_t{cfg.threads} * Tpcc::estimate_worker_bytes(cfg, sizeof(Meta), alignof(Meta));
+    }
+    throw std::logic_error("unknown workload");
+  });
+}
+
 RunResult run(const Config& cfg) {
   return cc::Registry::dispatch(cfg.cc, [&]<class CC>() { return run_scheme<CC>(cfg); });
 }

@@ -10,4 +10,9 @@ namespace abyss {
 // Throws std::runtime_error on a failure at run time (exit code 1).
 RunResult run(const Config& config);
 
+// The resident bytes the configuration's load and workers take under its
+// scheme, from the structures' own sizes (storage/footprint.h), so a run the
+// machine cannot hold is refused before anything is allocated.
+uint64_t estimate_bytes(const Config& config);
+
 }  // namespace abyss

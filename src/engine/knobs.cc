@@ -149,7 +149,7 @@ std::string unless_allocates_timestamps(const cc::SchemeTraits& s, const Config&
   return s.allocates_timestamps ? "" : "--cc " + std::string(s.name) + " allocates no timestamps";
 }
 std::string unless_uses_latch(const cc::SchemeTraits& s, const Config&) {
-  return s.uses_latch ? "" : "--cc " + std::string(s.name) + " has no latch to choose (it uses CAS words per row)";
+  return s.uses_latch ? "" : "--cc " + std::string(s.name) + " has no latch to choose (its locks are compare-and-swap words)";
 }
 std::string unless_aborts(const cc::SchemeTraits& s, const Config&) {
   return s.aborts ? "" : "--cc " + std::string(s.name) + " never aborts a transaction";
@@ -333,6 +333,10 @@ std::vector<Knob> make_table() {
   t.push_back(output(
       "json", false, +[](Config& c) -> std::string& { return c.json_path; },
       "write config and results as JSON to FILE"));
+  // A safety check, not part of the configuration's JSON.
+  t.push_back(on_off(
+      "memory-check", "", +[](Config& c) -> bool& { return c.memory_check; },
+      "refuse a run whose estimated memory exceeds what this machine has available: on | off"));
   return t;
 }
 

@@ -109,6 +109,19 @@ bool names_token(std::string_view line, std::string_view token) {
   return false;
 }
 
+// Stderr less the note a run prints when the machine is busier than its
+// workers leave room for: it depends on the load (ctest runs tests side by
+// side), not on the flags under test.
+std::string without_machine_note(const std::string& err) {
+  std::istringstream in(err);
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("abyss: note: ") == 0 && line.find(" worker(s) on ") != std::string::npos) continue;
+    out += line + "\n";
+  }
+  return out;
+}
+
 // ---- bad invocations ---------------------------------------------------------
 
 struct BadCase {
@@ -202,6 +215,12 @@ std::vector<BadCase> bad_cases() {
       {"history_empty", {"run", "--history", ""}, {"--history", "path"}},
       {"dump_empty", {"run", "--dump", ""}, {"--dump", "path"}},
       {"dump_onto_file", {"run", "--dump", "/proc/self/exe"}, {"--dump", "/proc/self/exe", "not", "directory"}},
+      // Sizes no machine here can hold: refused before anything is allocated.
+      {"rows_beyond_memory", {"run", "--rows", "17179869184"}, {"GiB", "available", "--memory-check"}},
+      {"fields_beyond_memory",
+       {"run", "--fields", "64", "--field-size", "4096", "--rows", "16777216"},
+       {"GiB", "available", "--memory-check"}},
+      {"warehouses_beyond_memory", {"run", "--workload", "tpcc", "--warehouses", "1024"}, {"GiB", "available"}},
       // Misspellings are named, with the closest match.
       {"flag_misspelt", {"run", "--thread", "2"}, {"--thread", "--threads"}},
       {"subcommand_unknown", {"bogus"}, {"bogus", "run", "check", "describe"}},
@@ -283,7 +302,7 @@ TEST(CliRun, ShortRunExitsZeroAndReportsThroughput) {
   SCOPED_TRACE(o.command);
   EXPECT_EQ(o.exit_code, 0) << "stderr: " << o.err;
   EXPECT_NE(o.out.find("throughput"), std::string::npos) << o.out;
-  EXPECT_EQ(o.err, "");
+  EXPECT_EQ(without_machine_note(o.err), "");
 }
 
 // Plots print scheme names in capitals, and researchers write 1e3: both are
@@ -334,7 +353,7 @@ TEST(CliRun, FlagsWithoutEffectOnThisSchemeAreNotedOnStderr) {
   const Outcome used = run_abyss({"run", "--cc", "dl_detect", "--dl-timeout", "50", "--ts-alloc", "batch:8",
                                   "--threads", "1", "--rows", "1000", "--duration", "0.05", "--warmup", "0"});
   EXPECT_EQ(used.exit_code, 0) << "stderr: " << used.err;
-  EXPECT_EQ(used.err, "");
+  EXPECT_EQ(without_machine_note(used.err), "");
 }
 
 TEST(CliRun, JsonReportCarriesConfigAndEveryMetric) {
@@ -399,7 +418,7 @@ TEST(CliCheckHistory, SerializableHistoryExitsZero) {
                                        "\n");
   SCOPED_TRACE(o.command);
   EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
-  EXPECT_EQ(o.err, "");
+  EXPECT_EQ(without_machine_note(o.err), "");
 }
 
 TEST(CliCheckHistory, LostUpdateExitsOne) {
