@@ -1,4 +1,4 @@
-// The abyss binary: flags -> Config -> run -> report (DESIGN.md "Layers").
+// The abyss binary: flags -> Config -> run -> report (docs/architecture.md, "Layers").
 // Exit codes: 0 success; 2 bad invocation (one line naming the flag, the value
 // and what is allowed; nothing runs); 1 a failure at run time.
 #include <CLI/CLI.hpp>

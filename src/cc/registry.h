@@ -6,9 +6,9 @@
 // harness and its plots all read this list. Every entry is checked against the
 // scheme seam (cc/scheme.h) here, hook by hook.
 //
-// The order is the order of tables and plot legends: the no-CC bound, 2PL,
-// T/O, partition locking, then the optimistic schemes with per-row
-// timestamps (Abyss §2, Tale §2).
+// The order is the order of tables and plot legends: the no-CC bound, the
+// schemes of Abyss §2 as that paper lists them, the two of the Tale (§4), then
+// the serial reference.
 #include <array>
 #include <optional>
 #include <stdexcept>
@@ -42,7 +42,7 @@ struct SchemeList {
 
   // Calls fn.template operator()<CC>() with the scheme named `name` (the
   // canonical, lower-case name) and returns its result: the one switch from
-  // a run-time name to a monomorphic instantiation (DuckDB-style).
+  // a run-time name to a monomorphic instantiation.
   template <class Fn>
   static auto dispatch(std::string_view name, Fn&& fn) {
     using R = decltype(fn.template operator()<std::tuple_element_t<0, std::tuple<S...>>>());
@@ -51,13 +51,6 @@ struct SchemeList {
     if (!found) throw std::invalid_argument("unknown scheme '" + std::string(name) + "'");
     return std::move(*out);
   }
-
-  // Calls fn.template operator()<CC>() for every scheme, in registry order.
-  template <class Fn>
-  static void for_each(Fn&& fn) {
-    (fn.template operator()<S>(), ...);
-  }
-
 };
 
 using Registry = SchemeList<  //

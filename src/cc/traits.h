@@ -10,8 +10,7 @@
 
 namespace abyss::cc {
 
-// The papers' grouping of schemes (Abyss §2, Tale §2), which also groups the
-// rule tests that a family shares.
+// The papers' grouping of schemes (Abyss §2, Tale §2).
 enum class Family : uint8_t {
   None,                // no concurrency control: the throughput bound and the checker's negative control
   Locking,             // two-phase locking
@@ -25,7 +24,7 @@ constexpr std::string_view name_of(Family f) { return kFamilyNames[static_cast<s
 
 struct SchemeTraits {
   std::string_view name;     // the --cc name, lower case
-  std::string_view summary;  // one line for `abyss describe` and --help
+  std::string_view summary;  // one line for `abyss describe`
   std::string_view paper;    // where the scheme is specified
   Family family = Family::None;
   bool allocates_timestamps = false;  // takes timestamps from the shared source: --ts-alloc applies

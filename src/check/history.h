@@ -1,6 +1,6 @@
 #pragma once
 // Offline serializability checker for the history log (`--history FILE`, the
-// format is in docs/formats.md and DESIGN.md "External contracts").
+// format is in docs/formats.md).
 //
 // It builds the direct serialization graph (DSG) of Adya, Liskov and O'Neil,
 // "Generalized Isolation Level Definitions" (ICDE 2000): nodes are committed

@@ -1,6 +1,6 @@
 #pragma once
 // The run's configuration: every experiment knob is a field here with a
-// validated range (STYLE habit 1). It is built once by the CLI and passed down.
+// validated range (engine/knobs.cc). It is built once by the CLI and passed down.
 #include <array>
 #include <cstdint>
 #include <optional>

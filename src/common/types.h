@@ -1,5 +1,5 @@
 #pragma once
-// Strong types for the ids that flow through the engine (STYLE habit 5), and
+// Strong types for the ids that flow through the engine (never a bare integer), and
 // the status every transaction operation answers with (habit 4).
 #include <compare>
 #include <cstdint>
@@ -21,7 +21,7 @@ using WorkerId = StrongId<struct WorkerIdTag, uint32_t>;
 inline constexpr TxnId kLoadTxn{0};
 
 // What a transaction operation answers. CC aborts are ordinary control flow:
-// the runner restarts the transaction (DESIGN.md "The CC seam").
+// the runner restarts the transaction (docs/architecture.md, "One run").
 enum class [[nodiscard]] Rc : uint8_t {
   Ok,
   Abort,         // CC abort: roll back, back off, restart with the same inputs

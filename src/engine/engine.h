@@ -1,7 +1,7 @@
 #pragma once
 // One run: build the database for the configured scheme and workload, load,
 // warm up, measure, and report. The scheme is picked here, once, by a switch
-// that instantiates the whole run for it (DESIGN.md "The CC seam").
+// that instantiates the whole run for it (docs/architecture.md, "The scheme seam").
 #include "common/config.h"
 #include "engine/result.h"
 

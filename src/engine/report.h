@@ -1,5 +1,5 @@
 #pragma once
-// A run's report: a readable table for people and JSON for tools (DESIGN.md
+// A run's report: a readable table for people and JSON for tools (docs/architecture.md,
 // "Measurements"; docs/metrics.md defines every number).
 #include <cstdio>
 #include <string>

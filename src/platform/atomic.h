@@ -1,6 +1,6 @@
 #pragma once
 // The platform layer is the only code that touches hardware primitives
-// (DESIGN.md "Layers"). Engine code uses these names; a simulated many-core
+// (docs/architecture.md, "Layers"). Engine code uses these names; a simulated many-core
 // build replaces this folder.
 #include <atomic>
 #include <cstddef>

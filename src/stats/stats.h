@@ -1,6 +1,6 @@
 #pragma once
 // Per-worker statistics. Time categories and counters each come from one list
-// (STYLE habit 9): the enum indexes an array, and merging, the table and the
+// (defined once): the enum indexes an array, and merging, the table and the
 // JSON all loop over the names below.
 #include <array>
 #include <cstdint>

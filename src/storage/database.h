@@ -1,5 +1,5 @@
 #pragma once
-// The database owns its tables; nothing else is global (DESIGN.md).
+// The database owns its tables; nothing else is global (docs/architecture.md).
 #include <memory>
 #include <string>
 #include <vector>

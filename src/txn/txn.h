@@ -1,6 +1,6 @@
 #pragma once
 // The transaction API that workloads are written against, once, for every
-// scheme (DESIGN.md "The CC seam"): read / update / insert / remove by primary
+// scheme (docs/architecture.md, "The scheme seam"): read / update / insert / remove by primary
 // key. Txn<CC> is instantiated per scheme, so every hook call is direct.
 //
 // Writes go to a private copy (taken when the scheme grants the write) and are

@@ -1,4 +1,4 @@
-// The `abyss` binary's handling of bad input (DESIGN.md "Exit codes"): a bad
+// The `abyss` binary's handling of bad input (docs/architecture.md, "External contracts"): a bad
 // invocation or configuration exits 2 with ONE line on stderr that names the
 // flag, the value and what is allowed, and runs nothing (no report on stdout).
 // The binary is run as a child process, exactly as a user or a script runs it.

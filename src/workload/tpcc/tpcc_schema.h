@@ -49,7 +49,7 @@ inline constexpr uint32_t kMaxOrderLines = 15;          // clause 2.4.1.3
 inline constexpr uint32_t kNewOrdersPerDistrict = 900;  // clause 4.3.3.1: O_ID 2,101..3,000 of 3,000
 inline constexpr int64_t kStartDate = 1'700'000'000;    // the load's "current date", seconds
 
-// Resolved columns of every table (STYLE: catalogue look-ups once, at
+// Resolved columns of every table (Tale §5: catalogue look-ups once, at
 // construction; Tale §5). Built by make_tpcc_schemas().
 struct WarehouseCols {
   Column id, name, street_1, street_2, city, state, zip, tax, ytd;
