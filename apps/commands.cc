@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cc/schemes.h"
-#include "engine/knobs.h"
 #include "engine/engine.h"
+#include "engine/knobs.h"
 #include "engine/report.h"
 #include "platform/atomic.h"
 #include "platform/clock.h"
@@ -92,9 +92,11 @@ void prime(const Config& cfg, uint32_t runs) {
 void add_run_flags(CLI::App& app, Config& cfg) {
   for (const Knob& knob : run_knobs()) {
     const Knob* k = &knob;  // the table is static: the pointer outlives the parser
-    const std::string help = std::string(k->help) + (k->workload.empty() ? "" : " [--workload " + std::string(k->workload) + "]");
+    const std::string help =
+        std::string(k->help) + (k->workload.empty() ? "" : " [--workload " + std::string(k->workload) + "]");
     if (k->kind == KnobKind::Switch) {
-      app.add_flag_callback(k->flag(), [&cfg, k] { (void)k->set(cfg, "true"); }, help);
+      app.add_flag_callback(
+          k->flag(), [&cfg, k] { (void)k->set(cfg, "true"); }, help);
       continue;
     }
     CLI::Option* opt = app.add_option_function<std::string>(
@@ -190,11 +192,10 @@ int demo_command(const DemoOptions& o) {
       partition_for_hstore(cfg);
       const RunResult r = run(cfg);
       if (!o.json_dir.empty()) {
-        std::ofstream(o.json_dir + "/demo-" + s + "-t" + std::to_string(t) + ".json")
-            << report_json(r).dump(2) << '\n';
+        std::ofstream(o.json_dir + "/demo-" + s + "-t" + std::to_string(t) + ".json") << report_json(r).dump(2) << '\n';
       }
-      std::printf("%-10s %7u %12.0f %10.4f %7.1f%% %7.1f%% %7.1f%% %7.1f%% %7.1f%%\n", s.c_str(), t,
-                  r.throughput(), r.abort_rate(), 100 * r.fraction(TimeCat::Useful), 100 * r.fraction(TimeCat::Wait),
+      std::printf("%-10s %7u %12.0f %10.4f %7.1f%% %7.1f%% %7.1f%% %7.1f%% %7.1f%%\n", s.c_str(), t, r.throughput(),
+                  r.abort_rate(), 100 * r.fraction(TimeCat::Useful), 100 * r.fraction(TimeCat::Wait),
                   100 * r.fraction(TimeCat::CcManager), 100 * r.fraction(TimeCat::Abort),
                   100 * r.fraction(TimeCat::Other));
       std::fflush(stdout);

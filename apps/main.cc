@@ -133,8 +133,8 @@ std::string explain(const CLI::App& app, const CLI::ParseError& e) {
 int main(int argc, char** argv) {
   CLI::App app{"abyss: a main-memory OLTP engine for evaluating concurrency control", "abyss"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "abyss " + std::string(abyss::git_rev()) + " (" +
-                                        std::string(abyss::build_type()) + ")");
+  app.set_version_flag("--version",
+                       "abyss " + std::string(abyss::git_rev()) + " (" + std::string(abyss::build_type()) + ")");
 
   Config run_cfg;
   CLI::App* run = app.add_subcommand("run", "one run of a workload under one scheme");

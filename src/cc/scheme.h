@@ -61,7 +61,8 @@ concept HasConstructor = std::constructible_from<CC, const Config&, uint32_t>;
 // One static_assert per requirement, so the compiler names the one missing.
 template <class CC>
 consteval bool check_scheme() {
-  static_assert(SchemeTypes<CC>, "a scheme defines RowMeta, AccessMeta, TxnMeta and `static constexpr SchemeTraits kTraits`");
+  static_assert(SchemeTypes<CC>,
+                "a scheme defines RowMeta, AccessMeta, TxnMeta and `static constexpr SchemeTraits kTraits`");
   static_assert(HasConstructor<CC>, "a scheme is constructible from (const Config&, uint32_t workers)");
   static_assert(HasBegin<CC>, "a scheme defines Rc begin(auto& txn, bool restart)");
   static_assert(HasRead<CC>, "a scheme defines Rc read(auto& txn, auto& access)");
@@ -76,6 +77,6 @@ consteval bool check_scheme() {
 
 template <class CC>
 concept Scheme = SchemeTypes<CC> && HasConstructor<CC> && HasBegin<CC> && HasRead<CC> && HasWrite<CC> &&
-                 HasUpgrade<CC> && HasInsert<CC> && HasCommit<CC> && HasAbort<CC>;
+    HasUpgrade<CC> && HasInsert<CC> && HasCommit<CC> && HasAbort<CC>;
 
 }  // namespace abyss::cc

@@ -12,11 +12,11 @@ namespace abyss::cc {
 
 // The papers' grouping of schemes (Abyss §2, Tale §2).
 enum class Family : uint8_t {
-  None,                // no concurrency control: the throughput bound and the checker's negative control
-  Locking,             // two-phase locking
-  TimestampOrdering,   // timestamp ordering, single- or multi-version
-  Optimistic,          // read freely, validate at commit
-  PartitionLocking,    // coarse locks on whole partitions (H-STORE)
+  None,               // no concurrency control: the throughput bound and the checker's negative control
+  Locking,            // two-phase locking
+  TimestampOrdering,  // timestamp ordering, single- or multi-version
+  Optimistic,         // read freely, validate at commit
+  PartitionLocking,   // coarse locks on whole partitions (H-STORE)
 };
 inline constexpr std::string_view kFamilyNames[] = {"none", "locking", "timestamp_ordering", "optimistic",
                                                     "partition_locking"};

@@ -21,20 +21,28 @@ using json = nlohmann::json;
 
 std::string_view to_string(AnomalyKind kind) {
   switch (kind) {
-    case AnomalyKind::LostUpdate: return "lost update";
-    case AnomalyKind::UncommittedRead: return "read of uncommitted version";
-    case AnomalyKind::UnknownPrevVersion: return "write over unknown version";
-    case AnomalyKind::Cycle: return "cycle";
-    case AnomalyKind::DuplicateId: return "duplicate id";
+    case AnomalyKind::LostUpdate:
+      return "lost update";
+    case AnomalyKind::UncommittedRead:
+      return "read of uncommitted version";
+    case AnomalyKind::UnknownPrevVersion:
+      return "write over unknown version";
+    case AnomalyKind::Cycle:
+      return "cycle";
+    case AnomalyKind::DuplicateId:
+      return "duplicate id";
   }
   return "?";
 }
 
 std::string_view to_string(EdgeKind kind) {
   switch (kind) {
-    case EdgeKind::WW: return "ww";
-    case EdgeKind::WR: return "wr";
-    case EdgeKind::RW: return "rw";
+    case EdgeKind::WW:
+      return "ww";
+    case EdgeKind::WR:
+      return "wr";
+    case EdgeKind::RW:
+      return "rw";
   }
   return "?";
 }
@@ -46,8 +54,8 @@ bool Report::serializable() const {
 std::string Report::summary() const {
   // How many anomaly descriptions a person wants to read before opening the fields.
   constexpr size_t kShown = 3;
-  std::string s = "checked " + std::to_string(transactions) + " transactions (" + std::to_string(reads) +
-                  " reads, " + std::to_string(writes) + " writes, " + std::to_string(edges) + " dependency edges): ";
+  std::string s = "checked " + std::to_string(transactions) + " transactions (" + std::to_string(reads) + " reads, " +
+                  std::to_string(writes) + " writes, " + std::to_string(edges) + " dependency edges): ";
   if (serializable()) return s + "serializable.";
   s += "NOT serializable; anomalies:";
   const char* sep = " ";
@@ -63,7 +71,8 @@ std::string Report::summary() const {
     s += (i == 0 ? " " : "; ") + anomalies[i].description;
   }
   s += ".";
-  if (anomalies.size() > kShown) s += " (" + std::to_string(anomalies.size() - kShown) + " more described in the report.)";
+  if (anomalies.size() > kShown)
+    s += " (" + std::to_string(anomalies.size() - kShown) + " more described in the report.)";
   return s;
 }
 
@@ -203,7 +212,8 @@ class Parser {
     const json& reads = list(doc, "reads", line);
     const json& writes = list(doc, "writes", line);
 
-    if (history_.ids.size() >= kNone) throw std::length_error("history holds more transactions than the checker indexes");
+    if (history_.ids.size() >= kNone)
+      throw std::length_error("history holds more transactions than the checker indexes");
     const auto node = static_cast<Node>(history_.ids.size());
     const auto [it, fresh] = history_.node_of.try_emplace(id, node);
     if (!fresh) {
@@ -214,7 +224,9 @@ class Parser {
                                      "transaction id " + std::to_string(id) + " appears on line " +
                                          std::to_string(history_.lines[it->second]) + " and again on line " +
                                          std::to_string(line) + " (the later line is ignored)",
-                                     {id}, "", {}});
+                                     {id},
+                                     "",
+                                     {}});
       }
       // Still validate the entries so a malformed duplicate is reported too.
       for (size_t i = 0; i < reads.size(); i++) validate_entry(reads[i], "reads", "writer_id", i, line);
@@ -337,7 +349,8 @@ class Checker {
   void find_lost_updates() {
     for (size_t i = 0; i < by_prev_.size();) {
       size_t j = i + 1;
-      while (j < by_prev_.size() && by_prev_[j].key == by_prev_[i].key && by_prev_[j].version == by_prev_[i].version) j++;
+      while (j < by_prev_.size() && by_prev_[j].key == by_prev_[i].key && by_prev_[j].version == by_prev_[i].version)
+        j++;
       if (j - i > 1 && note(report_, AnomalyKind::LostUpdate)) {
         Anomaly a{AnomalyKind::LostUpdate, "", {}, h_.keys.display(by_prev_[i].key), {}};
         std::string names;
@@ -346,7 +359,8 @@ class Checker {
           names += (k == i ? "" : k + 1 == j ? " and " : ", ") + txn_name(a.txns.back());
         }
         std::sort(a.txns.begin(), a.txns.end());
-        a.description = "lost update on " + a.key + ": " + names + " each replaced " + version_name(by_prev_[i].version);
+        a.description =
+            "lost update on " + a.key + ": " + names + " each replaced " + version_name(by_prev_[i].version);
         report_.anomalies.push_back(std::move(a));
       }
       i = j;
@@ -363,10 +377,12 @@ class Checker {
       } else if (note(report_, AnomalyKind::UnknownPrevVersion)) {
         const uint64_t id = h_.ids[w.txn];
         const std::string key = h_.keys.display(w.key);
-        report_.anomalies.push_back({AnomalyKind::UnknownPrevVersion,
-                                     txn_name(id) + " wrote " + key + " over " + version_name(w.version) + ", " +
-                                         why_unknown(w.version, key),
-                                     {id, w.version}, key, {}});
+        report_.anomalies.push_back(
+            {AnomalyKind::UnknownPrevVersion,
+             txn_name(id) + " wrote " + key + " over " + version_name(w.version) + ", " + why_unknown(w.version, key),
+             {id, w.version},
+             key,
+             {}});
       }
     }
   }
@@ -381,10 +397,12 @@ class Checker {
           if (note(report_, AnomalyKind::UncommittedRead)) {
             const uint64_t id = h_.ids[r.txn];
             const std::string key = h_.keys.display(r.key);
-            report_.anomalies.push_back({AnomalyKind::UncommittedRead,
-                                         txn_name(id) + " read " + key + " at " + version_name(r.version) + ", " +
-                                             why_unknown(r.version, key),
-                                         {id, r.version}, key, {}});
+            report_.anomalies.push_back(
+                {AnomalyKind::UncommittedRead,
+                 txn_name(id) + " read " + key + " at " + version_name(r.version) + ", " + why_unknown(r.version, key),
+                 {id, r.version},
+                 key,
+                 {}});
           }
         } else if (writer != r.txn) {  // reading one's own write orders nothing
           edges_.push_back({writer, r.txn, r.key, EdgeKind::WR});
@@ -409,11 +427,10 @@ class Checker {
       return std::tie(a.from, a.to, a.kind, a.key) < std::tie(b.from, b.to, b.kind, b.key);
     });
     // Parallel edges of one kind say nothing new; the first (lowest key index) explains it.
-    edges_.erase(std::unique(edges_.begin(), edges_.end(),
-                             [](const Edge& a, const Edge& b) {
-                               return a.from == b.from && a.to == b.to && a.kind == b.kind;
-                             }),
-                 edges_.end());
+    edges_.erase(
+        std::unique(edges_.begin(), edges_.end(),
+                    [](const Edge& a, const Edge& b) { return a.from == b.from && a.to == b.to && a.kind == b.kind; }),
+        edges_.end());
     report_.edges = edges_.size();
     offsets_.assign(h_.ids.size() + 1, 0);
     for (const Edge& e : edges_) offsets_[e.from + 1]++;
@@ -505,7 +522,8 @@ class Checker {
       }
     }
     // A strongly connected component of two or more nodes always has a path back.
-    if (closing == kNoEdge) throw std::logic_error("history checker: no cycle found inside a strongly connected component");
+    if (closing == kNoEdge)
+      throw std::logic_error("history checker: no cycle found inside a strongly connected component");
 
     std::vector<size_t> path{closing};  // edges, walked backwards from the closing one
     for (Node v = edges_[closing].from; v != start; v = edges_[parent_edge_[v]].from) path.push_back(parent_edge_[v]);

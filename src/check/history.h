@@ -53,10 +53,10 @@ struct Anomaly {
 inline constexpr size_t kMaxKeptPerKind = 10;
 
 struct Report {
-  uint64_t transactions = 0;  // committed transactions (duplicate ids not counted)
-  uint64_t reads = 0;         // read entries over all transactions
-  uint64_t writes = 0;        // write entries over all transactions
-  uint64_t edges = 0;         // distinct (from, to, kind) DSG edges
+  uint64_t transactions = 0;                             // committed transactions (duplicate ids not counted)
+  uint64_t reads = 0;                                    // read entries over all transactions
+  uint64_t writes = 0;                                   // write entries over all transactions
+  uint64_t edges = 0;                                    // distinct (from, to, kind) DSG edges
   std::vector<Anomaly> anomalies;                        // at most kMaxKeptPerKind per kind
   std::array<uint64_t, kAnomalyKinds> anomaly_counts{};  // all found, indexed by kind
 

@@ -214,8 +214,8 @@ class Total {
   bool overflow_ = false;
 };
 
-using District = std::pair<int64_t, int64_t>;             // (W_ID, D_ID)
-using Id3 = std::tuple<int64_t, int64_t, int64_t>;        // (W_ID, D_ID, O_ID or C_ID)
+using District = std::pair<int64_t, int64_t>;       // (W_ID, D_ID)
+using Id3 = std::tuple<int64_t, int64_t, int64_t>;  // (W_ID, D_ID, O_ID or C_ID)
 
 std::string at_district(const District& d) {
   return "W_ID=" + std::to_string(d.first) + " D_ID=" + std::to_string(d.second);
@@ -346,8 +346,8 @@ TpccReport check_tpcc_dir(const std::string& dir, bool inserts) {
   auto& c8 = rep.conditions.emplace_back(8, "W_YTD = sum(H_AMOUNT) by H_W_ID");
   auto& c9 = rep.conditions.emplace_back(9, "D_YTD = sum(H_AMOUNT) by (H_W_ID, H_D_ID)");
   auto& c10 = rep.conditions.emplace_back(10, "C_BALANCE = sum(delivered OL_AMOUNT) - sum(H_AMOUNT) of each customer");
-  auto& c11 = rep.conditions.emplace_back(
-      11, "count(ORDER) - count(NEW-ORDER) = customers - 900 (2,100 in the full schema)");
+  auto& c11 =
+      rep.conditions.emplace_back(11, "count(ORDER) - count(NEW-ORDER) = customers - 900 (2,100 in the full schema)");
   auto& c12 = rep.conditions.emplace_back(12, "C_BALANCE + C_YTD_PAYMENT = sum(delivered OL_AMOUNT) of each customer");
   if (!inserts) {
     const std::string why = "the run made no inserts (--tpcc-inserts off): ";
@@ -384,12 +384,11 @@ TpccReport check_tpcc_dir(const std::string& dir, bool inserts) {
   if (warehouses.empty()) fail(c1, "no WAREHOUSE rows");
   for (const auto& [w, ytd] : warehouses) {
     if (!d_ytd_sum[w].equals(ytd)) {
-      fail(c1, "W_ID=" + std::to_string(w) + ": W_YTD " + std::to_string(ytd) + " != sum(D_YTD) " +
-                   d_ytd_sum[w].str());
+      fail(c1, "W_ID=" + std::to_string(w) + ": W_YTD " + std::to_string(ytd) + " != sum(D_YTD) " + d_ytd_sum[w].str());
     }
     if (!h_sum_w[w].equals(ytd)) {
-      fail(c8, "W_ID=" + std::to_string(w) + ": W_YTD " + std::to_string(ytd) + " != sum(H_AMOUNT) " +
-                   h_sum_w[w].str());
+      fail(c8,
+           "W_ID=" + std::to_string(w) + ": W_YTD " + std::to_string(ytd) + " != sum(H_AMOUNT) " + h_sum_w[w].str());
     }
   }
   for (const auto& [w, d, ytd, next] : districts) {
@@ -397,8 +396,8 @@ TpccReport check_tpcc_dir(const std::string& dir, bool inserts) {
     const DistrictAgg& a = agg[key];
     int64_t last = 0;  // D_NEXT_O_ID - 1, unless that overflows
     if (__builtin_sub_overflow(next, 1, &last) || last != a.max_o || (a.new_orders > 0 && last != a.max_no)) {
-      fail(c2, at_district(key) + ": D_NEXT_O_ID - 1 = " + std::to_string(last) + ", max(O_ID) = " +
-                   std::to_string(a.max_o) + ", max(NO_O_ID) = " + std::to_string(a.max_no));
+      fail(c2, at_district(key) + ": D_NEXT_O_ID - 1 = " + std::to_string(last) +
+                   ", max(O_ID) = " + std::to_string(a.max_o) + ", max(NO_O_ID) = " + std::to_string(a.max_no));
     }
     int64_t span = 0;  // max - min, unless that overflows
     if (a.new_orders > 0 && (__builtin_sub_overflow(a.max_no, a.min_no, &span) || span != a.new_orders - 1)) {
@@ -406,8 +405,8 @@ TpccReport check_tpcc_dir(const std::string& dir, bool inserts) {
                    std::to_string(a.min_no) + " + 1, NEW-ORDER rows = " + std::to_string(a.new_orders));
     }
     if (!a.ol_cnt_sum.equals(a.lines)) {
-      fail(c4, at_district(key) + ": sum(O_OL_CNT) = " + a.ol_cnt_sum.str() + ", ORDER-LINE rows = " +
-                   std::to_string(a.lines));
+      fail(c4, at_district(key) + ": sum(O_OL_CNT) = " + a.ol_cnt_sum.str() +
+                   ", ORDER-LINE rows = " + std::to_string(a.lines));
     }
     if (!a.h_sum.equals(ytd)) {
       fail(c9, at_district(key) + ": D_YTD " + std::to_string(ytd) + " != sum(H_AMOUNT) " + a.h_sum.str());

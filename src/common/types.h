@@ -22,11 +22,11 @@ inline constexpr TxnId kLoadTxn{0};
 
 // What a transaction operation answers. CC aborts are ordinary control flow:
 // the runner restarts the transaction (docs/architecture.md, "One run").
-enum class [[nodiscard]] Rc : uint8_t {
-  Ok,
-  Abort,         // CC abort: roll back, back off, restart with the same inputs
-  NotFound,      // the key has no live row; the transaction may go on
-  LogicalAbort,  // the transaction's own logic rolls back (TPC-C 2.4.2.3); not retried
+enum class [[nodiscard]] Rc : uint8_t{
+    Ok,
+    Abort,         // CC abort: roll back, back off, restart with the same inputs
+    NotFound,      // the key has no live row; the transaction may go on
+    LogicalAbort,  // the transaction's own logic rolls back (TPC-C 2.4.2.3); not retried
 };
 
 }  // namespace abyss

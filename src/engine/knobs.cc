@@ -149,7 +149,9 @@ std::string unless_allocates_timestamps(const cc::SchemeTraits& s, const Config&
   return s.allocates_timestamps ? "" : "--cc " + std::string(s.name) + " allocates no timestamps";
 }
 std::string unless_uses_latch(const cc::SchemeTraits& s, const Config&) {
-  return s.uses_latch ? "" : "--cc " + std::string(s.name) + " has no latch to choose (its locks are compare-and-swap words)";
+  return s.uses_latch
+             ? ""
+             : "--cc " + std::string(s.name) + " has no latch to choose (its locks are compare-and-swap words)";
 }
 std::string unless_aborts(const cc::SchemeTraits& s, const Config&) {
   return s.aborts ? "" : "--cc " + std::string(s.name) + " never aborts a transaction";
@@ -284,8 +286,8 @@ std::vector<Knob> make_table() {
       "partitions", "ycsb.partitions", 1, 1024, +[](Config& c) -> uint32_t& { return c.ycsb.partitions; },
       "YCSB partitions (key % partitions)"));
   t.push_back(real(
-      "multi-part-ratio", "ycsb.multi_part_ratio", 0, 1,
-      +[](Config& c) -> double& { return c.ycsb.multi_part_ratio; }, "YCSB fraction of multi-partition transactions"));
+      "multi-part-ratio", "ycsb.multi_part_ratio", 0, 1, +[](Config& c) -> double& { return c.ycsb.multi_part_ratio; },
+      "YCSB fraction of multi-partition transactions"));
   t.back().ignored_because = unless_multi_partition;
   t.push_back(integer<uint32_t>(
       "parts-per-txn", "ycsb.parts_per_txn", 1, 64, +[](Config& c) -> uint32_t& { return c.ycsb.parts_per_txn; },

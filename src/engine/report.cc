@@ -76,8 +76,8 @@ nlohmann::json report_json(const RunResult& r) {
 void print_report(const RunResult& r, std::FILE* out) {
   const auto& c = r.config;
   std::fprintf(out, "abyss run: workload=%s cc=%s threads=%u duration=%.2fs  (config %s)\n",
-               std::string(name_of(kWorkloadNames, c.workload)).c_str(),
-               c.cc.c_str(), c.threads, r.seconds, c.hash().c_str());
+               std::string(name_of(kWorkloadNames, c.workload)).c_str(), c.cc.c_str(), c.threads, r.seconds,
+               c.hash().c_str());
   std::fprintf(out, "  throughput   %12.0f txn/s\n", r.throughput());
   if (c.workload == WorkloadKind::Tpcc) std::fprintf(out, "  tpmC         %12.0f NewOrder commits/min\n", r.tpmc());
   std::fprintf(out, "  commits      %12llu\n", static_cast<unsigned long long>(r.count(Counter::Commits)));

@@ -22,7 +22,7 @@ std::string parent_of(const std::string& path) {
 // The parent directory exists, is a directory and accepts new entries.
 std::string check_parent(const std::string& path) {
   const std::string parent = parent_of(path);
-  struct stat st{};
+  struct stat st {};
   if (::stat(parent.c_str(), &st) != 0) return "directory " + parent + ": " + os_reason();
   if (!S_ISDIR(st.st_mode)) return parent + " is not a directory";
   if (::access(parent.c_str(), W_OK | X_OK) != 0) return "directory " + parent + ": " + os_reason();
@@ -33,7 +33,7 @@ std::string check_parent(const std::string& path) {
 
 std::string check_output_file(const std::string& path) {
   if (path.empty()) return "an empty path";
-  struct stat st{};
+  struct stat st {};
   const bool exists = ::stat(path.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) return "it is a directory";
   if (!exists) {
@@ -49,7 +49,7 @@ std::string check_output_file(const std::string& path) {
 
 std::string check_output_dir(const std::string& path) {
   if (path.empty()) return "an empty path";
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
     if (!S_ISDIR(st.st_mode)) return "it exists and is not a directory";
     if (::access(path.c_str(), W_OK | X_OK) != 0) return os_reason();

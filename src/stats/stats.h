@@ -38,8 +38,7 @@ enum class Counter : uint8_t {
   kCount
 };
 inline constexpr std::size_t kCounters = static_cast<std::size_t>(Counter::kCount);
-inline constexpr std::array<std::string_view, kCounters> kCounterNames = {"commits", "cc_aborts",
-                                                                          "logical_aborts"};
+inline constexpr std::array<std::string_view, kCounters> kCounterNames = {"commits", "cc_aborts", "logical_aborts"};
 
 using TimeArray = std::array<uint64_t, kTimeCats>;
 
@@ -56,7 +55,7 @@ struct TypeStats {
 };
 
 struct alignas(64) WorkerStats {
-  TimeArray cycles{};        // per category; Other is filled in by finish()
+  TimeArray cycles{};         // per category; Other is filled in by finish()
   uint64_t total_cycles = 0;  // the worker's measured window
   std::vector<TypeStats> types;
 

@@ -13,8 +13,8 @@ class Database final {
   explicit Database(RowLayout layout) : layout_(layout) {}
 
   Table& create_table(std::string name, Schema schema, uint64_t expected_rows) {
-    tables_.push_back(std::make_unique<Table>(static_cast<uint32_t>(tables_.size()), std::move(name),
-                                              std::move(schema), layout_, expected_rows));
+    tables_.push_back(std::make_unique<Table>(static_cast<uint32_t>(tables_.size()), std::move(name), std::move(schema),
+                                              layout_, expected_rows));
     return *tables_.back();
   }
 

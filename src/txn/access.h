@@ -17,8 +17,8 @@ struct Access {
   uint64_t key;
   Row* row;
   AccessType type;
-  bool read_first = false;  // a Write that was a Read of this transaction first
-  bool found = true;        // false: the row is deleted (the access only holds CC state)
+  bool read_first = false;     // a Write that was a Read of this transaction first
+  bool found = true;           // false: the row is deleted (the access only holds CC state)
   bool older_version = false;  // reads a version older than the row's (MVCC): live whatever the row is now
   const char* view = nullptr;  // what the transaction reads: the row in place or `local`
   char* local = nullptr;       // private copy that a write modifies

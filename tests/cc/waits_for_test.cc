@@ -23,9 +23,9 @@ TEST(WaitsForGraph, TwoCycleAbortsTheYoungest) {
   const Edge e10[] = {{0, 10}};
   g.publish(0, 10, e01, 1);
   g.publish(1, 20, e10, 1);
-  EXPECT_FALSE(g.detect(0, 10));  // 0 is not the victim...
+  EXPECT_FALSE(g.detect(0, 10));          // 0 is not the victim...
   EXPECT_TRUE(g.abort_requested(1, 20));  // ...1 is asked to abort
-  EXPECT_TRUE(g.detect(1, 20));   // and 1, detecting itself, aborts itself
+  EXPECT_TRUE(g.detect(1, 20));           // and 1, detecting itself, aborts itself
 }
 
 TEST(WaitsForGraph, ThreeCycleThroughAnotherPath) {

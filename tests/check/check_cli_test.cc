@@ -29,8 +29,8 @@ fs::path abyss_binary() { return fs::read_symlink("/proc/self/exe").parent_path(
 
 std::string temp_path(const std::string& what) {
   static int counter = 0;
-  return testing::TempDir() + "abyss_check_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) +
-         "_" + what;
+  return testing::TempDir() + "abyss_check_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + "_" +
+         what;
 }
 
 std::string quoted(const std::string& s) {

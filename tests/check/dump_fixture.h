@@ -80,9 +80,7 @@ struct Csv {
     return static_cast<std::size_t>(it - header.begin());
   }
   int64_t get(std::size_t row, const std::string& col) const { return std::stoll(rows.at(row).at(column(col))); }
-  void set(std::size_t row, const std::string& col, const std::string& value) {
-    rows.at(row).at(column(col)) = value;
-  }
+  void set(std::size_t row, const std::string& col, const std::string& value) { rows.at(row).at(column(col)) = value; }
   void add(std::size_t row, const std::string& col, int64_t delta) {
     set(row, col, std::to_string(get(row, col) + delta));
   }

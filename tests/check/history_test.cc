@@ -45,13 +45,12 @@ TEST(HistoryCheck, SerialHistoryIsSerializable) {
   //           | COMMIT |
   //           |        | R(x), R(y@load)
   //           |        | W(y)
-  const Report r = check(
-      R"({"id": 1, "reads": [], "writes": [["t", 1, 0]]})"
-      "\n"
-      R"({"id": 2, "reads": [["t", 1, 1]], "writes": [["t", 1, 1]]})"
-      "\n"
-      R"({"id": 3, "reads": [["t", 1, 2], ["t", 2, 0]], "writes": [["t", 2, 0]]})"
-      "\n");
+  const Report r = check(R"({"id": 1, "reads": [], "writes": [["t", 1, 0]]})"
+                         "\n"
+                         R"({"id": 2, "reads": [["t", 1, 1]], "writes": [["t", 1, 1]]})"
+                         "\n"
+                         R"({"id": 3, "reads": [["t", 1, 2], ["t", 2, 0]], "writes": [["t", 2, 0]]})"
+                         "\n");
   EXPECT_TRUE(r.serializable()) << r.summary();
   EXPECT_EQ(r.transactions, 3u);
   EXPECT_EQ(r.reads, 3u);
@@ -64,12 +63,11 @@ TEST(HistoryCheck, SerialHistoryIsSerializable) {
 TEST(HistoryCheck, LineOrderDoesNotMatter) {
   // The same serial history as above with the lines reversed, as interleaved
   // workers may write them.
-  const Report r = check(
-      R"({"id": 3, "reads": [["t", 1, 2], ["t", 2, 0]], "writes": [["t", 2, 0]]})"
-      "\n"
-      R"({"id": 2, "reads": [["t", 1, 1]], "writes": [["t", 1, 1]]})"
-      "\n"
-      R"({"id": 1, "reads": [], "writes": [["t", 1, 0]]})");
+  const Report r = check(R"({"id": 3, "reads": [["t", 1, 2], ["t", 2, 0]], "writes": [["t", 2, 0]]})"
+                         "\n"
+                         R"({"id": 2, "reads": [["t", 1, 1]], "writes": [["t", 1, 1]]})"
+                         "\n"
+                         R"({"id": 1, "reads": [], "writes": [["t", 1, 0]]})");
   EXPECT_TRUE(r.serializable()) << r.summary();
   EXPECT_EQ(r.edges, 3u);
 }
@@ -85,12 +83,11 @@ TEST(HistoryCheck, LostUpdateIsDetected) {
   //           | COMMIT |
   //           |        | W(x)     <- also replaces T1's x: T2's update is lost
   //           |        | COMMIT
-  const Report r = check(
-      R"({"id": 1, "reads": [], "writes": [["acct", 7, 0]]})"
-      "\n"
-      R"({"id": 2, "reads": [["acct", 7, 1]], "writes": [["acct", 7, 1]]})"
-      "\n"
-      R"({"id": 3, "reads": [["acct", 7, 1]], "writes": [["acct", 7, 1]]})");
+  const Report r = check(R"({"id": 1, "reads": [], "writes": [["acct", 7, 0]]})"
+                         "\n"
+                         R"({"id": 2, "reads": [["acct", 7, 1]], "writes": [["acct", 7, 1]]})"
+                         "\n"
+                         R"({"id": 3, "reads": [["acct", 7, 1]], "writes": [["acct", 7, 1]]})");
   EXPECT_FALSE(r.serializable());
   ASSERT_EQ(r.count(AnomalyKind::LostUpdate), 1u) << r.summary();
   const Anomaly a = of_kind(r, AnomalyKind::LostUpdate).at(0);
@@ -102,10 +99,9 @@ TEST(HistoryCheck, LostUpdateIsDetected) {
 }
 
 TEST(HistoryCheck, TwoInsertsOfOneKeyAreALostUpdate) {
-  const Report r = check(
-      R"({"id": 4, "reads": [], "writes": [["t", "k", 0]]})"
-      "\n"
-      R"({"id": 5, "reads": [], "writes": [["t", "k", 0]]})");
+  const Report r = check(R"({"id": 4, "reads": [], "writes": [["t", "k", 0]]})"
+                         "\n"
+                         R"({"id": 5, "reads": [], "writes": [["t", "k", 0]]})");
   ASSERT_EQ(r.count(AnomalyKind::LostUpdate), 1u) << r.summary();
   EXPECT_EQ(of_kind(r, AnomalyKind::LostUpdate).at(0).txns, (Ids{4, 5}));
   EXPECT_EQ(of_kind(r, AnomalyKind::LostUpdate).at(0).key, "t[\"k\"]");
@@ -123,9 +119,8 @@ TEST(HistoryCheck, DirtyReadOfUncommittedWriterIsDetected) {
   //    R(x)   |          <- reads T9's x
   //    COMMIT |
   //           | ABORT    <- T9 never appears in the log
-  const Report r = check(
-      R"({"id": 2, "reads": [["t", 1, 9]], "writes": []})"
-      "\n");
+  const Report r = check(R"({"id": 2, "reads": [["t", 1, 9]], "writes": []})"
+                         "\n");
   EXPECT_FALSE(r.serializable());
   ASSERT_EQ(r.count(AnomalyKind::UncommittedRead), 1u) << r.summary();
   const Anomaly a = of_kind(r, AnomalyKind::UncommittedRead).at(0);
@@ -136,10 +131,9 @@ TEST(HistoryCheck, DirtyReadOfUncommittedWriterIsDetected) {
 
 TEST(HistoryCheck, ReadOfVersionTheWriterNeverWroteIsDetected) {
   // T1 committed, but wrote y, not x: T2 cannot have read x from it.
-  const Report r = check(
-      R"({"id": 1, "reads": [], "writes": [["t", "y", 0]]})"
-      "\n"
-      R"({"id": 2, "reads": [["t", "x", 1]], "writes": []})");
+  const Report r = check(R"({"id": 1, "reads": [], "writes": [["t", "y", 0]]})"
+                         "\n"
+                         R"({"id": 2, "reads": [["t", "x", 1]], "writes": []})");
   ASSERT_EQ(r.count(AnomalyKind::UncommittedRead), 1u) << r.summary();
   const Anomaly a = of_kind(r, AnomalyKind::UncommittedRead).at(0);
   EXPECT_EQ(a.txns, (Ids{2, 1}));
@@ -147,10 +141,9 @@ TEST(HistoryCheck, ReadOfVersionTheWriterNeverWroteIsDetected) {
 }
 
 TEST(HistoryCheck, WriteOverUnknownVersionIsDetected) {
-  const Report r = check(
-      R"({"id": 1, "reads": [], "writes": [["t", 5, 0]]})"
-      "\n"
-      R"({"id": 2, "reads": [], "writes": [["t", 5, 8]]})");
+  const Report r = check(R"({"id": 1, "reads": [], "writes": [["t", 5, 0]]})"
+                         "\n"
+                         R"({"id": 2, "reads": [], "writes": [["t", 5, 8]]})");
   EXPECT_FALSE(r.serializable());
   ASSERT_EQ(r.count(AnomalyKind::UnknownPrevVersion), 1u) << r.summary();
   const Anomaly a = of_kind(r, AnomalyKind::UnknownPrevVersion).at(0);
@@ -169,18 +162,17 @@ TEST(HistoryCheck, WriteSkewRwCycleIsDetected) {
   //    W(x)   |        |   <- T2 read x@0: T2 -rw-> T1
   //           | W(y)   |   <- T1 read y@0: T1 -rw-> T2
   //    COMMIT | COMMIT |
-  const Report r = check(
-      R"({"id": 1, "reads": [["oncall", "x", 0], ["oncall", "y", 0]], "writes": [["oncall", "x", 0]]})"
-      "\n"
-      R"({"id": 2, "reads": [["oncall", "x", 0], ["oncall", "y", 0]], "writes": [["oncall", "y", 0]]})");
+  const Report r =
+      check(R"({"id": 1, "reads": [["oncall", "x", 0], ["oncall", "y", 0]], "writes": [["oncall", "x", 0]]})"
+            "\n"
+            R"({"id": 2, "reads": [["oncall", "x", 0], ["oncall", "y", 0]], "writes": [["oncall", "y", 0]]})");
   EXPECT_FALSE(r.serializable());
   EXPECT_EQ(r.count(AnomalyKind::LostUpdate), 0u);
   ASSERT_EQ(r.count(AnomalyKind::Cycle), 1u) << r.summary();
   const Anomaly a = of_kind(r, AnomalyKind::Cycle).at(0);
   EXPECT_EQ(a.txns, (Ids{1, 2}));
   EXPECT_EQ(a.cycle_edges, (Edges{EdgeKind::RW, EdgeKind::RW}));
-  EXPECT_NE(a.description.find("T1 -rw oncall[\"y\"]-> T2 -rw oncall[\"x\"]-> T1"), std::string::npos)
-      << a.description;
+  EXPECT_NE(a.description.find("T1 -rw oncall[\"y\"]-> T2 -rw oncall[\"x\"]-> T1"), std::string::npos) << a.description;
 }
 
 TEST(HistoryCheck, WrWwCycleIsDetected) {
@@ -192,10 +184,9 @@ TEST(HistoryCheck, WrWwCycleIsDetected) {
   //           | COMMIT |
   //    W(y)   |        |   <- replaces T2's y: T2 -ww-> T1
   //    COMMIT |        |
-  const Report r = check(
-      R"({"id": 1, "reads": [], "writes": [["t", 1, 0], ["t", 2, 2]]})"
-      "\n"
-      R"({"id": 2, "reads": [["t", 1, 1]], "writes": [["t", 2, 0]]})");
+  const Report r = check(R"({"id": 1, "reads": [], "writes": [["t", 1, 0], ["t", 2, 2]]})"
+                         "\n"
+                         R"({"id": 2, "reads": [["t", 1, 1]], "writes": [["t", 2, 0]]})");
   ASSERT_EQ(r.count(AnomalyKind::Cycle), 1u) << r.summary();
   EXPECT_EQ(r.count(AnomalyKind::UncommittedRead), 0u);
   EXPECT_EQ(r.count(AnomalyKind::UnknownPrevVersion), 0u);
@@ -212,10 +203,9 @@ TEST(HistoryCheck, ReadOfLoadedVersionThenOverwriteGivesRwEdges) {
   //           | W(x)   |   <- replaces the x T1 read: T1 -rw-> T2
   //    W(y)   |        |   <- replaces the y T2 read: T2 -rw-> T1
   //    COMMIT | COMMIT |
-  const Report r = check(
-      R"({"id": 1, "reads": [["t", 1, 0]], "writes": [["t", 2, 0]]})"
-      "\n"
-      R"({"id": 2, "reads": [["t", 2, 0]], "writes": [["t", 1, 0]]})");
+  const Report r = check(R"({"id": 1, "reads": [["t", 1, 0]], "writes": [["t", 2, 0]]})"
+                         "\n"
+                         R"({"id": 2, "reads": [["t", 2, 0]], "writes": [["t", 1, 0]]})");
   EXPECT_EQ(r.edges, 2u);
   ASSERT_EQ(r.count(AnomalyKind::Cycle), 1u) << r.summary();
   const Anomaly a = of_kind(r, AnomalyKind::Cycle).at(0);
@@ -226,12 +216,11 @@ TEST(HistoryCheck, ReadOfLoadedVersionThenOverwriteGivesRwEdges) {
 TEST(HistoryCheck, OwnReadsAndWritesMakeNoSelfLoops) {
   // T1 writes x and reads its own write; T2 reads x and then overwrites it;
   // T3 reads x, writes y twice in the log (the second over its own version).
-  const Report r = check(
-      R"({"id": 1, "reads": [["t", 1, 1]], "writes": [["t", 1, 0]]})"
-      "\n"
-      R"({"id": 2, "reads": [["t", 1, 1]], "writes": [["t", 1, 1]]})"
-      "\n"
-      R"({"id": 3, "reads": [["t", 1, 2], ["t", 2, 3]], "writes": [["t", 2, 0], ["t", 2, 3]]})");
+  const Report r = check(R"({"id": 1, "reads": [["t", 1, 1]], "writes": [["t", 1, 0]]})"
+                         "\n"
+                         R"({"id": 2, "reads": [["t", 1, 1]], "writes": [["t", 1, 1]]})"
+                         "\n"
+                         R"({"id": 3, "reads": [["t", 1, 2], ["t", 2, 3]], "writes": [["t", 2, 0], ["t", 2, 3]]})");
   EXPECT_TRUE(r.serializable()) << r.summary();
   // 1->2: ww, wr, rw (T1 read its own x, which T2 replaced); 2->3: wr.
   EXPECT_EQ(r.edges, 4u);
@@ -239,12 +228,11 @@ TEST(HistoryCheck, OwnReadsAndWritesMakeNoSelfLoops) {
 
 TEST(HistoryCheck, StringAndIntegerKeysAndTablesAreDistinct) {
   // t[1], t["1"] and u[1] are three keys: three inserts, no lost update.
-  const Report distinct = check(
-      R"({"id": 1, "reads": [], "writes": [["t", 1, 0]]})"
-      "\n"
-      R"({"id": 2, "reads": [], "writes": [["t", "1", 0]]})"
-      "\n"
-      R"({"id": 3, "reads": [], "writes": [["u", 1, 0]]})");
+  const Report distinct = check(R"({"id": 1, "reads": [], "writes": [["t", 1, 0]]})"
+                                "\n"
+                                R"({"id": 2, "reads": [], "writes": [["t", "1", 0]]})"
+                                "\n"
+                                R"({"id": 3, "reads": [], "writes": [["u", 1, 0]]})");
   EXPECT_TRUE(distinct.serializable()) << distinct.summary();
 
   // Write skew over string keys, with a key too large for int64.
@@ -269,12 +257,11 @@ TEST(HistoryCheck, ThreeTransactionCycleIsReportedInOrderFromSmallestId) {
   //            |         | R(a@6)     <- T6 -wr-> T7
   //    W(b)    |         |            <- T7 -rw-> T5
   //    COMMIT  |         | COMMIT
-  const Report r = check(
-      R"({"id": 7, "reads": [["t", "b", 0], ["t", "a", 6]], "writes": []})"
-      "\n"
-      R"({"id": 6, "reads": [], "writes": [["t", "a", 0]]})"
-      "\n"
-      R"({"id": 5, "reads": [["t", "a", 0]], "writes": [["t", "b", 0]]})");
+  const Report r = check(R"({"id": 7, "reads": [["t", "b", 0], ["t", "a", 6]], "writes": []})"
+                         "\n"
+                         R"({"id": 6, "reads": [], "writes": [["t", "a", 0]]})"
+                         "\n"
+                         R"({"id": 5, "reads": [["t", "a", 0]], "writes": [["t", "b", 0]]})");
   ASSERT_EQ(r.count(AnomalyKind::Cycle), 1u) << r.summary();
   const Anomaly a = of_kind(r, AnomalyKind::Cycle).at(0);
   EXPECT_EQ(a.txns, (Ids{5, 6, 7}));
@@ -282,10 +269,9 @@ TEST(HistoryCheck, ThreeTransactionCycleIsReportedInOrderFromSmallestId) {
 }
 
 TEST(HistoryCheck, DuplicateIdIsReported) {
-  const Report r = check(
-      R"({"id": 1, "reads": [], "writes": [["t", 1, 0]]})"
-      "\n"
-      R"({"id": 1, "reads": [], "writes": [["t", 2, 0]]})");
+  const Report r = check(R"({"id": 1, "reads": [], "writes": [["t", 1, 0]]})"
+                         "\n"
+                         R"({"id": 1, "reads": [], "writes": [["t", 2, 0]]})");
   EXPECT_FALSE(r.serializable());
   EXPECT_EQ(r.transactions, 1u);
   ASSERT_EQ(r.count(AnomalyKind::DuplicateId), 1u);
@@ -300,8 +286,8 @@ TEST(HistoryCheck, AnomalyDetailsAreCappedButAllCounted) {
   std::string text;
   for (int k = 0; k < 50; k++) {
     for (int t = 0; t < 2; t++) {
-      text += R"({"id": )" + std::to_string(2 * k + t + 1) + R"(, "reads": [], "writes": [["t", )" +
-              std::to_string(k) + ", 0]]}\n";
+      text += R"({"id": )" + std::to_string(2 * k + t + 1) + R"(, "reads": [], "writes": [["t", )" + std::to_string(k) +
+              ", 0]]}\n";
     }
   }
   const Report r = check(text);
@@ -348,15 +334,16 @@ INSTANTIATE_TEST_SUITE_P(
                     Malformed{R"({"id": 3, "reads": [["t", 1.5, 0]], "writes": []})", "key must be"},
                     Malformed{R"({"id": 3, "reads": [["t", 1, 0], ["t", 1, "0"]], "writes": []})",
                               "reads[1][2]: writer_id must be"},
-                    Malformed{R"({"id": 1, "reads": [], "writes": [["t", 1, null]]})",
-                              "prev_writer_id must be"}));
+                    Malformed{R"({"id": 1, "reads": [], "writes": [["t", 1, null]]})", "prev_writer_id must be"}));
 
 TEST(HistoryCheck, FileInterface) {
   const std::string path = testing::TempDir() + "abyss_history_test.jsonl";
   {
     std::ofstream out(path);
-    out << R"({"id": 1, "reads": [["t", 1, 0]], "writes": [["t", 2, 0]]})" << "\n"
-        << R"({"id": 2, "reads": [["t", 2, 0]], "writes": [["t", 1, 0]]})" << "\n";
+    out << R"({"id": 1, "reads": [["t", 1, 0]], "writes": [["t", 2, 0]]})"
+        << "\n"
+        << R"({"id": 2, "reads": [["t", 2, 0]], "writes": [["t", 1, 0]]})"
+        << "\n";
   }
   const Report r = check_history_file(path);
   std::remove(path.c_str());

@@ -259,8 +259,7 @@ TEST(TpccCheckInput, WrongHeaderNamesTheColumn) {
   t.save();
   const auto e = input_error(d);
   EXPECT_EQ(e.line(), 1u);
-  EXPECT_EQ(std::string(e.what()).rfind(d + "/district.csv:1: header column 10 is 'D_YTD_TYPO', expected D_YTD", 0),
-            0u)
+  EXPECT_EQ(std::string(e.what()).rfind(d + "/district.csv:1: header column 10 is 'D_YTD_TYPO', expected D_YTD", 0), 0u)
       << e.what();
   fs::remove_all(d);
 }

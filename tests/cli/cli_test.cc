@@ -234,8 +234,9 @@ std::vector<BadCase> non_finite_cases() {
   std::vector<BadCase> cases;
   for (const Knob& k : run_knobs()) {
     if (k.kind != KnobKind::Real) continue;
-    const std::vector<std::string> workload =
-        k.workload.empty() ? std::vector<std::string>{} : std::vector<std::string>{"--workload", std::string(k.workload)};
+    const std::vector<std::string> workload = k.workload.empty()
+                                                  ? std::vector<std::string>{}
+                                                  : std::vector<std::string>{"--workload", std::string(k.workload)};
     for (const std::string value : {"nan", "inf", "-inf", "NaN"}) {
       std::string name = std::string(k.name) + "_" + (value[0] == '-' ? "minus_" + value.substr(1) : value);
       for (char& c : name) c = c == '-' ? '_' : c;

@@ -31,8 +31,7 @@ struct Outcome {
 // four times longer, up to three times; a failed check is decisive at any
 // length.
 Outcome run_one_warehouse(const std::string& s) {
-  const std::string stem =
-      testing::TempDir() + "abyss_tpcc_ser_" + std::to_string(::getpid()) + "_" + s;
+  const std::string stem = testing::TempDir() + "abyss_tpcc_ser_" + std::to_string(::getpid()) + "_" + s;
   Config c;
   c.cc = s;
   c.workload = WorkloadKind::Tpcc;

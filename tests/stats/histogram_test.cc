@@ -29,8 +29,8 @@ TEST(Histogram, QuantilesOfAUniformRangeAreWithinThreePercent) {
 }
 
 TEST(Histogram, BucketEdgesContainTheirValues) {
-  for (uint64_t v : {uint64_t{0}, uint64_t{31}, uint64_t{32}, uint64_t{33}, uint64_t{1000}, uint64_t{123456789},
-                     ~uint64_t{0}}) {
+  for (uint64_t v :
+       {uint64_t{0}, uint64_t{31}, uint64_t{32}, uint64_t{33}, uint64_t{1000}, uint64_t{123456789}, ~uint64_t{0}}) {
     const uint32_t b = Histogram::bucket_of(v);
     ASSERT_LT(b, Histogram::kBuckets);
     EXPECT_GE(Histogram::upper_edge(b), v);

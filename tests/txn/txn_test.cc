@@ -256,8 +256,8 @@ TEST(HistoryLog, LogsReadsAndWritesWithVersions) {
   std::string l2;
   std::getline(in, l1);
   std::getline(in, l2);
-  EXPECT_EQ(l1, "{\"id\":" + std::to_string(first.value) +
-                    ",\"reads\":[[\"t\",0,0]],\"writes\":[[\"t\",1,0],[\"t\",9,0]]}");
+  EXPECT_EQ(
+      l1, "{\"id\":" + std::to_string(first.value) + ",\"reads\":[[\"t\",0,0]],\"writes\":[[\"t\",1,0],[\"t\",9,0]]}");
   EXPECT_EQ(l2, "{\"id\":" + std::to_string(second.value) + ",\"reads\":[[\"t\",1," + std::to_string(first.value) +
                     "]],\"writes\":[[\"t\",1," + std::to_string(first.value) + "]]}");
   in.close();

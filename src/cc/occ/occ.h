@@ -25,8 +25,8 @@
 #include "common/config.h"
 #include "common/types.h"
 #include "platform/atomic.h"
-#include "txn/access.h"
 #include "platform/latch.h"
+#include "txn/access.h"
 
 namespace abyss::cc {
 
@@ -125,8 +125,8 @@ class Occ final {
   static void copy(auto& t, auto& a) {
     auto& m = t.row_meta(a.row);
     uint32_t v = m.latch.load(platform::memory_order_relaxed);
-    while (v == kExclusive || !m.latch.compare_exchange_weak(v, v + 1, platform::memory_order_acquire,
-                                                              platform::memory_order_relaxed)) {
+    while (v == kExclusive ||
+           !m.latch.compare_exchange_weak(v, v + 1, platform::memory_order_acquire, platform::memory_order_relaxed)) {
       if (v != kExclusive) continue;  // lost a race with another reader: retry at once
       retry_until_done(t.worker(), [&] {
         v = m.latch.load(platform::memory_order_relaxed);

@@ -41,8 +41,8 @@
 #include "common/config.h"
 #include "common/types.h"
 #include "platform/atomic.h"
-#include "txn/access.h"
 #include "platform/clock.h"
+#include "txn/access.h"
 
 namespace abyss::cc {
 
