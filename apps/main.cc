@@ -87,7 +87,7 @@ std::string subcommand_names(const CLI::App& at) {
 // "abyss run" for the run subcommand: the command as the user typed it.
 std::string command_path(const CLI::App& at) {
   std::string path = at.get_name();
-  for (const CLI::App* p = at.get_parent(); p != nullptr; p = p->get_parent()) path = p->get_name() + " " + path;
+  for (const CLI::App* p = at.get_parent(); p != nullptr; p = p->get_parent()) path.insert(0, p->get_name() + " ");
   return path;
 }
 
@@ -95,7 +95,7 @@ std::string command_path(const CLI::App& at) {
 // "The following arguments were not expected"; name what there is instead.
 std::string explain(const CLI::App& app, const CLI::ParseError& e) {
   const CLI::App* at = innermost(app);
-  const std::string what = e.what();
+  std::string what = e.what();
   if (what.find("subcommand") != std::string::npos) return what + ": one of " + subcommand_names(*at);
   if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
     // The first word that is a flag, else the first word.

@@ -184,8 +184,10 @@ def _param_of(knob: dict[str, Any]) -> Param:
                  config=tuple(knob["json"].split(".")) if knob["json"] else ())
 
 
-#: Output-path knobs: the harness sets them itself, a spec never does.
-OUTPUT_KNOBS: frozenset[str] = frozenset({"history", "dump", "json"})
+#: Knobs outside the configuration (no JSON key): output paths, which the
+#: harness sets itself, and run-time safety checks such as --memory-check.
+def _in_config(knob: dict[str, Any]) -> bool:
+    return bool(knob["json"])
 
 
 def _tables() -> dict[str, Any]:
@@ -194,7 +196,7 @@ def _tables() -> dict[str, Any]:
         "SCHEMES": tuple(s["name"] for s in d["schemes"]),
         "WORKLOADS": tuple(w["name"] for w in d["workloads"]),
         "BREAKDOWN": tuple(d["breakdown"]),
-        "RUN_PARAMS": {p.name: p for p in (_param_of(k) for k in d["knobs"]) if p.name not in OUTPUT_KNOBS},
+        "RUN_PARAMS": {p.name: p for p in (_param_of(k) for k in d["knobs"] if _in_config(k))},
     }
 
 

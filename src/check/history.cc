@@ -292,7 +292,7 @@ struct VersionRef {
   KeyIndex key;
   uint64_t version;
   Node txn;
-  auto operator<=>(const VersionRef&) const = default;
+  auto operator<=>(const VersionRef&) const = default;  // NOLINT(modernize-use-nullptr): the compiler's 0
 };
 
 class Checker {

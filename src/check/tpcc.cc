@@ -164,11 +164,13 @@ void for_each_row(const std::string& dir, const char* table, const std::vector<s
     const std::string got = k < fields.size() ? "'" + shown(fields[k].text) + "'" : "nothing";
     const std::string exp = k < expected.size() ? expected[k] : "no more columns";
     if (k >= fields.size() || k >= expected.size() || fields[k].text != expected[k]) {
+      // NOLINTNEXTLINE(performance-inefficient-string-concatenation): an error path, read once
       csv.fail("header column " + std::to_string(k + 1) + " is " + got + ", expected " + exp + " (the " +
                std::to_string(expected.size()) + " TPC-C columns of " + table + ")");
     }
   }
   std::vector<std::size_t> idx;
+  idx.reserve(want.size());
   for (const auto& w : want) {
     idx.push_back(static_cast<std::size_t>(std::find(expected.begin(), expected.end(), w) - expected.begin()));
   }

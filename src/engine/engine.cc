@@ -102,6 +102,7 @@ RunResult run_with(const Config& cfg) {
 
   if (!cfg.history_path.empty()) {
     std::vector<std::string> parts;
+    parts.reserve(workers.size());
     for (auto& w : workers) parts.push_back(w->history->close());
     if (auto err = HistoryWriter::merge(cfg.history_path, parts); !err.empty()) throw std::runtime_error(err);
   }

@@ -480,6 +480,7 @@ std::vector<std::string> similar_names(std::string_view word, const std::vector<
   }
   std::sort(scored.begin(), scored.end());
   std::vector<std::string> out;
+  out.reserve(scored.size());
   for (auto& [d, name] : scored) out.push_back(std::move(name));
   return out;
 }

@@ -5,7 +5,7 @@
 namespace abyss::platform {
 
 std::string TsAllocConfig::parse(const std::string& text, TsAllocConfig& out) {
-  const std::string allowed = "'" + text + "' is not one of mutex, atomic, batch:N (1 <= N <= 1000000), clock";
+  std::string allowed = "'" + text + "' is not one of mutex, atomic, batch:N (1 <= N <= 1000000), clock";
   if (text == "mutex") {
     out = {TsMethod::Mutex, 1};
   } else if (text == "atomic") {

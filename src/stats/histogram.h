@@ -4,6 +4,7 @@
 // record, mergeable across workers.
 #include <array>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 
 namespace abyss {
@@ -33,7 +34,7 @@ class Histogram final {
   // it, capped at the largest recorded value. 0 when empty.
   uint64_t quantile(double q) const {
     if (total_ == 0) return 0;
-    auto rank = static_cast<uint64_t>(q * static_cast<double>(total_) + 0.5);
+    auto rank = static_cast<uint64_t>(std::llround(q * static_cast<double>(total_)));
     if (rank < 1) rank = 1;
     if (rank > total_) rank = total_;
     uint64_t seen = 0;

@@ -29,7 +29,10 @@ struct LockRequest {
   LockRequest() = default;
   // Access-set entries are copied only while empty (before any request).
   LockRequest(const LockRequest&) : LockRequest() {}
-  LockRequest& operator=(const LockRequest&) { return *this; }
+  LockRequest& operator=(const LockRequest& other) {
+    if (this != &other) *this = LockRequest();
+    return *this;
+  }
 };
 
 class RowLock final {

@@ -76,6 +76,7 @@ struct OrderLineCols {
 struct ItemCols {
   Column id, im_id, name, price, data;
 };
+// NOLINTNEXTLINE(bugprone-reserved-identifier): the name it reports is the compiler's, from copying dist[10]
 struct StockCols {
   Column i_id, w_id, quantity, dist[10], ytd, order_cnt, remote_cnt, data;
 };
