@@ -20,6 +20,7 @@
 #include "platform/process.h"
 #include "platform/thread.h"
 #include "platform/ts_source.h"
+#include "workload/workloads.h"
 
 namespace abyss::cli {
 
@@ -120,7 +121,7 @@ void add_run_flags(CLI::App& app, Config& cfg) {
 }
 
 std::string workload_flag_mismatch(const CLI::App& run, const Config& cfg) {
-  const std::string_view workload = name_of(kWorkloadNames, cfg.workload);
+  const std::string_view workload = cfg.workload;
   for (const Knob& k : run_knobs()) {
     if (k.workload.empty() || k.workload == workload || run.count(k.flag()) == 0) continue;
     return k.flag() + " " + run.get_option(k.flag())->results().front() + " applies to --workload " +
@@ -136,7 +137,7 @@ std::vector<std::string> ineffective_flag_notes(const CLI::App& run, const Confi
     if (k.ignored_because == nullptr || run.count(k.flag()) == 0) continue;
     if (auto why = k.ignored_because(scheme, cfg); !why.empty()) notes.push_back(k.flag() + " has no effect: " + why);
   }
-  if (scheme.declares_partitions && cfg.workload == WorkloadKind::Ycsb && cfg.ycsb.partitions < cfg.threads) {
+  if (scheme.declares_partitions && cfg.workload == "ycsb" && cfg.ycsb.partitions < cfg.threads) {
     notes.push_back("--cc " + std::string(scheme.name) + " with " + std::to_string(cfg.ycsb.partitions) +
                     " partition(s) for " + std::to_string(cfg.threads) +
                     " threads: workers queue on shared partition locks; the papers run one partition per worker "
@@ -414,7 +415,7 @@ int bench_tpcc_command(const BenchTpccOptions& o) {
   auto config = [&o](const std::string& s, uint32_t warehouses, uint32_t threads, uint32_t rep) {
     Config cfg;
     cfg.cc = s;
-    cfg.workload = WorkloadKind::Tpcc;
+    cfg.workload = "tpcc";
     cfg.threads = threads;
     cfg.duration_s = o.duration_s;
     cfg.warmup_s = o.warmup_s;
@@ -422,7 +423,7 @@ int bench_tpcc_command(const BenchTpccOptions& o) {
     cfg.tpcc.warehouses = warehouses;
     cfg.tpcc.schema = o.schema;
     cfg.tpcc.inserts = o.inserts;
-    if (auto err = cfg.validate(); !err.empty()) throw std::runtime_error(err);
+    if (auto err = validate_workload(cfg); !err.empty()) throw std::runtime_error(err);
     return cfg;
   };
   std::printf(
@@ -488,7 +489,7 @@ int bench_hstore_command(const BenchHstoreOptions& o) {
     cfg.ycsb.partitions = o.partitions;
     cfg.ycsb.multi_part_ratio = ratio;
     cfg.ycsb.parts_per_txn = parts;
-    if (auto err = cfg.validate(); !err.empty()) throw std::runtime_error(err);
+    if (auto err = validate_workload(cfg); !err.empty()) throw std::runtime_error(err);
     return cfg;
   };
   std::printf(

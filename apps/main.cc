@@ -23,6 +23,7 @@
 #include "engine/report.h"
 #include "platform/process.h"
 #include "storage/footprint.h"
+#include "workload/workloads.h"
 
 namespace {
 
@@ -222,7 +223,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "abyss: %s\n", err.c_str());
         return 2;
       }
-      if (auto err = run_cfg.validate(); !err.empty()) {
+      if (auto err = abyss::validate_workload(run_cfg); !err.empty()) {
         std::fprintf(stderr, "abyss: %s\n", err.c_str());
         return 2;
       }

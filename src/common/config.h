@@ -15,9 +15,6 @@
 
 namespace abyss {
 
-enum class WorkloadKind : uint8_t { Ycsb, Tpcc };
-inline constexpr std::array<std::string_view, 2> kWorkloadNames = {"ycsb", "tpcc"};
-
 enum class BackoffKind : uint8_t { None, Exp };
 inline constexpr std::array<std::string_view, 2> kBackoffNames = {"none", "exp"};
 
@@ -46,8 +43,8 @@ struct YcsbConfig {
 };
 
 struct Config {
-  WorkloadKind workload = WorkloadKind::Ycsb;
-  std::string cc = "no_wait";  // a registered scheme's name (cc/registry.h)
+  std::string workload = "ycsb";  // a registered workload's name (workload/registry.h)
+  std::string cc = "no_wait";     // a registered scheme's name (cc/registry.h)
   uint32_t threads = 1;
   double duration_s = 1.0;
   double warmup_s = 0.2;
@@ -71,13 +68,9 @@ struct Config {
   std::string json_path;     // empty: no JSON report
   bool memory_check = true;  // refuse a load the machine cannot hold (engine/engine.h estimate_bytes)
 
-  // Cross-field checks the per-flag ranges cannot express. Returns one line
-  // naming the flag, the value and what is allowed; empty when valid.
-  std::string validate() const;
-
   // How many partitions the workload is split into (H-STORE locks them).
   // TPC-C: one partition per warehouse (Abyss §5.6).
-  uint32_t partition_count() const { return workload == WorkloadKind::Tpcc ? tpcc.warehouses : ycsb.partitions; }
+  uint32_t partition_count() const { return workload == "tpcc" ? tpcc.warehouses : ycsb.partitions; }
 
   // Every knob that applies to the workload (not the output paths), under
   // the JSON keys of the knob table, which defines it (engine/knobs.cc).

@@ -7,8 +7,7 @@
 #include "common/config.h"
 #include "engine/knobs.h"
 #include "stats/stats.h"
-#include "workload/tpcc/tpcc.h"
-#include "workload/ycsb/ycsb.h"
+#include "workload/workloads.h"
 
 namespace abyss {
 
@@ -50,13 +49,16 @@ nlohmann::json knob_json(const Knob& k) {
   return j;
 }
 
-template <class W>
-nlohmann::json workload_json(std::string_view name, std::string_view summary) {
+nlohmann::json workload_json(const WorkloadInfo& w) {
   nlohmann::json knobs = nlohmann::json::array();
   for (const Knob& k : run_knobs()) {
-    if (k.workload == name) knobs.push_back(k.name);
+    if (k.workload == w.traits.name) knobs.push_back(k.name);
   }
-  return {{"name", name}, {"summary", summary}, {"transaction_types", W::kTypeNames}, {"knobs", knobs}};
+  nlohmann::json metrics = nlohmann::json::array();
+  for (const WorkloadMetric& m : w.metrics) metrics.push_back({{"name", m.json}, {"unit", m.unit}});
+  return {{"name", w.traits.name}, {"summary", w.traits.summary},
+          {"spec", w.traits.spec}, {"transaction_types", w.type_names},
+          {"metrics", metrics},    {"knobs", knobs}};
 }
 
 }  // namespace
@@ -66,16 +68,12 @@ nlohmann::json describe_json() {
   for (const cc::SchemeTraits& s : cc::schemes()) schemes.push_back(scheme_json(s));
   nlohmann::json knobs = nlohmann::json::array();
   for (const Knob& k : run_knobs()) knobs.push_back(knob_json(k));
+  nlohmann::json workloads_json = nlohmann::json::array();
+  for (const WorkloadInfo& w : workloads()) workloads_json.push_back(workload_json(w));
   nlohmann::json breakdown = nlohmann::json::array();
   for (std::size_t c = 0; c < kTimeCats; c++) breakdown.push_back(kTimeCatNames[c]);
-  return {{"git_rev", git_rev()},
-          {"build_type", build_type()},
-          {"schemes", schemes},
-          {"workloads",
-           {workload_json<Ycsb>("ycsb", "YCSB (Abyss §3.3): one table, Zipfian keys, reads and updates"),
-            workload_json<Tpcc>("tpcc", "TPC-C rev 5.11 NewOrder and Payment (Abyss §5.6, Tale §4)")}},
-          {"knobs", knobs},
-          {"breakdown", breakdown}};
+  return {{"git_rev", git_rev()}, {"build_type", build_type()}, {"schemes", schemes}, {"workloads", workloads_json},
+          {"knobs", knobs},       {"breakdown", breakdown}};
 }
 
 std::string describe_text() {
@@ -84,7 +82,12 @@ std::string describe_text() {
     out += "  " + std::string(s.name) + std::string(12 - std::min<std::size_t>(11, s.name.size()), ' ') +
            std::string(s.summary) + " [" + std::string(s.paper) + "]\n";
   }
-  out += "\nworkloads (--workload): ycsb, tpcc\n\nknobs of `abyss run`:\n";
+  out += "\nworkloads (--workload):\n";
+  for (const WorkloadInfo& w : workloads()) {
+    out += "  " + std::string(w.traits.name) + std::string(12 - std::min<std::size_t>(11, w.traits.name.size()), ' ') +
+           std::string(w.traits.summary) + " [" + std::string(w.traits.spec) + "]\n";
+  }
+  out += "\nknobs of `abyss run`:\n";
   for (const Knob& k : run_knobs()) {
     std::string owner = k.workload.empty() ? "" : " [--workload " + std::string(k.workload) + "]";
     if (!k.scheme.empty()) owner += " [--cc " + std::string(k.scheme) + "]";

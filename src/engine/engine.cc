@@ -15,8 +15,7 @@
 #include "platform/thread.h"
 #include "platform/ts_source.h"
 #include "storage/database.h"
-#include "workload/tpcc/tpcc.h"
-#include "workload/ycsb/ycsb.h"
+#include "workload/registry.h"
 
 namespace abyss {
 
@@ -31,6 +30,7 @@ RunResult run_with(const Config& cfg) {
   result.load_average = platform::load_average();
   const bool oversubscribed = result.oversubscribed();
   result.type_names.assign(W::kTypeNames.begin(), W::kTypeNames.end());
+  result.metrics = W::metrics();
 
   const RowLayout layout = RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta));
   Database db(layout);
@@ -112,37 +112,25 @@ RunResult run_with(const Config& cfg) {
   return result;
 }
 
-template <class CC>
-RunResult run_scheme(const Config& cfg) {
-  switch (cfg.workload) {
-    case WorkloadKind::Ycsb:
-      return run_with<CC, Ycsb>(cfg);
-    case WorkloadKind::Tpcc:
-      return run_with<CC, Tpcc>(cfg);
-  }
-  throw std::logic_error("unknown workload");
-}
-
 }  // namespace
 
 uint64_t estimate_bytes(const Config& cfg) {
   return cc::Registry::dispatch(cfg.cc, [&]<class CC>() -> uint64_t {
     using Meta = typename CC::RowMeta;
     const uint32_t loaders = platform::hardware_cores();
-    switch (cfg.workload) {
-      case WorkloadKind::Ycsb:
-        return Ycsb::estimate_load_bytes(cfg, sizeof(Meta), alignof(Meta), loaders) +
-               uint64_t{cfg.threads} * Ycsb::estimate_worker_bytes(cfg);
-      case WorkloadKind::Tpcc:
-        return Tpcc::estimate_load_bytes(cfg, sizeof(Meta), alignof(Meta), loaders) +
-               uint64_t{cfg.threads} * Tpcc::estimate_worker_bytes(cfg, sizeof(Meta), alignof(Meta));
-    }
-    throw std::logic_error("unknown workload");
+    return WorkloadRegistry::dispatch(cfg.workload, [&]<class W>() -> uint64_t {
+      return W::estimate_load_bytes(cfg, sizeof(Meta), alignof(Meta), loaders) +
+             uint64_t{cfg.threads} * W::estimate_worker_bytes(cfg, sizeof(Meta), alignof(Meta));
+    });
   });
 }
 
 RunResult run(const Config& cfg) {
-  return cc::Registry::dispatch(cfg.cc, [&]<class CC>() { return run_scheme<CC>(cfg); });
+  // The one place a scheme and a workload are picked: everything below is
+  // instantiated for the pair, so no access branches on either.
+  return cc::Registry::dispatch(cfg.cc, [&]<class CC>() {
+    return WorkloadRegistry::dispatch(cfg.workload, [&]<class W>() { return run_with<CC, W>(cfg); });
+  });
 }
 
 }  // namespace abyss

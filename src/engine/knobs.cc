@@ -11,137 +11,16 @@
 #include <nlohmann/json.hpp>
 
 #include "cc/schemes.h"
-#include "common/tpcc_config.h"
 #include "platform/file.h"
 #include "platform/latch.h"
 #include "platform/ts_source.h"
+#include "workload/workloads.h"
 
 namespace abyss {
 
 namespace {
 
-constexpr std::string_view kKnobKindNames[] = {"integer", "real", "choice", "switch", "text"};
-
-std::string quote_text(std::string_view text) { return "'" + std::string(text) + "'"; }
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-// Shortest text that reads back as the same double ("0.9999", "86400").
-std::string format_real(double v) {
-  if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<int64_t>(v));
-  char buf[32];
-  for (int precision = 1; precision <= 17; precision++) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
-}
-
-// ---- row builders ------------------------------------------------------------
-
-template <class T>
-Knob integer(std::string_view name, std::string_view json, uint64_t min, uint64_t max, T& (*field)(Config&),
-             std::string_view help) {
-  Knob k;
-  k.name = name;
-  k.json = json;
-  k.kind = KnobKind::Integer;
-  k.min = min;
-  k.max = max;
-  k.help = help;
-  k.set = [field, min, max](Config& c, std::string_view text) {
-    uint64_t v = 0;
-    if (auto err = parse_integer(text, min, max, v); !err.empty()) return err;
-    field(c) = static_cast<T>(v);
-    return std::string();
-  };
-  k.get = [field](const Config& c) { return nlohmann::json(field(const_cast<Config&>(c))); };
-  return k;
-}
-
-Knob real(std::string_view name, std::string_view json, double lo, double hi, double& (*field)(Config&),
-          std::string_view help) {
-  Knob k;
-  k.name = name;
-  k.json = json;
-  k.kind = KnobKind::Real;
-  k.lo = lo;
-  k.hi = hi;
-  k.help = help;
-  k.set = [field, lo, hi](Config& c, std::string_view text) {
-    double v = 0;
-    if (auto err = parse_real(text, lo, hi, v); !err.empty()) return err;
-    field(c) = v;
-    return std::string();
-  };
-  k.get = [field](const Config& c) { return nlohmann::json(field(const_cast<Config&>(c))); };
-  return k;
-}
-
-// A choice stored as an enum whose values index `names`.
-template <class Enum, std::size_t N>
-Knob choice(std::string_view name, std::string_view json, const std::array<std::string_view, N>& names,
-            Enum& (*field)(Config&), std::string_view help) {
-  Knob k;
-  k.name = name;
-  k.json = json;
-  k.kind = KnobKind::Choice;
-  for (auto n : names) k.choices.emplace_back(n);
-  k.help = help;
-  k.set = [field, names](Config& c, std::string_view text) {
-    const std::string want = lower(text);
-    for (std::size_t i = 0; i < N; i++) {
-      if (names[i] == want) {
-        field(c) = static_cast<Enum>(i);
-        return std::string();
-      }
-    }
-    return std::string();  // unreachable: Knob::apply checked `choices` first
-  };
-  k.get = [field, names](const Config& c) {
-    return nlohmann::json(names[static_cast<std::size_t>(field(const_cast<Config&>(c)))]);
-  };
-  return k;
-}
-
-// on | off, stored as a bool.
-Knob on_off(std::string_view name, std::string_view json, bool& (*field)(Config&), std::string_view help) {
-  Knob k;
-  k.name = name;
-  k.json = json;
-  k.kind = KnobKind::Choice;
-  k.choices = {"on", "off"};
-  k.help = help;
-  k.set = [field](Config& c, std::string_view text) {
-    field(c) = lower(text) == "on";
-    return std::string();
-  };
-  k.get = [field](const Config& c) { return nlohmann::json(field(const_cast<Config&>(c))); };
-  return k;
-}
-
-// An output path, checked before anything runs.
-Knob output(std::string_view name, bool directory, std::string& (*field)(Config&), std::string_view help) {
-  Knob k;
-  k.name = name;
-  k.kind = KnobKind::Text;
-  k.syntax = directory ? "DIR" : "FILE";
-  k.help = help;
-  k.set = [field, directory](Config& c, std::string_view text) {
-    const std::string path(text);
-    if (path.empty()) return std::string("'': a path is required (leave the flag out to write nothing)");
-    const std::string err = directory ? platform::check_output_dir(path) : platform::check_output_file(path);
-    if (!err.empty()) return quote_text(path) + ": cannot write there: " + err;
-    field(c) = path;
-    return std::string();
-  };
-  k.get = [field](const Config& c) { return nlohmann::json(field(const_cast<Config&>(c))); };
-  return k;
-}
+using knob_detail::lower;
 
 // ---- why a knob does not apply -------------------------------------------------
 
@@ -160,11 +39,6 @@ std::string unless_backs_off(const cc::SchemeTraits& s, const Config& c) {
   if (!s.aborts) return unless_aborts(s, c);
   return c.backoff == BackoffKind::Exp ? "" : "it bounds --backoff exp only";
 }
-std::string unless_multi_partition(const cc::SchemeTraits&, const Config& c) {
-  return c.ycsb.partitions > 1 && c.ycsb.parts_per_txn > 1
-             ? ""
-             : "a multi-partition transaction needs --partitions and --parts-per-txn above 1";
-}
 std::string unless_dl_detect(const cc::SchemeTraits& s, const Config&) {
   return s.name == "dl_detect" ? "" : "it applies to --cc dl_detect only";
 }
@@ -176,13 +50,13 @@ std::vector<Knob> make_table() {
   k.name = "workload";
   k.json = "workload";
   k.kind = KnobKind::Choice;
-  k.choices = {std::string(kWorkloadNames[0]), std::string(kWorkloadNames[1])};
+  for (const WorkloadInfo& w : workloads()) k.choices.emplace_back(w.traits.name);
   k.help = "workload";
   k.set = [](Config& c, std::string_view text) {
-    c.workload = lower(text) == "tpcc" ? WorkloadKind::Tpcc : WorkloadKind::Ycsb;
+    c.workload = lower(text);
     return std::string();
   };
-  k.get = [](const Config& c) { return nlohmann::json(name_of(kWorkloadNames, c.workload)); };
+  k.get = [](const Config& c) { return nlohmann::json(c.workload); };
   t.push_back(std::move(k));
 
   k = Knob{};
@@ -266,64 +140,8 @@ std::vector<Knob> make_table() {
   t.back().scheme = "dl_detect";
   t.back().ignored_because = unless_dl_detect;
 
-  // YCSB (Abyss §3.3).
-  const std::size_t ycsb_first = t.size();
-  t.push_back(integer<uint64_t>(
-      "rows", "ycsb.rows", 1, uint64_t{1} << 34, +[](Config& c) -> uint64_t& { return c.ycsb.rows; }, "YCSB rows"));
-  t.push_back(integer<uint32_t>(
-      "req-per-txn", "ycsb.req_per_txn", 1, 64, +[](Config& c) -> uint32_t& { return c.ycsb.req_per_txn; },
-      "YCSB accesses per transaction"));
-  t.push_back(real(
-      "theta", "ycsb.theta", 0, 0.9999, +[](Config& c) -> double& { return c.ycsb.theta; },
-      "YCSB Zipfian skew (0 = uniform)"));
-  t.push_back(real(
-      "write-ratio", "ycsb.write_ratio", 0, 1, +[](Config& c) -> double& { return c.ycsb.write_ratio; },
-      "YCSB probability that an access is an update"));
-  t.push_back(real(
-      "read-only-txn-ratio", "ycsb.read_only_txn_ratio", 0, 1,
-      +[](Config& c) -> double& { return c.ycsb.read_only_txn_ratio; }, "YCSB fraction of read-only transactions"));
-  t.push_back(integer<uint32_t>(
-      "partitions", "ycsb.partitions", 1, 1024, +[](Config& c) -> uint32_t& { return c.ycsb.partitions; },
-      "YCSB partitions (key % partitions)"));
-  t.push_back(real(
-      "multi-part-ratio", "ycsb.multi_part_ratio", 0, 1, +[](Config& c) -> double& { return c.ycsb.multi_part_ratio; },
-      "YCSB fraction of multi-partition transactions"));
-  t.back().ignored_because = unless_multi_partition;
-  t.push_back(integer<uint32_t>(
-      "parts-per-txn", "ycsb.parts_per_txn", 1, 64, +[](Config& c) -> uint32_t& { return c.ycsb.parts_per_txn; },
-      "YCSB partitions a multi-partition transaction touches"));
-  t.push_back(choice(
-      "key-order", "ycsb.key_order", kKeyOrderNames, +[](Config& c) -> KeyOrder& { return c.ycsb.key_order; },
-      "YCSB order of a transaction's keys"));
-  t.push_back(integer<uint32_t>(
-      "fields", "ycsb.fields", 1, 64, +[](Config& c) -> uint32_t& { return c.ycsb.fields; },
-      "YCSB string columns per row"));
-  t.push_back(integer<uint32_t>(
-      "field-size", "ycsb.field_size", 1, 4096, +[](Config& c) -> uint32_t& { return c.ycsb.field_size; },
-      "YCSB bytes per string column"));
-  for (std::size_t i = ycsb_first; i < t.size(); i++) t[i].workload = "ycsb";
-
-  // TPC-C (rev 5.11, as Abyss §5.6 and Tale §4 run it).
-  const std::size_t tpcc_first = t.size();
-  t.push_back(integer<uint32_t>(
-      "warehouses", "tpcc.warehouses", 1, 1024, +[](Config& c) -> uint32_t& { return c.tpcc.warehouses; },
-      "TPC-C warehouses (H-STORE: one partition each)"));
-  t.push_back(choice(
-      "tpcc-schema", "tpcc.schema", kTpccSchemaNames, +[](Config& c) -> TpccSchema& { return c.tpcc.schema; },
-      "TPC-C cardinalities: full (the spec's) or small (DBx1000's, as in Abyss)"));
-  t.push_back(on_off(
-      "tpcc-inserts", "tpcc.inserts", +[](Config& c) -> bool& { return c.tpcc.inserts; },
-      "TPC-C: insert ORDER, NEW-ORDER, ORDER-LINE and HISTORY rows: on | off (DBx1000's variant)"));
-  k = Knob{};
-  k.name = "tpcc-mix";
-  k.json = "tpcc.mix";
-  k.kind = KnobKind::Text;
-  k.syntax = "neworder=P,payment=P";
-  k.help = "TPC-C transaction mix in percent, e.g. neworder=50,payment=50";
-  k.set = [](Config& c, std::string_view text) { return parse_tpcc_mix(lower(text), c.tpcc.mix); };
-  k.get = [](const Config& c) { return nlohmann::json(tpcc_mix_string(c.tpcc.mix)); };
-  t.push_back(std::move(k));
-  for (std::size_t i = tpcc_first; i < t.size(); i++) t[i].workload = "tpcc";
+  // Each workload's own rows, from its folder (Ycsb::knobs, Tpcc::knobs).
+  for (Knob& k : workload_knobs()) t.push_back(std::move(k));
 
   // Outputs: checked before the run, not part of the configuration's JSON.
   t.push_back(output(
@@ -359,39 +177,6 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-std::string_view name_of(KnobKind k) { return kKnobKindNames[static_cast<std::size_t>(k)]; }
-
-std::string Knob::allowed() const {
-  switch (kind) {
-    case KnobKind::Integer:
-      return "an integer from " + std::to_string(min) + " to " + std::to_string(max);
-    case KnobKind::Real:
-      return "a number from " + format_real(lo) + " to " + format_real(hi);
-    case KnobKind::Choice: {
-      std::string out = "one of ";
-      for (std::size_t i = 0; i < choices.size(); i++) out += (i ? ", " : "") + choices[i];
-      return out;
-    }
-    case KnobKind::Switch:
-      return "no value";
-    case KnobKind::Text:
-      return std::string(syntax);
-  }
-  return {};
-}
-
-std::string Knob::apply(Config& cfg, std::string_view text) const {
-  if (kind == KnobKind::Choice) {
-    const std::string want = lower(text);
-    if (std::find(choices.begin(), choices.end(), want) == choices.end()) {
-      return quote_text(text) + ": not " + allowed();
-    }
-  }
-  return set(cfg, text);
-}
-
-nlohmann::json Config::to_json() const { return knobs_to_json(*this); }
-
 std::span<const Knob> run_knobs() {
   static const std::vector<Knob> table = make_table();
   return table;
@@ -404,55 +189,11 @@ const Knob* find_knob(std::string_view name) {
   return nullptr;
 }
 
-std::string parse_integer(std::string_view text, uint64_t min, uint64_t max, uint64_t& out) {
-  const std::string allowed = "allowed: an integer from " + std::to_string(min) + " to " + std::to_string(max);
-  if (text.empty()) return "'': not a number; " + allowed;
-  uint64_t v = 0;
-  const char* first = text.data();
-  const char* last = text.data() + text.size();
-  const auto [end, ec] = std::from_chars(first, last, v);
-  if (ec == std::errc::result_out_of_range) return quote_text(text) + ": above " + std::to_string(max) + "; " + allowed;
-  if (ec != std::errc() || end != last) {
-    // Not plain digits: a negative number, scientific notation (1e6) or not a number at all.
-    const std::string s(text);
-    char* stop = nullptr;
-    const long double d = std::strtold(s.c_str(), &stop);
-    if (stop == s.c_str() || *stop != '\0' || std::isspace(static_cast<unsigned char>(s[0])) != 0) {
-      return quote_text(text) + ": not a number; " + allowed;
-    }
-    if (std::isnan(d)) return quote_text(text) + ": not a number; " + allowed;
-    if (std::isinf(d)) return quote_text(text) + ": not finite; " + allowed;
-    if (d != std::floor(d)) return quote_text(text) + ": not an integer; " + allowed;
-    if (d < static_cast<long double>(min)) return quote_text(text) + ": below " + std::to_string(min) + "; " + allowed;
-    if (d > static_cast<long double>(max)) return quote_text(text) + ": above " + std::to_string(max) + "; " + allowed;
-    v = static_cast<uint64_t>(d);
-  }
-  if (v < min) return quote_text(text) + ": below " + std::to_string(min) + "; " + allowed;
-  if (v > max) return quote_text(text) + ": above " + std::to_string(max) + "; " + allowed;
-  out = v;
-  return {};
-}
-
-std::string parse_real(std::string_view text, double lo, double hi, double& out) {
-  const std::string allowed = "allowed: a number from " + format_real(lo) + " to " + format_real(hi);
-  const std::string s(text);
-  if (s.empty()) return "'': not a number; " + allowed;
-  char* stop = nullptr;
-  const double v = std::strtod(s.c_str(), &stop);
-  if (stop == s.c_str() || *stop != '\0' || std::isspace(static_cast<unsigned char>(s[0])) != 0) {
-    return quote_text(text) + ": not a number; " + allowed;
-  }
-  if (std::isnan(v)) return quote_text(text) + ": not a number; " + allowed;
-  if (std::isinf(v)) return quote_text(text) + ": not finite; " + allowed;
-  if (v < lo) return quote_text(text) + ": below " + format_real(lo) + "; " + allowed;
-  if (v > hi) return quote_text(text) + ": above " + format_real(hi) + "; " + allowed;
-  out = v;
-  return {};
-}
+nlohmann::json Config::to_json() const { return knobs_to_json(*this); }
 
 nlohmann::json knobs_to_json(const Config& cfg) {
   nlohmann::json j = nlohmann::json::object();
-  const std::string_view workload = name_of(kWorkloadNames, cfg.workload);
+  const std::string_view workload = cfg.workload;
   for (const Knob& k : run_knobs()) {
     if (k.json.empty() || (!k.workload.empty() && k.workload != workload)) continue;
     const std::size_t dot = k.json.find('.');

@@ -45,7 +45,7 @@ nlohmann::json report_json(const RunResult& r) {
   nlohmann::json res;
   res["seconds"] = r.seconds;
   res["throughput"] = r.throughput();
-  if (r.config.workload == WorkloadKind::Tpcc) res["tpmC"] = r.tpmc();
+  for (const WorkloadMetric& m : r.metrics) res[std::string(m.json)] = m.compute(r.total, r.seconds);
   for (std::size_t c = 0; c < kCounters; c++) res[std::string(kCounterNames[c])] = r.count(static_cast<Counter>(c));
   res["abort_rate"] = r.abort_rate();
   res["load_seconds"] = r.load_seconds;
@@ -75,11 +75,13 @@ nlohmann::json report_json(const RunResult& r) {
 
 void print_report(const RunResult& r, std::FILE* out) {
   const auto& c = r.config;
-  std::fprintf(out, "abyss run: workload=%s cc=%s threads=%u duration=%.2fs  (config %s)\n",
-               std::string(name_of(kWorkloadNames, c.workload)).c_str(), c.cc.c_str(), c.threads, r.seconds,
-               c.hash().c_str());
+  std::fprintf(out, "abyss run: workload=%s cc=%s threads=%u duration=%.2fs  (config %s)\n", c.workload.c_str(),
+               c.cc.c_str(), c.threads, r.seconds, c.hash().c_str());
   std::fprintf(out, "  throughput   %12.0f txn/s\n", r.throughput());
-  if (c.workload == WorkloadKind::Tpcc) std::fprintf(out, "  tpmC         %12.0f NewOrder commits/min\n", r.tpmc());
+  for (const WorkloadMetric& m : r.metrics) {
+    std::fprintf(out, "  %-12s %12.0f %s\n", std::string(m.label).c_str(), m.compute(r.total, r.seconds),
+                 std::string(m.unit).c_str());
+  }
   std::fprintf(out, "  commits      %12llu\n", static_cast<unsigned long long>(r.count(Counter::Commits)));
   std::fprintf(out, "  cc aborts    %12llu   (abort rate %.4f)\n",
                static_cast<unsigned long long>(r.count(Counter::CcAborts)), r.abort_rate());

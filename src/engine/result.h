@@ -1,6 +1,7 @@
 #pragma once
 // What a run measured.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -8,15 +9,17 @@
 
 #include "common/config.h"
 #include "stats/stats.h"
+#include "workload/traits.h"
 
 namespace abyss {
 
 struct RunResult {
   Config config;
   std::vector<std::string_view> type_names;
-  std::vector<WorkerStats> workers;  // each finished (Other filled in)
-  WorkerStats total;                 // merged
-  double seconds = 0;                // the measurement window (wall clock)
+  std::span<const WorkloadMetric> metrics;  // the workload's numbers beside throughput
+  std::vector<WorkerStats> workers;         // each finished (Other filled in)
+  WorkerStats total;                        // merged
+  double seconds = 0;                       // the measurement window (wall clock)
   double load_seconds = 0;
   uint64_t rss_after_load = 0;
   uint64_t rss_at_end = 0;
@@ -35,11 +38,6 @@ struct RunResult {
     return n;
   }
   double throughput() const { return seconds > 0 ? static_cast<double>(count(Counter::Commits)) / seconds : 0; }
-  // TPC-C: NewOrder commits per minute (type 0 is new_order, Tpcc::kTypeNames).
-  double tpmc() const {
-    return seconds > 0 && !total.types.empty() ? static_cast<double>(total.types[0][Counter::Commits]) * 60 / seconds
-                                               : 0;
-  }
   // Fraction of attempts that a CC abort ended.
   double abort_rate() const {
     const double c = static_cast<double>(count(Counter::Commits));

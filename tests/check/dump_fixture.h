@@ -30,7 +30,7 @@ inline const std::string& clean_dump(bool inserts = true) {
         : dir(testing::TempDir() + "abyss_tpcc_dump_" + std::to_string(::getpid()) + (ins ? "" : "_noins")) {
       fs::remove_all(dir);
       Config cfg;
-      cfg.workload = WorkloadKind::Tpcc;
+      cfg.workload = "tpcc";
       cfg.tpcc.schema = TpccSchema::Small;
       cfg.tpcc.warehouses = 1;
       cfg.tpcc.inserts = ins;

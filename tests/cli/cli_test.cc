@@ -23,6 +23,7 @@
 #include "common/config.h"
 #include "engine/knobs.h"
 #include "stats/stats.h"
+#include "workload/workloads.h"
 
 namespace abyss {
 namespace {
@@ -145,13 +146,18 @@ std::vector<std::string> with_scheme_names(std::vector<std::string> words) {
   return words;
 }
 
+std::vector<std::string> with_workload_names(std::vector<std::string> words) {
+  for (const WorkloadInfo& w : workloads()) words.emplace_back(w.traits.name);
+  return words;
+}
+
 std::vector<BadCase> bad_cases() {
   const std::string missing = "/nonexistent-abyss-dir/history.jsonl";
   return {
       // Choices: the line lists every allowed name, taken from the registry so
       // a newly added scheme is checked too.
       {"cc_unknown", {"run", "--cc", "bogus"}, with_scheme_names({"--cc", "bogus"})},
-      {"workload_unknown", {"run", "--workload", "bogus"}, with_names({"--workload", "bogus"}, kWorkloadNames)},
+      {"workload_unknown", {"run", "--workload", "bogus"}, with_workload_names({"--workload", "bogus"})},
       {"latch_unknown", {"run", "--latch", "x"}, with_names({"--latch", "x"}, kLatchNames)},
       {"backoff_unknown", {"run", "--backoff", "x"}, with_names({"--backoff", "x"}, kBackoffNames)},
       {"key_order_unknown", {"run", "--key-order", "x"}, with_names({"--key-order", "x"}, kKeyOrderNames)},

@@ -9,6 +9,7 @@
 #include "engine/engine.h"
 #include "platform/clock.h"
 #include "platform/ts_source.h"
+#include "workload/workloads.h"
 
 namespace abyss {
 namespace {
@@ -26,7 +27,7 @@ TEST(Runner, AWorkerRestartingWhenTheWindowOpensIsMeasuredFromThen) {
   c.ycsb.rows = 100'000;
   c.ycsb.theta = 0;
   ASSERT_EQ(platform::TsAllocConfig::parse("batch:1000000", c.ts_alloc), "");
-  ASSERT_EQ(c.validate(), "");
+  ASSERT_EQ(validate_workload(c), "");
 
   const RunResult r = run(c);
   ASSERT_GT(r.seconds, 0);

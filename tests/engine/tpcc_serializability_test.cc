@@ -34,7 +34,7 @@ Outcome run_one_warehouse(const std::string& s) {
   const std::string stem = testing::TempDir() + "abyss_tpcc_ser_" + std::to_string(::getpid()) + "_" + s;
   Config c;
   c.cc = s;
-  c.workload = WorkloadKind::Tpcc;
+  c.workload = "tpcc";
   c.tpcc.warehouses = 1;
   c.tpcc.schema = TpccSchema::Small;
   c.threads = 8;

@@ -35,7 +35,7 @@ Config ycsb_config(uint64_t rows, uint32_t fields, uint32_t field_size) {
 
 Config tpcc_config(uint32_t warehouses, TpccSchema schema) {
   Config cfg;
-  cfg.workload = WorkloadKind::Tpcc;
+  cfg.workload = "tpcc";
   cfg.tpcc.warehouses = warehouses;
   cfg.tpcc.schema = schema;
   return cfg;

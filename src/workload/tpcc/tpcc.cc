@@ -466,4 +466,44 @@ void Tpcc::partitions_of(const Queries& qs, std::size_t i, std::vector<uint32_t>
   out.erase(std::unique(out.begin(), out.end()), out.end());
 }
 
+namespace {
+
+constexpr WorkloadMetric kTpccMetrics[] = {
+    {"tpmC", "tpmC", "NewOrder commits/min",
+     [](const WorkerStats& total, double seconds) {
+       return seconds > 0 && total.types.size() > Tpcc::kNewOrderTxn
+                  ? static_cast<double>(total.types[Tpcc::kNewOrderTxn][Counter::Commits]) * 60 / seconds
+                  : 0.0;
+     }},
+};
+
+}  // namespace
+
+std::span<const WorkloadMetric> Tpcc::metrics() { return kTpccMetrics; }
+
+std::vector<Knob> Tpcc::knobs() {
+  using knob_detail::lower;
+  std::vector<Knob> t;
+  Knob k;
+  t.push_back(integer<uint32_t>(
+      "warehouses", "tpcc.warehouses", 1, 1024, +[](Config& c) -> uint32_t& { return c.tpcc.warehouses; },
+      "TPC-C warehouses (H-STORE: one partition each)"));
+  t.push_back(choice(
+      "tpcc-schema", "tpcc.schema", kTpccSchemaNames, +[](Config& c) -> TpccSchema& { return c.tpcc.schema; },
+      "TPC-C cardinalities: full (the spec's) or small (DBx1000's, as in Abyss)"));
+  t.push_back(on_off(
+      "tpcc-inserts", "tpcc.inserts", +[](Config& c) -> bool& { return c.tpcc.inserts; },
+      "TPC-C: insert ORDER, NEW-ORDER, ORDER-LINE and HISTORY rows: on | off (DBx1000's variant)"));
+  k = Knob{};
+  k.name = "tpcc-mix";
+  k.json = "tpcc.mix";
+  k.kind = KnobKind::Text;
+  k.syntax = "neworder=P,payment=P";
+  k.help = "TPC-C transaction mix in percent, e.g. neworder=50,payment=50";
+  k.set = [](Config& c, std::string_view text) { return parse_tpcc_mix(lower(text), c.tpcc.mix); };
+  k.get = [](const Config& c) { return nlohmann::json(tpcc_mix_string(c.tpcc.mix)); };
+  t.push_back(std::move(k));
+  return t;
+}
+
 }  // namespace abyss

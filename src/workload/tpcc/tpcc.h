@@ -12,20 +12,35 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/config.h"
+#include "common/knob.h"
 #include "common/types.h"
 #include "common/zipf.h"
 #include "storage/database.h"
 #include "txn/txn.h"
 #include "workload/tpcc/tpcc_schema.h"
+#include "workload/traits.h"
 
 namespace abyss {
 
 class Tpcc final {
  public:
+  static constexpr WorkloadTraits kTraits{
+      .name = "tpcc",
+      .summary = "TPC-C NewOrder and Payment on the nine tables, partitioned by warehouse",
+      .spec = "TPC-C rev 5.11, as Abyss §5.6 and Tale §4 run it",
+  };
+  // tpmC: NewOrder commits per minute (TPC-C 5.4.1), beside txn/s.
+  static std::span<const WorkloadMetric> metrics();
+  // --warehouses, --tpcc-schema, ... (tpcc.cc).
+  static std::vector<Knob> knobs();
+  // No cross-field constraint beyond the per-flag ranges.
+  static std::string validate(const Config& /*config*/) { return {}; }
   // Order matches TpccConfig::mix and kTpccTxnNames.
   static constexpr std::array<std::string_view, 2> kTypeNames = {"new_order", "payment"};
   static constexpr uint8_t kNewOrderTxn = 0;

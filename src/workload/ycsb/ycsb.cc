@@ -32,7 +32,7 @@ uint64_t Ycsb::estimate_load_bytes(const Config& config, std::size_t meta_size, 
   return bytes;
 }
 
-uint64_t Ycsb::estimate_worker_bytes(const Config& config) {
+uint64_t Ycsb::estimate_worker_bytes(const Config& config, std::size_t /*meta_size*/, std::size_t /*meta_align*/) {
   const uint64_t per_query = sizeof(Query) + uint64_t{config.ycsb.req_per_txn} * sizeof(Request);
   return uint64_t{config.queries_per_worker} * per_query;
 }
@@ -115,6 +115,78 @@ void Ycsb::partitions_of(const Queries& qs, std::size_t i, std::vector<uint32_t>
     if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
   }
   std::sort(out.begin(), out.end());
+}
+
+namespace {
+
+std::string unless_multi_partition(const cc::SchemeTraits& /*scheme*/, const Config& c) {
+  return c.ycsb.partitions > 1 && c.ycsb.parts_per_txn > 1
+             ? ""
+             : "a multi-partition transaction needs --partitions and --parts-per-txn above 1";
+}
+
+}  // namespace
+
+std::vector<Knob> Ycsb::knobs() {
+  std::vector<Knob> t;
+  t.push_back(integer<uint64_t>(
+      "rows", "ycsb.rows", 1, uint64_t{1} << 34, +[](Config& c) -> uint64_t& { return c.ycsb.rows; }, "YCSB rows"));
+  t.push_back(integer<uint32_t>(
+      "req-per-txn", "ycsb.req_per_txn", 1, 64, +[](Config& c) -> uint32_t& { return c.ycsb.req_per_txn; },
+      "YCSB accesses per transaction"));
+  t.push_back(real(
+      "theta", "ycsb.theta", 0, 0.9999, +[](Config& c) -> double& { return c.ycsb.theta; },
+      "YCSB Zipfian skew (0 = uniform)"));
+  t.push_back(real(
+      "write-ratio", "ycsb.write_ratio", 0, 1, +[](Config& c) -> double& { return c.ycsb.write_ratio; },
+      "YCSB probability that an access is an update"));
+  t.push_back(real(
+      "read-only-txn-ratio", "ycsb.read_only_txn_ratio", 0, 1,
+      +[](Config& c) -> double& { return c.ycsb.read_only_txn_ratio; }, "YCSB fraction of read-only transactions"));
+  t.push_back(integer<uint32_t>(
+      "partitions", "ycsb.partitions", 1, 1024, +[](Config& c) -> uint32_t& { return c.ycsb.partitions; },
+      "YCSB partitions (key % partitions)"));
+  t.push_back(real(
+      "multi-part-ratio", "ycsb.multi_part_ratio", 0, 1, +[](Config& c) -> double& { return c.ycsb.multi_part_ratio; },
+      "YCSB fraction of multi-partition transactions"));
+  t.back().ignored_because = unless_multi_partition;
+  t.push_back(integer<uint32_t>(
+      "parts-per-txn", "ycsb.parts_per_txn", 1, 64, +[](Config& c) -> uint32_t& { return c.ycsb.parts_per_txn; },
+      "YCSB partitions a multi-partition transaction touches"));
+  t.push_back(choice(
+      "key-order", "ycsb.key_order", kKeyOrderNames, +[](Config& c) -> KeyOrder& { return c.ycsb.key_order; },
+      "YCSB order of a transaction's keys"));
+  t.push_back(integer<uint32_t>(
+      "fields", "ycsb.fields", 1, 64, +[](Config& c) -> uint32_t& { return c.ycsb.fields; },
+      "YCSB string columns per row"));
+  t.push_back(integer<uint32_t>(
+      "field-size", "ycsb.field_size", 1, 4096, +[](Config& c) -> uint32_t& { return c.ycsb.field_size; },
+      "YCSB bytes per string column"));
+  return t;
+}
+
+std::string Ycsb::validate(const Config& config) {
+  const YcsbConfig& y = config.ycsb;
+  if (y.req_per_txn > y.rows) {
+    return "--req-per-txn " + std::to_string(y.req_per_txn) + ": must be at most --rows (" + std::to_string(y.rows) +
+           ") because a transaction's keys are distinct";
+  }
+  if (y.partitions > y.rows) {
+    return "--partitions " + std::to_string(y.partitions) + ": must be at most --rows (" + std::to_string(y.rows) + ")";
+  }
+  if (y.parts_per_txn > y.partitions) {
+    return "--parts-per-txn " + std::to_string(y.parts_per_txn) + ": must be at most --partitions (" +
+           std::to_string(y.partitions) + ")";
+  }
+  if (y.parts_per_txn > y.req_per_txn) {
+    return "--parts-per-txn " + std::to_string(y.parts_per_txn) + ": must be at most --req-per-txn (" +
+           std::to_string(y.req_per_txn) + ")";
+  }
+  if (static_cast<uint64_t>(y.req_per_txn) * y.partitions > y.rows) {
+    return "--req-per-txn " + std::to_string(y.req_per_txn) + ": with --partitions " + std::to_string(y.partitions) +
+           " each partition needs at least that many rows (--rows " + std::to_string(y.rows) + ")";
+  }
+  return {};
 }
 
 }  // namespace abyss

@@ -8,20 +8,36 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/config.h"
+#include "common/knob.h"
 #include "common/types.h"
 #include "common/zipf.h"
 #include "storage/database.h"
 #include "txn/txn.h"
+#include "workload/traits.h"
 
 namespace abyss {
 
 class Ycsb final {
  public:
+  static constexpr WorkloadTraits kTraits{
+      .name = "ycsb",
+      .summary = "one table, Zipfian keys, transactions of reads and single-field updates",
+      .spec = "Abyss §3.3 (Cooper et al., SoCC 2010)",
+  };
   static constexpr std::array<std::string_view, 2> kTypeNames = {"read_write", "read_only"};
+  // No number beside throughput.
+  static std::span<const WorkloadMetric> metrics() { return {}; }
+  // --rows, --theta, ... (ycsb.cc).
+  static std::vector<Knob> knobs();
+  // Cross-field checks the per-flag ranges cannot express; one line naming
+  // the flags, the values and what is allowed, or empty.
+  static std::string validate(const Config& config);
   static constexpr uint32_t kMaxPartsPerTxn = 64;
 
   struct Request {
@@ -54,7 +70,7 @@ class Ycsb final {
                                       uint32_t loaders);
   // The bytes one worker takes before its first transaction: its
   // pre-generated queries.
-  static uint64_t estimate_worker_bytes(const Config& config);
+  static uint64_t estimate_worker_bytes(const Config& config, std::size_t meta_size = 0, std::size_t meta_align = 0);
 
   uint8_t type_of(const Queries& qs, std::size_t i) const { return qs.queries[i].type; }
 

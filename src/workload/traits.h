@@ -1,0 +1,28 @@
+#pragma once
+// What a workload declares about itself beside its transactions: its
+// `--workload` name and the numbers it reports beside throughput. Each
+// workload class defines `static constexpr WorkloadTraits kTraits{...}` and
+// `static std::span<const WorkloadMetric> metrics()`; src/workload/registry.h
+// lists the classes.
+#include <string_view>
+
+#include "stats/stats.h"
+
+namespace abyss {
+
+struct WorkloadTraits {
+  std::string_view name;     // the --workload name, lower case
+  std::string_view summary;  // one line for `abyss describe`
+  std::string_view spec;     // where the workload is specified
+};
+
+// A number a run of the workload reports beside throughput, from the merged
+// per-type counters (TPC-C's tpmC: NewOrder commits per minute).
+struct WorkloadMetric {
+  std::string_view json;   // key under "results" in the JSON report
+  std::string_view label;  // the readable report's row name
+  std::string_view unit;   // shown after the value
+  double (*compute)(const WorkerStats& total, double seconds);
+};
+
+}  // namespace abyss
