@@ -147,18 +147,6 @@ std::vector<std::string> ineffective_flag_notes(const CLI::App& run, const Confi
   return notes;
 }
 
-std::string oversubscription_note(const Config& cfg) {
-  const uint32_t cores = platform::hardware_cores();
-  const double load = platform::load_average();
-  if (static_cast<double>(cfg.threads) + load <= cores + 0.5) return {};
-  char line[320];
-  std::snprintf(line, sizeof line,
-                "%u worker(s) on %u core(s) with a load average of %.2f: workers share cores, so waits include "
-                "preempted holders and a worker yields its core after an abort (docs/schemes.md, Liveness)",
-                cfg.threads, cores, load);
-  return line;
-}
-
 void add_demo_flags(CLI::App& app, DemoOptions& o) {
   add_window_flags(app, o.duration_s, o.warmup_s);
   app.add_option("--rows", o.rows, "YCSB rows")

@@ -23,10 +23,6 @@ std::string workload_flag_mismatch(const CLI::App& run, const Config& cfg);
 // note each, printed on stderr before the run.
 std::vector<std::string> ineffective_flag_notes(const CLI::App& run, const Config& cfg);
 
-// A line when the run's workers outnumber the idle cores (cores minus the
-// load average), else empty: the measurement then includes preemption.
-std::string oversubscription_note(const Config& cfg);
-
 struct DemoOptions {
   double duration_s = 1.0;
   double warmup_s = 0.2;

@@ -21,8 +21,6 @@
 #include "engine/engine.h"
 #include "engine/knobs.h"
 #include "engine/report.h"
-#include "platform/process.h"
-#include "storage/footprint.h"
 #include "workload/workloads.h"
 
 namespace {
@@ -231,13 +229,12 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "abyss: note: %s\n", note.c_str());
       }
       if (run_cfg.memory_check) {
-        const uint64_t need = abyss::estimate_bytes(run_cfg);
-        if (auto why = abyss::footprint::shortfall(need, abyss::platform::available_memory_bytes()); !why.empty()) {
+        if (auto why = abyss::memory_shortfall(run_cfg); !why.empty()) {
           std::fprintf(stderr, "abyss: this run %s (--memory-check off runs it anyway)\n", why.c_str());
           return 2;
         }
       }
-      if (const std::string note = abyss::cli::oversubscription_note(run_cfg); !note.empty()) {
+      if (const std::string note = abyss::oversubscription_note(run_cfg); !note.empty()) {
         std::fprintf(stderr, "abyss: note: %s\n", note.c_str());
       }
       if (dry_run) {

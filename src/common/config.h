@@ -9,9 +9,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "common/platform_choices.h"
 #include "common/tpcc_config.h"
-#include "platform/latch.h"
-#include "platform/ts_source.h"
 
 namespace abyss {
 
@@ -20,8 +19,6 @@ inline constexpr std::array<std::string_view, 2> kBackoffNames = {"none", "exp"}
 
 enum class KeyOrder : uint8_t { Random, Sorted };
 inline constexpr std::array<std::string_view, 2> kKeyOrderNames = {"random", "sorted"};
-
-inline constexpr std::array<std::string_view, 2> kLatchNames = {"spin", "queue"};
 
 template <std::size_t N>
 std::string_view name_of(const std::array<std::string_view, N>& names, auto value) {
@@ -52,8 +49,8 @@ struct Config {
   uint64_t seed = 1;
   uint32_t queries_per_worker = 4096;  // pre-generated, served round-robin (Abyss §3.2)
 
-  platform::TsAllocConfig ts_alloc{};
-  platform::LatchKind latch = platform::LatchKind::Spin;
+  TsAllocConfig ts_alloc{};
+  LatchKind latch = LatchKind::Spin;
   BackoffKind backoff = BackoffKind::Exp;
   uint32_t backoff_max_us = 100;
 

@@ -14,7 +14,6 @@
 #include <nlohmann/json.hpp>
 
 #include "common/config.h"
-#include "platform/file.h"
 
 namespace abyss {
 
@@ -148,25 +147,6 @@ inline Knob on_off(std::string_view name, std::string_view json, bool& (*field)(
   k.help = help;
   k.set = [field](Config& c, std::string_view text) {
     field(c) = knob_detail::lower(text) == "on";
-    return std::string();
-  };
-  k.get = [field](const Config& c) { return nlohmann::json(field(const_cast<Config&>(c))); };
-  return k;
-}
-
-// An output path, checked before anything runs.
-inline Knob output(std::string_view name, bool directory, std::string& (*field)(Config&), std::string_view help) {
-  Knob k;
-  k.name = name;
-  k.kind = KnobKind::Text;
-  k.syntax = directory ? "DIR" : "FILE";
-  k.help = help;
-  k.set = [field, directory](Config& c, std::string_view text) {
-    const std::string path(text);
-    if (path.empty()) return std::string("'': a path is required (leave the flag out to write nothing)");
-    const std::string err = directory ? platform::check_output_dir(path) : platform::check_output_file(path);
-    if (!err.empty()) return knob_detail::quote_text(path) + ": cannot write there: " + err;
-    field(c) = path;
     return std::string();
   };
   k.get = [field](const Config& c) { return nlohmann::json(field(const_cast<Config&>(c))); };

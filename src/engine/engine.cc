@@ -1,6 +1,7 @@
 #include "engine/engine.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -15,6 +16,7 @@
 #include "platform/thread.h"
 #include "platform/ts_source.h"
 #include "storage/database.h"
+#include "storage/footprint.h"
 #include "workload/registry.h"
 
 namespace abyss {
@@ -123,6 +125,22 @@ uint64_t estimate_bytes(const Config& cfg) {
              uint64_t{cfg.threads} * W::estimate_worker_bytes(cfg, sizeof(Meta), alignof(Meta));
     });
   });
+}
+
+std::string memory_shortfall(const Config& cfg) {
+  return footprint::shortfall(estimate_bytes(cfg), platform::available_memory_bytes());
+}
+
+std::string oversubscription_note(const Config& cfg) {
+  const uint32_t cores = platform::hardware_cores();
+  const double load = platform::load_average();
+  if (static_cast<double>(cfg.threads) + load <= cores + 0.5) return {};
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "%u worker(s) on %u core(s) with a load average of %.2f: workers share cores, so waits include "
+                "preempted holders and a worker yields its core after an abort (docs/schemes.md, Liveness)",
+                cfg.threads, cores, load);
+  return line;
 }
 
 RunResult run(const Config& cfg) {

@@ -2,6 +2,9 @@
 // One run: build the database for the configured scheme and workload, load,
 // warm up, measure, and report. The scheme is picked here, once, by a switch
 // that instantiates the whole run for it (docs/architecture.md, "The scheme seam").
+#include <cstdint>
+#include <string>
+
 #include "common/config.h"
 #include "engine/result.h"
 
@@ -14,5 +17,13 @@ RunResult run(const Config& config);
 // scheme, from the structures' own sizes (storage/footprint.h), so a run the
 // machine cannot hold is refused before anything is allocated.
 uint64_t estimate_bytes(const Config& config);
+
+// "needs X GiB, this machine has Y GiB available" when estimate_bytes exceeds
+// the memory this process can still take; empty when the run fits.
+std::string memory_shortfall(const Config& config);
+
+// A line when the run's workers outnumber the idle cores (cores minus the
+// load average), else empty: the measurement then includes preemption.
+std::string oversubscription_note(const Config& config);
 
 }  // namespace abyss

@@ -21,6 +21,26 @@ namespace abyss {
 namespace {
 
 using knob_detail::lower;
+using knob_detail::quote_text;
+
+// An output path, checked before anything runs.
+Knob output(std::string_view name, bool directory, std::string& (*field)(Config&), std::string_view help) {
+  Knob k;
+  k.name = name;
+  k.kind = KnobKind::Text;
+  k.syntax = directory ? "DIR" : "FILE";
+  k.help = help;
+  k.set = [field, directory](Config& c, std::string_view text) {
+    const std::string path(text);
+    if (path.empty()) return std::string("'': a path is required (leave the flag out to write nothing)");
+    const std::string err = directory ? platform::check_output_dir(path) : platform::check_output_file(path);
+    if (!err.empty()) return quote_text(path) + ": cannot write there: " + err;
+    field(c) = path;
+    return std::string();
+  };
+  k.get = [field](const Config& c) { return nlohmann::json(field(const_cast<Config&>(c))); };
+  return k;
+}
 
 // ---- why a knob does not apply -------------------------------------------------
 
@@ -109,8 +129,8 @@ std::vector<Knob> make_table() {
   k.help = "timestamp allocation: mutex | atomic | batch:N (N in 1..1000000) | clock (Abyss §4.3)";
   k.ignored_because = unless_allocates_timestamps;
   k.set = [](Config& c, std::string_view text) {
-    platform::TsAllocConfig parsed;
-    if (auto err = platform::TsAllocConfig::parse(lower(text), parsed); !err.empty()) return err;
+    TsAllocConfig parsed;
+    if (auto err = TsAllocConfig::parse(lower(text), parsed); !err.empty()) return err;
     c.ts_alloc = parsed;
     return std::string();
   };
@@ -118,7 +138,7 @@ std::vector<Knob> make_table() {
   t.push_back(std::move(k));
 
   t.push_back(choice(
-      "latch", "latch", kLatchNames, +[](Config& c) -> platform::LatchKind& { return c.latch; },
+      "latch", "latch", kLatchNames, +[](Config& c) -> LatchKind& { return c.latch; },
       "latch for lock state (queue = MCS)"));
   t.back().ignored_because = unless_uses_latch;
   t.push_back(choice(

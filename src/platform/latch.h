@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "common/platform_choices.h"
 #include "platform/atomic.h"
 #include "platform/clock.h"
 
@@ -103,8 +104,8 @@ class McsLatch final {
   Atomic<Node*> tail_{nullptr};
 };
 
-// Which latch a run uses (`--latch spin|queue`).
-enum class LatchKind : uint8_t { Spin, Queue };
+// Which latch a run uses (`--latch spin|queue`; common/platform_choices.h).
+using abyss::LatchKind;
 
 // A latch whose kind is picked at run time (one predictable branch per use).
 class Latch final {

@@ -11,23 +11,16 @@
 #include <cstdint>
 #include <string>
 
+#include "common/platform_choices.h"
 #include "platform/atomic.h"
 #include "platform/clock.h"
 #include "platform/latch.h"
 
 namespace abyss::platform {
 
-enum class TsMethod : uint8_t { Mutex, Atomic, Batch, Clock };
-
-struct TsAllocConfig {
-  TsMethod method = TsMethod::Atomic;
-  uint32_t batch = 1;  // only for Batch
-
-  // Parses "mutex", "atomic", "batch:N" (1 <= N <= 1'000'000) or "clock";
-  // returns an error message, empty on success.
-  static std::string parse(const std::string& text, TsAllocConfig& out);
-  std::string to_string() const;
-};
+// The method is chosen by the run's configuration (common/platform_choices.h).
+using abyss::TsAllocConfig;
+using abyss::TsMethod;
 
 // Per-worker allocation state: the unused rest of a batch.
 struct TsLocal {

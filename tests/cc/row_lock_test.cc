@@ -5,7 +5,7 @@
 namespace abyss::cc {
 namespace {
 
-constexpr auto kSpin = platform::LatchKind::Spin;
+constexpr auto kSpin = LatchKind::Spin;
 auto always = [](const RowLock&) { return true; };
 auto never = [](const RowLock&) { return false; };
 

@@ -693,7 +693,7 @@ TEST(OccScheme, ReadOfAVersionCommittedAfterTheStartAborts) {
 //    COMMIT             |                        |   <- changed since the copy: Abort
 TEST(OccScheme, ReadChangedSinceTheCopyAbortsEvenWithAnOlderVersion) {
   Config c;
-  c.ts_alloc = platform::TsAllocConfig{platform::TsMethod::Batch, 100};
+  c.ts_alloc = TsAllocConfig{TsMethod::Batch, 100};
   Fixture<cc::Occ> f(c);
   int64_t v = 0;
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);

@@ -26,7 +26,7 @@ TEST(Runner, AWorkerRestartingWhenTheWindowOpensIsMeasuredFromThen) {
   c.backoff = BackoffKind::None;
   c.ycsb.rows = 100'000;
   c.ycsb.theta = 0;
-  ASSERT_EQ(platform::TsAllocConfig::parse("batch:1000000", c.ts_alloc), "");
+  ASSERT_EQ(TsAllocConfig::parse("batch:1000000", c.ts_alloc), "");
   ASSERT_EQ(validate_workload(c), "");
 
   const RunResult r = run(c);

@@ -80,7 +80,7 @@ TEST_P(Serializable, HighContentionHistoryHasNoAnomaly) {
 
 void as_is(Config&) {}
 void read_heavy(Config& c) { c.ycsb.write_ratio = 0.1; }
-void queue_latch(Config& c) { c.latch = platform::LatchKind::Queue; }
+void queue_latch(Config& c) { c.latch = LatchKind::Queue; }
 void no_backoff(Config& c) { c.backoff = BackoffKind::None; }
 void sorted_no_detect(Config& c) {
   c.dl_detect = false;
@@ -88,9 +88,9 @@ void sorted_no_detect(Config& c) {
 }
 void zero_timeout(Config& c) { c.dl_timeout_us = 0; }
 void long_timeout(Config& c) { c.dl_timeout_us = 100'000; }
-void batch_ts(Config& c) { (void)platform::TsAllocConfig::parse("batch:16", c.ts_alloc); }
-void clock_ts(Config& c) { (void)platform::TsAllocConfig::parse("clock", c.ts_alloc); }
-void mutex_ts(Config& c) { (void)platform::TsAllocConfig::parse("mutex", c.ts_alloc); }
+void batch_ts(Config& c) { (void)TsAllocConfig::parse("batch:16", c.ts_alloc); }
+void clock_ts(Config& c) { (void)TsAllocConfig::parse("clock", c.ts_alloc); }
+void mutex_ts(Config& c) { (void)TsAllocConfig::parse("mutex", c.ts_alloc); }
 void partitioned(Config& c) {
   c.ycsb.partitions = 4;
   c.ycsb.multi_part_ratio = 0.5;

@@ -28,7 +28,7 @@ struct Fixture {
   Database db{RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta))};
   Table* table;
   Column value;
-  platform::TsSource ts{platform::TsAllocConfig{}};
+  platform::TsSource ts{TsAllocConfig{}};
   CC cc{cfg, 2};
   std::unique_ptr<Worker> w0;
   std::unique_ptr<Worker> w1;

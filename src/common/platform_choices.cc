@@ -1,8 +1,9 @@
-#include "platform/ts_source.h"
+#include "common/platform_choices.h"
 
 #include <charconv>
+#include <string>
 
-namespace abyss::platform {
+namespace abyss {
 
 std::string TsAllocConfig::parse(const std::string& text, TsAllocConfig& out) {
   std::string allowed = "'" + text + "' is not one of mutex, atomic, batch:N (1 <= N <= 1000000), clock";
@@ -39,4 +40,4 @@ std::string TsAllocConfig::to_string() const {
   return "?";
 }
 
-}  // namespace abyss::platform
+}  // namespace abyss
