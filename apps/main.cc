@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -21,6 +20,7 @@
 #include "engine/engine.h"
 #include "engine/knobs.h"
 #include "engine/report.h"
+#include "platform/file.h"
 #include "platform/process.h"
 #include "storage/footprint.h"
 
@@ -32,9 +32,14 @@ int run_command(const Config& cfg) {
   const abyss::RunResult r = abyss::run(cfg);
   abyss::print_report(r, stdout);
   if (!cfg.json_path.empty()) {
-    std::ofstream out(cfg.json_path);
-    out << abyss::report_json(r).dump(2) << '\n';
-    if (!out) throw std::runtime_error("cannot write " + cfg.json_path);
+    abyss::platform::OutputFile out;
+    std::string err = out.open(cfg.json_path);
+    if (err.empty()) {
+      out.write(abyss::report_json(r).dump(2));
+      out.put('\n');
+      err = out.close();
+    }
+    if (!err.empty()) throw std::runtime_error("cannot write " + cfg.json_path + ": " + err);
   }
   return 0;
 }
