@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -31,9 +30,7 @@ int run_command(const Config& cfg) {
   const abyss::RunResult r = abyss::run(cfg);
   abyss::print_report(r, stdout);
   if (!cfg.json_path.empty()) {
-    std::ofstream out(cfg.json_path);
-    out << abyss::report_json(r).dump(2) << '\n';
-    if (!out) throw std::runtime_error("cannot write " + cfg.json_path);
+    if (auto err = abyss::write_report_json(r, cfg.json_path); !err.empty()) throw std::runtime_error(err);
   }
   return 0;
 }

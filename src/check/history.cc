@@ -1,10 +1,6 @@
 #include "check/history.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <istream>
 #include <limits>
 #include <span>
@@ -14,6 +10,8 @@
 #include <utility>
 
 #include <nlohmann/json.hpp>
+
+#include "platform/file.h"
 
 namespace abyss::check {
 
@@ -172,10 +170,13 @@ class Parser {
   Parser(const std::string& source, History& history, Report& report)
       : source_(source), history_(history), report_(report) {}
 
-  void parse(std::istream& in) {
+  // Parses each line that `next_line(text)` reads until it returns false;
+  // returns how many it read.
+  template <class NextLine>
+  uint64_t parse(NextLine&& next_line) {
     std::string text;
     uint64_t line = 0;
-    while (std::getline(in, text)) {
+    while (next_line(text)) {
       line++;
       if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
       try {
@@ -185,7 +186,7 @@ class Parser {
         throw InputError(source_, line, e.what());
       }
     }
-    if (in.bad()) throw InputError(source_, line + 1, "read error");
+    return line;
   }
 
  private:
@@ -560,20 +561,27 @@ class Checker {
 Report check_history(std::istream& in, const std::string& source) {
   Report report;
   History history;
-  Parser(source, history, report).parse(in);
+  const uint64_t lines = Parser(source, history, report).parse([&](std::string& text) {
+    return static_cast<bool>(std::getline(in, text));
+  });
+  if (in.bad()) throw InputError(source, lines + 1, "read error");
   Checker(history, report).run();
   return report;
 }
 
 Report check_history_file(const std::string& path) {
-  // A directory opens as a stream that reads nothing: it would pass as the
-  // empty history.
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path, 0, "cannot read: is a directory");
-  errno = 0;
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, std::string("cannot open: ") + (errno != 0 ? std::strerror(errno) : "failed"));
-  return check_history(in, path);
+  // Said as such, not as the failed open it would be.
+  if (platform::file_status(path).kind == platform::FileKind::kDirectory) {
+    throw InputError(path, 0, "cannot read: is a directory");
+  }
+  platform::LineReader in;
+  if (auto err = in.open(path); !err.empty()) throw InputError(path, 0, "cannot open: " + err);
+  Report report;
+  History history;
+  const uint64_t lines = Parser(path, history, report).parse([&](std::string& text) { return in.next(text); });
+  if (!in.error().empty()) throw InputError(path, lines + 1, "read error: " + in.error());
+  Checker(history, report).run();
+  return report;
 }
 
 }  // namespace abyss::check

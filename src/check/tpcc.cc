@@ -2,17 +2,14 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <charconv>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <system_error>
 #include <tuple>
 
+#include "platform/file.h"
 #include "storage/schema.h"
 #include "workload/tpcc/tpcc_schema.h"
 
@@ -52,9 +49,7 @@ struct Field {
 class CsvFile {
  public:
   explicit CsvFile(std::string path) : path_(std::move(path)) {
-    errno = 0;
-    in_.open(path_, std::ios::binary);
-    if (!in_) throw InputError(path_, 0, std::string("cannot open: ") + (errno != 0 ? std::strerror(errno) : "failed"));
+    if (auto err = in_.open(path_); !err.empty()) throw InputError(path_, 0, "cannot open: " + err);
   }
 
   // Reads the next record into `fields`; false at the end of the file.
@@ -117,20 +112,22 @@ class CsvFile {
 
  private:
   bool read_line(std::string& text) {
-    if (!std::getline(in_, text)) {
-      if (in_.bad()) throw InputError(path_, line_ + 1, "read error");
+    if (!in_.next(text)) {
+      if (!in_.error().empty()) throw InputError(path_, in_.line_number() + 1, "read error: " + in_.error());
       return false;
     }
-    line_++;
+    line_ = in_.line_number();
     // The dump ends every record with a newline, so a last line without one
     // was cut short, possibly inside a number that still parses.
-    if (in_.eof()) throw InputError(path_, line_, "the line does not end with a newline: the file is truncated");
+    if (!in_.ended_with_newline()) {
+      throw InputError(path_, line_, "the line does not end with a newline: the file is truncated");
+    }
     if (!text.empty() && text.back() == '\r') text.pop_back();  // tolerate CRLF
     return true;
   }
 
   std::string path_;
-  std::ifstream in_;
+  platform::LineReader in_;
   uint64_t line_ = 0;
   uint64_t record_line_ = 0;
 };
@@ -273,12 +270,12 @@ std::string TpccReport::summary() const {
 
 TpccReport check_tpcc_dir(const std::string& dir, bool inserts) {
   {
-    std::error_code ec;
-    const auto st = std::filesystem::status(dir, ec);
-    if (!std::filesystem::exists(st)) {
-      throw InputError(dir, 0, "cannot open the dump directory: " + (ec ? ec.message() : "does not exist"));
+    const platform::FileStatus st = platform::file_status(dir);
+    if (st.kind == platform::FileKind::kMissing)
+      throw InputError(dir, 0, "cannot open the dump directory: " + st.reason);
+    if (st.kind != platform::FileKind::kDirectory) {
+      throw InputError(dir, 0, "not a directory; expected a --dump directory");
     }
-    if (!std::filesystem::is_directory(st)) throw InputError(dir, 0, "not a directory; expected a --dump directory");
   }
 
   struct DistrictAgg {

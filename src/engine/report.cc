@@ -4,6 +4,7 @@
 
 #include "common/build_info.h"
 #include "platform/clock.h"
+#include "platform/file.h"
 #include "platform/process.h"
 #include "platform/thread.h"
 
@@ -71,6 +72,17 @@ nlohmann::json report_json(const RunResult& r) {
   res["breakdown_per_worker"] = per_worker;
   j["results"] = res;
   return j;
+}
+
+std::string write_report_json(const RunResult& r, const std::string& path) {
+  platform::OutputFile out;
+  std::string err = out.open(path);
+  if (err.empty()) {
+    out.write(report_json(r).dump(2));
+    out.put('\n');
+    err = out.close();
+  }
+  return err.empty() ? err : "cannot write " + path + ": " + err;
 }
 
 void print_report(const RunResult& r, std::FILE* out) {

@@ -6,12 +6,44 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 namespace abyss::platform {
 
 namespace {
 
 std::string os_reason() { return std::strerror(errno); }
+std::string reason_of(int err) { return std::strerror(err); }
+
+constexpr std::size_t kReadBuffer = std::size_t{64} << 10;
+
+// open(2) for reading, refusing a directory (reading one fails only later).
+int open_for_reading(const std::string& path, std::string& reason) {
+  int fd = -1;
+  do {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) {
+    reason = os_reason();
+    return -1;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    reason = reason_of(EISDIR);
+    return -1;
+  }
+  return fd;
+}
+
+// read(2), retried when a signal interrupts it.
+ssize_t read_some(int fd, char* buf, std::size_t n) {
+  ssize_t got = 0;
+  do {
+    got = ::read(fd, buf, n);
+  } while (got < 0 && errno == EINTR);
+  return got;
+}
 
 std::string parent_of(const std::string& path) {
   const std::size_t slash = path.find_last_of('/');
@@ -65,6 +97,163 @@ std::string check_output_dir(const std::string& path) {
   if (!S_ISDIR(st.st_mode)) return existing + " is not a directory";
   if (::access(existing.c_str(), W_OK | X_OK) != 0) return "directory " + existing + ": " + os_reason();
   return {};
+}
+
+FileStatus file_status(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {FileKind::kMissing, os_reason()};
+  if (S_ISREG(st.st_mode)) return {FileKind::kRegular, {}};
+  if (S_ISDIR(st.st_mode)) return {FileKind::kDirectory, {}};
+  return {FileKind::kOther, {}};
+}
+
+std::string make_dirs(const std::string& path) {
+  if (path.empty()) return reason_of(ENOENT);
+  // Every prefix that ends before a '/', then the whole path.
+  for (std::size_t end = path.find('/', 1);; end = path.find('/', end + 1)) {
+    const std::string level = path.substr(0, end);
+    if (::mkdir(level.c_str(), 0777) != 0 && errno != EEXIST) return os_reason();
+    if (end == std::string::npos) break;
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return os_reason();
+  return S_ISDIR(st.st_mode) ? std::string{} : reason_of(ENOTDIR);
+}
+
+std::string remove_file(const std::string& path) { return ::unlink(path.c_str()) == 0 ? std::string{} : os_reason(); }
+
+// ---- OutputFile ------------------------------------------------------------
+
+OutputFile::~OutputFile() { (void)close(); }
+
+std::string OutputFile::open(const std::string& path) {
+  if (fd_ >= 0) return reason_of(EBUSY);
+  int fd = -1;
+  do {
+    fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return os_reason();
+  fd_ = fd;
+  if (buf_ == nullptr) buf_ = std::make_unique<char[]>(cap_);
+  size_ = 0;
+  error_.clear();
+  return {};
+}
+
+void OutputFile::write_all(const char* data, std::size_t n) {
+  while (n > 0 && error_.empty()) {
+    const ssize_t put = ::write(fd_, data, n);
+    if (put < 0) {
+      if (errno != EINTR) error_ = os_reason();
+      continue;
+    }
+    data += put;
+    n -= static_cast<std::size_t>(put);
+  }
+}
+
+void OutputFile::flush() {
+  if (size_ > 0) write_all(buf_.get(), size_);
+  size_ = 0;
+}
+
+void OutputFile::write_slow(std::string_view bytes) {
+  if (fd_ < 0) {
+    if (error_.empty()) error_ = reason_of(EBADF);
+    return;
+  }
+  flush();
+  if (bytes.size() >= cap_) {
+    write_all(bytes.data(), bytes.size());
+  } else {
+    std::memcpy(buf_.get(), bytes.data(), bytes.size());
+    size_ = bytes.size();
+  }
+}
+
+std::string OutputFile::append_file(const std::string& path) {
+  std::string reason;
+  const int in = open_for_reading(path, reason);
+  if (in < 0) return reason;
+  if (fd_ < 0 && error_.empty()) error_ = reason_of(EBADF);
+  flush();
+  // The buffer is empty now: it carries the copy.
+  while (error_.empty()) {
+    const ssize_t got = read_some(in, buf_.get(), cap_);
+    if (got < 0) {
+      reason = os_reason();
+      break;
+    }
+    if (got == 0) break;
+    write_all(buf_.get(), static_cast<std::size_t>(got));
+  }
+  ::close(in);
+  return reason;
+}
+
+std::string OutputFile::close() {
+  if (fd_ < 0) return error_;
+  flush();
+  if (::close(fd_) != 0 && error_.empty()) error_ = os_reason();
+  fd_ = -1;
+  return error_;
+}
+
+// ---- LineReader ------------------------------------------------------------
+
+LineReader::LineReader() = default;
+
+LineReader::~LineReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string LineReader::open(const std::string& path) {
+  if (fd_ >= 0) return reason_of(EBUSY);
+  std::string reason;
+  fd_ = open_for_reading(path, reason);
+  if (fd_ < 0) return reason;
+  if (buf_ == nullptr) buf_ = std::make_unique<char[]>(kReadBuffer);
+  pos_ = end_ = 0;
+  eof_ = false;
+  line_number_ = 0;
+  error_.clear();
+  return {};
+}
+
+bool LineReader::next(std::string& line) {
+  line.clear();
+  if (fd_ < 0 || !error_.empty()) return false;
+  bool any = false;  // a byte of this line was read
+  for (;;) {
+    if (pos_ < end_) {
+      const char* from = buf_.get() + pos_;
+      const auto* nl = static_cast<const char*>(std::memchr(from, '\n', end_ - pos_));
+      if (nl != nullptr) {
+        line.append(from, nl);
+        pos_ += static_cast<std::size_t>(nl - from) + 1;
+        newline_ = true;
+        line_number_++;
+        return true;
+      }
+      line.append(from, end_ - pos_);
+      any = true;
+      pos_ = end_;
+    }
+    if (eof_) break;
+    const ssize_t got = read_some(fd_, buf_.get(), kReadBuffer);
+    if (got < 0) {
+      error_ = os_reason();
+      line.clear();
+      return false;
+    }
+    pos_ = 0;
+    end_ = static_cast<std::size_t>(got);
+    eof_ = got == 0;
+  }
+  if (!any) return false;
+  newline_ = false;
+  line_number_++;
+  return true;
 }
 
 }  // namespace abyss::platform

@@ -1,7 +1,14 @@
 #pragma once
 // Files, through the platform layer like every other hardware and OS
-// primitive, so the simulated build can replace them.
+// primitive, so the simulated build can replace them. Every function that can
+// fail returns the reason in the OS's words ("No such file or directory"),
+// empty on success; callers add the path and what they were doing.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
 #include <string>
+#include <string_view>
 
 namespace abyss::platform {
 
@@ -17,5 +24,106 @@ std::string check_output_file(const std::string& path);
 // writable directory).
 // A path naming an existing non-directory is refused.
 std::string check_output_dir(const std::string& path);
+
+enum class FileKind { kMissing, kRegular, kDirectory, kOther };
+
+struct FileStatus {
+  FileKind kind = FileKind::kMissing;
+  std::string reason;  // kMissing only: why it could not be looked up ("No such file or directory")
+};
+
+// What `path` names, following symbolic links.
+FileStatus file_status(const std::string& path);
+
+// Creates the directory `path` and every missing parent (mkdir -p). An
+// existing directory is fine; an existing non-directory is "Not a directory".
+std::string make_dirs(const std::string& path);
+
+// Removes the file `path`.
+std::string remove_file(const std::string& path);
+
+// A file written from the start through a buffer. The first failed write is
+// kept: later writes are dropped, ok() turns false and close() returns it.
+// Writes of at least the buffer's size go straight to the OS, so a caller
+// that batches its own output costs one system call per batch and no copy.
+class OutputFile {
+ public:
+  static constexpr std::size_t kDefaultBuffer = std::size_t{64} << 10;
+
+  explicit OutputFile(std::size_t buffer_bytes = kDefaultBuffer) : cap_(buffer_bytes == 0 ? 1 : buffer_bytes) {}
+  // Flushes and closes a file still open, dropping any error.
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  // Creates `path`, or truncates it, for writing.
+  [[nodiscard]] std::string open(const std::string& path);
+
+  void write(std::string_view bytes) {
+    if (bytes.size() <= cap_ - size_ && buf_ != nullptr) {
+      std::memcpy(buf_.get() + size_, bytes.data(), bytes.size());
+      size_ += bytes.size();
+      return;
+    }
+    write_slow(bytes);
+  }
+  void put(char c) { write(std::string_view(&c, 1)); }
+
+  // Copies the whole file at `path` to the end of this one. Returns why
+  // `path` could not be read; a failed write is kept as for write().
+  [[nodiscard]] std::string append_file(const std::string& path);
+
+  [[nodiscard]] bool is_open() const { return fd_ >= 0; }
+  [[nodiscard]] bool ok() const { return error_.empty(); }
+  [[nodiscard]] const std::string& error() const { return error_; }
+
+  // Flushes and closes the file; returns the first error of its writes or
+  // of closing it. On a file already closed it only returns that again.
+  [[nodiscard]] std::string close();
+
+ private:
+  void write_slow(std::string_view bytes);
+  void flush();
+  void write_all(const char* data, std::size_t n);
+
+  int fd_ = -1;
+  std::unique_ptr<char[]> buf_;  // allocated by open()
+  std::size_t cap_;
+  std::size_t size_ = 0;
+  std::string error_;
+};
+
+// A file read line by line from the start, through a buffer.
+class LineReader {
+ public:
+  LineReader();
+  ~LineReader();
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+
+  // Opens `path` for reading. A directory is refused ("Is a directory").
+  [[nodiscard]] std::string open(const std::string& path);
+
+  // Reads the next line into `line`, without its '\n'. Returns false at the
+  // end of the file, or on a read error: error() then says why.
+  bool next(std::string& line);
+
+  // How many lines next() has returned: the number of the last one.
+  [[nodiscard]] uint64_t line_number() const { return line_number_; }
+  // Whether the last line ended with '\n'; false only for a last line that
+  // the file ends in the middle of.
+  [[nodiscard]] bool ended_with_newline() const { return newline_; }
+  [[nodiscard]] const std::string& error() const { return error_; }
+
+ private:
+  int fd_ = -1;
+  std::unique_ptr<char[]> buf_;
+  std::size_t pos_ = 0;
+  std::size_t end_ = 0;
+  bool eof_ = false;
+  bool newline_ = false;
+  uint64_t line_number_ = 0;
+  std::string error_;
+};
 
 }  // namespace abyss::platform

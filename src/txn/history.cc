@@ -1,8 +1,5 @@
 #include "txn/history.h"
 
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
 #include <stdexcept>
 
 namespace abyss {
@@ -22,13 +19,14 @@ void append_entry(std::string& out, const std::string& table, uint64_t key, TxnI
 }  // namespace
 
 HistoryWriter::HistoryWriter(std::string part_path) : part_path_(std::move(part_path)) {
-  file_ = std::fopen(part_path_.c_str(), "w");
-  if (file_ == nullptr) throw std::runtime_error("cannot write " + part_path_ + ": " + std::strerror(errno));
+  if (auto err = file_.open(part_path_); !err.empty())
+    throw std::runtime_error("cannot write " + part_path_ + ": " + err);
   buf_.reserve(1 << 20);
 }
 
 HistoryWriter::~HistoryWriter() {
-  if (file_ != nullptr) std::fclose(file_);
+  (void)file_.close();
+  (void)platform::remove_file(part_path_);  // gone already once merged
 }
 
 void HistoryWriter::begin(TxnId id) {
@@ -56,36 +54,36 @@ void HistoryWriter::end() {
 }
 
 void HistoryWriter::spill() {
-  if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), file_) != buf_.size()) {
-    throw std::runtime_error("write failed for " + part_path_);
-  }
+  file_.write(buf_);
   buf_.clear();
+  if (!file_.ok()) throw std::runtime_error("write failed for " + part_path_ + ": " + file_.error());
 }
 
 const std::string& HistoryWriter::close() {
   spill();
-  std::fclose(file_);
-  file_ = nullptr;
+  if (auto err = file_.close(); !err.empty()) throw std::runtime_error("write failed for " + part_path_ + ": " + err);
   return part_path_;
 }
 
 std::string HistoryWriter::merge(const std::string& path, const std::vector<std::string>& parts) {
-  std::FILE* out = std::fopen(path.c_str(), "w");
-  if (out == nullptr) return "cannot write " + path + ": " + std::strerror(errno);
-  std::vector<char> buf(1 << 20);
-  for (const auto& p : parts) {
-    std::FILE* in = std::fopen(p.c_str(), "r");
-    if (in == nullptr) {
-      std::fclose(out);
-      return "cannot read " + p;
+  std::string err;
+  std::size_t merged = 0;  // parts copied and removed
+  platform::OutputFile out(std::size_t{1} << 20);
+  if (auto reason = out.open(path); !reason.empty()) {
+    err = "cannot write " + path + ": " + reason;
+  } else {
+    for (; merged < parts.size() && out.ok(); merged++) {
+      if (auto reason = out.append_file(parts[merged]); !reason.empty()) {
+        err = "cannot read " + parts[merged] + ": " + reason;
+        break;
+      }
+      (void)platform::remove_file(parts[merged]);
     }
-    std::size_t n;
-    while ((n = std::fread(buf.data(), 1, buf.size(), in)) > 0) std::fwrite(buf.data(), 1, n, out);
-    std::fclose(in);
-    std::error_code ec;
-    std::filesystem::remove(p, ec);
+    if (auto reason = out.close(); err.empty() && !reason.empty()) err = "write failed for " + path + ": " + reason;
+    if (!err.empty()) (void)platform::remove_file(path);
   }
-  return std::fclose(out) == 0 ? std::string{} : "write failed for " + path;
+  for (std::size_t i = merged; i < parts.size(); i++) (void)platform::remove_file(parts[i]);
+  return err;
 }
 
 }  // namespace abyss

@@ -3,14 +3,16 @@
 // transaction. Each worker buffers its own lines and spills them to a part
 // file; the parts are concatenated when the run ends.
 #include <cstdint>
-#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "common/types.h"
+#include "platform/file.h"
 
 namespace abyss {
 
+// A writer owns its part file: its destructor removes it, so a run that
+// fails leaves none behind.
 class HistoryWriter final {
  public:
   explicit HistoryWriter(std::string part_path);
@@ -23,17 +25,21 @@ class HistoryWriter final {
   void write(const std::string& table, uint64_t key, TxnId prev_writer);
   void end();
 
-  // Flushes and closes the part file; returns its path.
+  // Flushes and closes the part file; returns its path. Throws when the file
+  // cannot be written.
   const std::string& close();
 
-  // Concatenates the parts into `path` and removes them. Returns an error
-  // message, empty on success.
+  // Concatenates the parts into `path`. Returns an error message naming the
+  // file and the OS's reason, empty on success. Removes the parts either way,
+  // and on failure the partly written `path` too.
   static std::string merge(const std::string& path, const std::vector<std::string>& parts);
 
  private:
   void spill();
   std::string part_path_;
-  std::FILE* file_ = nullptr;
+  // Its buffer is small: spill() hands over whole batches of buf_, which go
+  // straight to the OS.
+  platform::OutputFile file_{std::size_t{4} << 10};
   std::string buf_;
   std::string reads_;
   std::string writes_;
