@@ -165,9 +165,11 @@ std::string unless_multi_partition(const cc::SchemeTraits&, const Config& c) {
              ? ""
              : "a multi-partition transaction needs --partitions and --parts-per-txn above 1";
 }
-std::string unless_dl_detect(const cc::SchemeTraits& s, const Config&) {
-  return s.name == "dl_detect" ? "" : "it applies to --cc dl_detect only";
+std::string unless_scheme(const cc::SchemeTraits& s, std::string_view name) {
+  return s.name == name ? "" : "it applies to --cc " + std::string(name) + " only";
 }
+std::string unless_dl_detect(const cc::SchemeTraits& s, const Config&) { return unless_scheme(s, "dl_detect"); }
+std::string unless_silo(const cc::SchemeTraits& s, const Config&) { return unless_scheme(s, "silo"); }
 
 std::vector<Knob> make_table() {
   std::vector<Knob> t;
@@ -265,6 +267,11 @@ std::vector<Knob> make_table() {
       "DL_DETECT: search the waits-for graph for cycles: on | off"));
   t.back().scheme = "dl_detect";
   t.back().ignored_because = unless_dl_detect;
+  t.push_back(integer<uint32_t>(
+      "silo-epoch-ms", "silo_epoch_ms", 1, 10'000, +[](Config& c) -> uint32_t& { return c.silo_epoch_ms; },
+      "SILO: period of the global epoch, milliseconds (Silo §4.1)"));
+  t.back().scheme = "silo";
+  t.back().ignored_because = unless_silo;
 
   // YCSB (Abyss §3.3).
   const std::size_t ycsb_first = t.size();

@@ -168,6 +168,7 @@ std::vector<BadCase> bad_cases() {
       {"req_per_txn_zero", {"run", "--req-per-txn", "0"}, {"--req-per-txn", "0", "64"}},
       {"req_per_txn_too_many", {"run", "--req-per-txn", "65"}, {"--req-per-txn", "65", "64"}},
       {"partitions_zero", {"run", "--partitions", "0"}, {"--partitions", "0", "1024"}},
+      {"silo_epoch_zero", {"run", "--silo-epoch-ms", "0"}, {"--silo-epoch-ms", "0", "10000"}},
       // Cross-field checks (Config::validate): both flags and both values.
       {"parts_per_txn_above_partitions",
        {"run", "--parts-per-txn", "4", "--partitions", "2"},
@@ -338,8 +339,9 @@ TEST(CliDescribe, JsonListsEverySchemeWorkloadAndKnob) {
 }
 
 TEST(CliRun, FlagsWithoutEffectOnThisSchemeAreNotedOnStderr) {
-  const Outcome o = run_abyss({"run", "--cc", "no_wait", "--dl-timeout", "50", "--ts-alloc", "batch:8", "--threads",
-                               "1", "--rows", "1000", "--duration", "0.05", "--warmup", "0"});
+  const Outcome o =
+      run_abyss({"run", "--cc", "no_wait", "--dl-timeout", "50", "--ts-alloc", "batch:8", "--silo-epoch-ms", "5",
+                 "--threads", "1", "--rows", "1000", "--duration", "0.05", "--warmup", "0"});
   SCOPED_TRACE(o.command);
   EXPECT_EQ(o.exit_code, 0) << "stderr: " << o.err;
   EXPECT_NE(o.out.find("throughput"), std::string::npos) << o.out;
@@ -348,6 +350,8 @@ TEST(CliRun, FlagsWithoutEffectOnThisSchemeAreNotedOnStderr) {
       << o.err;
   EXPECT_NE(o.err.find("abyss: note: --ts-alloc has no effect: --cc no_wait allocates no timestamps\n"),
             std::string::npos)
+      << o.err;
+  EXPECT_NE(o.err.find("abyss: note: --silo-epoch-ms has no effect: it applies to --cc silo only\n"), std::string::npos)
       << o.err;
 
   // The same flags where they take effect: no note.
