@@ -62,7 +62,8 @@ struct Config {
 
   uint32_t dl_timeout_us = 100;  // Abyss §4.2
   bool dl_detect = true;
-  uint32_t silo_epoch_ms = 40;  // Silo §4.1
+  uint32_t mvcc_refresh_every = 32;  // begins between low-water-mark recomputations
+  uint32_t silo_epoch_ms = 40;       // Silo §4.1
 
   YcsbConfig ycsb{};
   TpccConfig tpcc{};

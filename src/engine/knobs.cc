@@ -169,6 +169,7 @@ std::string unless_scheme(const cc::SchemeTraits& s, std::string_view name) {
   return s.name == name ? "" : "it applies to --cc " + std::string(name) + " only";
 }
 std::string unless_dl_detect(const cc::SchemeTraits& s, const Config&) { return unless_scheme(s, "dl_detect"); }
+std::string unless_mvcc(const cc::SchemeTraits& s, const Config&) { return unless_scheme(s, "mvcc"); }
 std::string unless_silo(const cc::SchemeTraits& s, const Config&) { return unless_scheme(s, "silo"); }
 
 std::vector<Knob> make_table() {
@@ -267,6 +268,13 @@ std::vector<Knob> make_table() {
       "DL_DETECT: search the waits-for graph for cycles: on | off"));
   t.back().scheme = "dl_detect";
   t.back().ignored_because = unless_dl_detect;
+  t.push_back(integer<uint32_t>(
+      "mvcc-refresh-every", "mvcc_refresh_every", 0, 1'000'000,
+      +[](Config& c) -> uint32_t& { return c.mvcc_refresh_every; },
+      "MVCC: transactions a worker begins between two recomputations of its garbage-collection low-water mark "
+      "(0: at every begin; Abyss §2.2)"));
+  t.back().scheme = "mvcc";
+  t.back().ignored_because = unless_mvcc;
   t.push_back(integer<uint32_t>(
       "silo-epoch-ms", "silo_epoch_ms", 1, 10'000, +[](Config& c) -> uint32_t& { return c.silo_epoch_ms; },
       "SILO: period of the global epoch, milliseconds (Silo §4.1)"));

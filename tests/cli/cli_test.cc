@@ -168,6 +168,7 @@ std::vector<BadCase> bad_cases() {
       {"req_per_txn_zero", {"run", "--req-per-txn", "0"}, {"--req-per-txn", "0", "64"}},
       {"req_per_txn_too_many", {"run", "--req-per-txn", "65"}, {"--req-per-txn", "65", "64"}},
       {"partitions_zero", {"run", "--partitions", "0"}, {"--partitions", "0", "1024"}},
+      {"mvcc_refresh_every_negative", {"run", "--mvcc-refresh-every", "-1"}, {"--mvcc-refresh-every", "-1"}},
       {"silo_epoch_zero", {"run", "--silo-epoch-ms", "0"}, {"--silo-epoch-ms", "0", "10000"}},
       // Cross-field checks (Config::validate): both flags and both values.
       {"parts_per_txn_above_partitions",
