@@ -169,6 +169,10 @@ std::string unless_scheme(const cc::SchemeTraits& s, std::string_view name) {
   return s.name == name ? "" : "it applies to --cc " + std::string(name) + " only";
 }
 std::string unless_dl_detect(const cc::SchemeTraits& s, const Config&) { return unless_scheme(s, "dl_detect"); }
+std::string unless_dl_searches(const cc::SchemeTraits& s, const Config& c) {
+  if (s.name != "dl_detect") return unless_dl_detect(s, c);
+  return c.dl_detect ? "" : "--dl-detect off searches no cycles";
+}
 std::string unless_mvcc(const cc::SchemeTraits& s, const Config&) { return unless_scheme(s, "mvcc"); }
 std::string unless_silo(const cc::SchemeTraits& s, const Config&) { return unless_scheme(s, "silo"); }
 
@@ -268,6 +272,17 @@ std::vector<Knob> make_table() {
       "DL_DETECT: search the waits-for graph for cycles: on | off"));
   t.back().scheme = "dl_detect";
   t.back().ignored_because = unless_dl_detect;
+  t.push_back(integer<uint32_t>(
+      "dl-detect-every", "dl_detect_every", 1, 1'000'000, +[](Config& c) -> uint32_t& { return c.dl_detect_every; },
+      "DL_DETECT: spins of a lock wait between two searches of the waits-for graph (Abyss §4.2)"));
+  t.back().scheme = "dl_detect";
+  t.back().ignored_because = unless_dl_searches;
+  t.push_back(integer<uint32_t>(
+      "dl-max-edges", "dl_max_edges", 1, 1024, +[](Config& c) -> uint32_t& { return c.dl_max_edges; },
+      "DL_DETECT: waits-for edges a waiter publishes; more are dropped, the timeout still bounds the wait "
+      "(Abyss §4.2)"));
+  t.back().scheme = "dl_detect";
+  t.back().ignored_because = unless_dl_searches;
   t.push_back(integer<uint32_t>(
       "mvcc-refresh-every", "mvcc_refresh_every", 0, 1'000'000,
       +[](Config& c) -> uint32_t& { return c.mvcc_refresh_every; },
