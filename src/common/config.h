@@ -58,6 +58,7 @@ struct Config {
   platform::TsAllocConfig ts_alloc{};
   platform::LatchKind latch = platform::LatchKind::Spin;
   BackoffKind backoff = BackoffKind::Exp;
+  uint32_t backoff_base_ns = 1000;  // bound after the first abort, doubled per abort (Tale §5)
   uint32_t backoff_max_us = 100;
 
   uint32_t dl_timeout_us = 100;  // Abyss §4.2

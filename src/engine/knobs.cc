@@ -259,6 +259,10 @@ std::vector<Knob> make_table() {
       "after a CC abort (exp = randomised exponential)"));
   t.back().ignored_because = unless_aborts;
   t.push_back(integer<uint32_t>(
+      "backoff-base-ns", "backoff_base_ns", 0, 1'000'000'000, +[](Config& c) -> uint32_t& { return c.backoff_base_ns; },
+      "bound of the exponential backoff after a first abort, nanoseconds; doubles per abort (Tale §5)"));
+  t.back().ignored_because = unless_backs_off;
+  t.push_back(integer<uint32_t>(
       "backoff-max-us", "backoff_max_us", 0, 1'000'000, +[](Config& c) -> uint32_t& { return c.backoff_max_us; },
       "upper bound of the exponential backoff, microseconds"));
   t.back().ignored_because = unless_backs_off;

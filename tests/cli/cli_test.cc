@@ -168,6 +168,7 @@ std::vector<BadCase> bad_cases() {
       {"req_per_txn_zero", {"run", "--req-per-txn", "0"}, {"--req-per-txn", "0", "64"}},
       {"req_per_txn_too_many", {"run", "--req-per-txn", "65"}, {"--req-per-txn", "65", "64"}},
       {"partitions_zero", {"run", "--partitions", "0"}, {"--partitions", "0", "1024"}},
+      {"backoff_base_above_1s", {"run", "--backoff-base-ns", "2e9"}, {"--backoff-base-ns", "2e9", "1000000000"}},
       {"dl_detect_every_zero", {"run", "--dl-detect-every", "0"}, {"--dl-detect-every", "0", "1000000"}},
       {"dl_max_edges_zero", {"run", "--dl-max-edges", "0"}, {"--dl-max-edges", "0", "1024"}},
       {"mvcc_refresh_every_negative", {"run", "--mvcc-refresh-every", "-1"}, {"--mvcc-refresh-every", "-1"}},

@@ -94,6 +94,7 @@ void detect_every_spin(Config& c) {
 void few_edges(Config& c) { c.dl_max_edges = 1; }
 void refresh_every_txn(Config& c) { c.mvcc_refresh_every = 0; }
 void short_epoch(Config& c) { c.silo_epoch_ms = 1; }
+void backoff_base(Config& c) { c.backoff_base_ns = 50; }
 void long_timeout(Config& c) { c.dl_timeout_us = 100'000; }
 void batch_ts(Config& c) { (void)platform::TsAllocConfig::parse("batch:16", c.ts_alloc); }
 void clock_ts(Config& c) { (void)platform::TsAllocConfig::parse("clock", c.ts_alloc); }
@@ -137,6 +138,7 @@ std::vector<Case> every_scheme() {
   cases.push_back({"dl_detect_few_edges", "dl_detect", few_edges});
   cases.push_back({"mvcc_refresh_every_txn", "mvcc", refresh_every_txn});
   cases.push_back({"silo_short_epoch", "silo", short_epoch});
+  cases.push_back({"no_wait_short_backoff", "no_wait", backoff_base});
   return cases;
 }
 
