@@ -52,10 +52,16 @@ struct Config {
   TsAllocConfig ts_alloc{};
   LatchKind latch = LatchKind::Spin;
   BackoffKind backoff = BackoffKind::Exp;
+  uint32_t backoff_base_ns = 1000;  // bound after the first abort, doubled per abort (Tale §5)
   uint32_t backoff_max_us = 100;
 
   uint32_t dl_timeout_us = 100;  // Abyss §4.2
   bool dl_detect = true;
+  uint32_t dl_detect_every = 64;  // spins of a waiter between cycle searches
+  uint32_t dl_max_edges = 32;     // waits-for edges a waiter publishes; more are dropped
+
+  uint32_t mvcc_refresh_every = 32;  // begins between low-water-mark recomputations
+  uint32_t silo_epoch_ms = 40;       // Silo §4.1
 
   YcsbConfig ycsb{};
   TpccConfig tpcc{};

@@ -59,9 +59,16 @@ std::string unless_backs_off(const cc::SchemeTraits& s, const Config& c) {
   if (!s.aborts) return unless_aborts(s, c);
   return c.backoff == BackoffKind::Exp ? "" : "it bounds --backoff exp only";
 }
-std::string unless_dl_detect(const cc::SchemeTraits& s, const Config&) {
-  return s.name == "dl_detect" ? "" : "it applies to --cc dl_detect only";
+std::string unless_scheme(const cc::SchemeTraits& s, std::string_view name) {
+  return s.name == name ? "" : "it applies to --cc " + std::string(name) + " only";
 }
+std::string unless_dl_detect(const cc::SchemeTraits& s, const Config&) { return unless_scheme(s, "dl_detect"); }
+std::string unless_dl_searches(const cc::SchemeTraits& s, const Config& c) {
+  if (s.name != "dl_detect") return unless_dl_detect(s, c);
+  return c.dl_detect ? "" : "--dl-detect off searches no cycles";
+}
+std::string unless_mvcc(const cc::SchemeTraits& s, const Config&) { return unless_scheme(s, "mvcc"); }
+std::string unless_silo(const cc::SchemeTraits& s, const Config&) { return unless_scheme(s, "silo"); }
 
 std::vector<Knob> make_table() {
   std::vector<Knob> t;
@@ -146,6 +153,10 @@ std::vector<Knob> make_table() {
       "after a CC abort (exp = randomised exponential)"));
   t.back().ignored_because = unless_aborts;
   t.push_back(integer<uint32_t>(
+      "backoff-base-ns", "backoff_base_ns", 0, 1'000'000'000, +[](Config& c) -> uint32_t& { return c.backoff_base_ns; },
+      "bound of the exponential backoff after a first abort, nanoseconds; doubles per abort (Tale §5)"));
+  t.back().ignored_because = unless_backs_off;
+  t.push_back(integer<uint32_t>(
       "backoff-max-us", "backoff_max_us", 0, 1'000'000, +[](Config& c) -> uint32_t& { return c.backoff_max_us; },
       "upper bound of the exponential backoff, microseconds"));
   t.back().ignored_because = unless_backs_off;
@@ -159,6 +170,29 @@ std::vector<Knob> make_table() {
       "DL_DETECT: search the waits-for graph for cycles: on | off"));
   t.back().scheme = "dl_detect";
   t.back().ignored_because = unless_dl_detect;
+  t.push_back(integer<uint32_t>(
+      "dl-detect-every", "dl_detect_every", 1, 1'000'000, +[](Config& c) -> uint32_t& { return c.dl_detect_every; },
+      "DL_DETECT: spins of a lock wait between two searches of the waits-for graph (Abyss §4.2)"));
+  t.back().scheme = "dl_detect";
+  t.back().ignored_because = unless_dl_searches;
+  t.push_back(integer<uint32_t>(
+      "dl-max-edges", "dl_max_edges", 1, 1024, +[](Config& c) -> uint32_t& { return c.dl_max_edges; },
+      "DL_DETECT: waits-for edges a waiter publishes; more are dropped, the timeout still bounds the wait "
+      "(Abyss §4.2)"));
+  t.back().scheme = "dl_detect";
+  t.back().ignored_because = unless_dl_searches;
+  t.push_back(integer<uint32_t>(
+      "mvcc-refresh-every", "mvcc_refresh_every", 0, 1'000'000,
+      +[](Config& c) -> uint32_t& { return c.mvcc_refresh_every; },
+      "MVCC: transactions a worker begins between two recomputations of its garbage-collection low-water mark "
+      "(0: at every begin; Abyss §2.2)"));
+  t.back().scheme = "mvcc";
+  t.back().ignored_because = unless_mvcc;
+  t.push_back(integer<uint32_t>(
+      "silo-epoch-ms", "silo_epoch_ms", 1, 10'000, +[](Config& c) -> uint32_t& { return c.silo_epoch_ms; },
+      "SILO: period of the global epoch, milliseconds (Silo §4.1)"));
+  t.back().scheme = "silo";
+  t.back().ignored_because = unless_silo;
 
   // Each workload's own rows, from its folder (Ycsb::knobs, Tpcc::knobs).
   for (Knob& k : workload_knobs()) t.push_back(std::move(k));

@@ -98,8 +98,10 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
         stats.types[type][Counter::CcAborts]++;
       }
       if (cfg.backoff == BackoffKind::Exp) {
-        // Tale §5: wait a random time below a bound that doubles per abort.
-        const uint64_t bound = std::min<uint64_t>(backoff_cap_ns, uint64_t{1000} << std::min(aborts, 20u));
+        // Tale §5: wait a random time below a bound that doubles per abort,
+        // from --backoff-base-ns up to --backoff-max-us.
+        const uint64_t bound =
+            std::min<uint64_t>(backoff_cap_ns, uint64_t{cfg.backoff_base_ns} << std::min(aborts, 20u));
         platform::pause_for_ns(w.rng.uniform(bound + 1));
       }
       if (yield_after_abort) platform::yield_thread();

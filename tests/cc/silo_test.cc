@@ -160,8 +160,9 @@ TEST(Silo, CommitTidExceedsTidsSeenAndCarriesEpoch) {
 }
 
 // Only worker 0 advances the epoch, when it begins a transaction at least
-// 40 ms after the last advance. A TID committed afterwards carries the new
-// epoch although every TID it saw is from the old one (rule (c)).
+// --silo-epoch-ms (default 40) after the last advance. A TID committed
+// afterwards carries the new epoch although every TID it saw is from the old
+// one (rule (c)).
 TEST(Silo, EpochAdvancesWhenWorkerZeroBeginsAfterPeriod) {
   Fixture f;
   ASSERT_EQ(f.add(*f.t1, 1, 1), Rc::Ok);
@@ -169,7 +170,7 @@ TEST(Silo, EpochAdvancesWhenWorkerZeroBeginsAfterPeriod) {
   const uint64_t e0 = f.cc.epoch();
   EXPECT_EQ(Silo::epoch_of(old_tid), e0);
 
-  platform::sleep_ms(Silo::kEpochPeriodMs + 10);
+  platform::sleep_ms(f.cfg.silo_epoch_ms + 10);
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);  // not the ticker
   f.t1->abort();
   EXPECT_EQ(f.cc.epoch(), e0);
@@ -185,6 +186,26 @@ TEST(Silo, EpochAdvancesWhenWorkerZeroBeginsAfterPeriod) {
   EXPECT_GT(new_tid, old_tid);
   EXPECT_EQ(Silo::epoch_of(new_tid), e0 + 1);
   EXPECT_EQ(Silo::sequence_of(new_tid), 0U);  // first TID of the epoch for this row
+}
+
+// The period is the configured one: 2 ms has passed after a sleep of 5, a
+// period of 10 s has not.
+TEST(Silo, EpochPeriodIsTheConfiguredOne) {
+  Config short_epoch;
+  short_epoch.silo_epoch_ms = 2;
+  Config long_epoch;
+  long_epoch.silo_epoch_ms = 10'000;
+  Fixture fast(short_epoch);
+  Fixture slow(long_epoch);
+  const uint64_t fast0 = fast.cc.epoch();
+  const uint64_t slow0 = slow.cc.epoch();
+  platform::sleep_ms(5);
+  for (Fixture* f : {&fast, &slow}) {
+    ASSERT_EQ(f->t0->begin(false), Rc::Ok);
+    f->t0->abort();
+  }
+  EXPECT_EQ(fast.cc.epoch(), fast0 + 1);
+  EXPECT_EQ(slow.cc.epoch(), slow0);
 }
 
 // Several threads: writers add 1 to rows 0 and 1 in one transaction, in either

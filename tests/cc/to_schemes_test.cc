@@ -472,10 +472,11 @@ TEST(MvccScheme, YoungerReadWaitsForAnOlderPendingWrite) {
   ASSERT_EQ(f.t1->commit(), Rc::Ok);
 }
 
-// A worker recomputes its low-water mark on its first begin and then once
-// every Mvcc::kRefreshEvery (32) begins after it. Twice that many begins
-// between two writes make W0 refresh at least once in between.
-constexpr int kBeginsBetweenRefreshes = 2 * 32;
+// A worker recomputes its low-water mark on its first begin, then skips
+// --mvcc-refresh-every (default 32) begins before the next recomputation.
+// Twice that many begins between two writes make W0 refresh at least once in
+// between.
+const int kBeginsBetweenRefreshes = 2 * static_cast<int>(Config{}.mvcc_refresh_every);
 
 // Runs `n` empty transactions on `t`: each publishes a new timestamp.
 template <class CC>
@@ -507,6 +508,26 @@ TEST(MvccScheme, OldVersionsAreCollectedWhenNoTransactionCanReadThem) {
   ASSERT_EQ(f.read(*f.t1, 0, v), Rc::Ok);
   EXPECT_EQ(v, kCommits - 1);
   ASSERT_EQ(f.t1->commit(), Rc::Ok);
+}
+
+// With --mvcc-refresh-every 0 every begin recomputes the low-water mark, so
+// one begin of W1 between W0's writes is enough to collect; with the default
+// W0's mark lags and the superseded versions pile up in between.
+TEST(MvccScheme, RefreshEveryBeginCollectsWithoutIdleTransactions) {
+  Config every_begin;
+  every_begin.mvcc_refresh_every = 0;
+  Fixture<cc::Mvcc> eager(every_begin);
+  Fixture<cc::Mvcc> lagging;
+  for (auto* f : {&eager, &lagging}) {
+    for (int i = 0; i < 100; i++) {
+      idle(*f->t1, 1);
+      ASSERT_EQ(f->t0->begin(false), Rc::Ok);
+      ASSERT_EQ(f->write(*f->t0, 0, i), Rc::Ok);
+      ASSERT_EQ(f->t0->commit(), Rc::Ok);
+    }
+  }
+  EXPECT_LT(eager.cc.versions_allocated(), 8u) << "superseded versions are not collected";
+  EXPECT_GT(lagging.cc.versions_allocated(), 8u) << "the default refreshed at every begin";
 }
 
 // The other side of collection: while T0 (older) is active, every version

@@ -2,13 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include "common/config.h"
+
 namespace abyss::cc {
 namespace {
 
 using Edge = WaitsForGraph::Edge;
+const uint32_t kEdges = Config{}.dl_max_edges;
 
 TEST(WaitsForGraph, NoCycleNoVictim) {
-  WaitsForGraph g(3);
+  WaitsForGraph g(3, kEdges);
   const Edge e01[] = {{1, 20}};
   g.publish(0, 10, e01, 1);  // 0 waits for 1; 1 runs
   EXPECT_FALSE(g.detect(0, 10));
@@ -18,7 +21,7 @@ TEST(WaitsForGraph, NoCycleNoVictim) {
 //    W0 (ts 10) waits for W1 (ts 20); W1 waits for W0: a deadlock.
 //    The youngest (largest ts) on the cycle, W1, is the victim.
 TEST(WaitsForGraph, TwoCycleAbortsTheYoungest) {
-  WaitsForGraph g(2);
+  WaitsForGraph g(2, kEdges);
   const Edge e01[] = {{1, 20}};
   const Edge e10[] = {{0, 10}};
   g.publish(0, 10, e01, 1);
@@ -29,7 +32,7 @@ TEST(WaitsForGraph, TwoCycleAbortsTheYoungest) {
 }
 
 TEST(WaitsForGraph, ThreeCycleThroughAnotherPath) {
-  WaitsForGraph g(4);
+  WaitsForGraph g(4, kEdges);
   const Edge e0[] = {{3, 40}, {1, 20}};  // 3 is a dead end (not waiting)
   const Edge e1[] = {{2, 30}};
   const Edge e2[] = {{0, 10}};
@@ -44,7 +47,7 @@ TEST(WaitsForGraph, ThreeCycleThroughAnotherPath) {
 // An edge names a transaction; once that transaction stops waiting (or the
 // worker runs another one), the edge no longer counts.
 TEST(WaitsForGraph, StaleEdgesDoNotMakeACycle) {
-  WaitsForGraph g(2);
+  WaitsForGraph g(2, kEdges);
   const Edge e01[] = {{1, 20}};
   const Edge e10_old[] = {{0, 5}};  // 1 waited for an earlier transaction of worker 0
   g.publish(0, 10, e01, 1);
@@ -54,6 +57,30 @@ TEST(WaitsForGraph, StaleEdgesDoNotMakeACycle) {
   const Edge e10[] = {{0, 10}};
   g.publish(1, 21, e10, 1);  // worker 1 now runs transaction 21, not 20
   EXPECT_FALSE(g.detect(0, 10));
+}
+
+// --dl-max-edges: a waiter publishes its first edges only. W0 waits for W2
+// (not waiting) and W1; W1 waits for W0. With one edge the cycle through W1 is
+// not published; with two it is found.
+TEST(WaitsForGraph, EdgesBeyondTheCapAreDropped) {
+  const Edge e0[] = {{2, 30}, {1, 20}};
+  const Edge e10[] = {{0, 10}};
+  for (const uint32_t cap : {1u, 2u}) {
+    WaitsForGraph g(3, cap);
+    EXPECT_EQ(g.max_edges(), cap);
+    g.publish(0, 10, e0, 2);
+    g.publish(1, 20, e10, 1);
+    EXPECT_FALSE(g.detect(0, 10));
+    EXPECT_EQ(g.abort_requested(1, 20), cap == 2) << "cap " << cap;
+  }
+}
+
+// A waiter waits for at most one transaction of each other worker, so a cap
+// above the worker count keeps no more than that many.
+TEST(WaitsForGraph, CapIsAtMostTheWorkerCount) {
+  EXPECT_EQ(WaitsForGraph(4, 1024).max_edges(), 4u);
+  EXPECT_EQ(WaitsForGraph(4, 3).max_edges(), 3u);
+  EXPECT_EQ(WaitsForGraph(1, 32).max_edges(), 1u);
 }
 
 }  // namespace

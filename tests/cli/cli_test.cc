@@ -174,6 +174,11 @@ std::vector<BadCase> bad_cases() {
       {"req_per_txn_zero", {"run", "--req-per-txn", "0"}, {"--req-per-txn", "0", "64"}},
       {"req_per_txn_too_many", {"run", "--req-per-txn", "65"}, {"--req-per-txn", "65", "64"}},
       {"partitions_zero", {"run", "--partitions", "0"}, {"--partitions", "0", "1024"}},
+      {"backoff_base_above_1s", {"run", "--backoff-base-ns", "2e9"}, {"--backoff-base-ns", "2e9", "1000000000"}},
+      {"dl_detect_every_zero", {"run", "--dl-detect-every", "0"}, {"--dl-detect-every", "0", "1000000"}},
+      {"dl_max_edges_zero", {"run", "--dl-max-edges", "0"}, {"--dl-max-edges", "0", "1024"}},
+      {"mvcc_refresh_every_negative", {"run", "--mvcc-refresh-every", "-1"}, {"--mvcc-refresh-every", "-1"}},
+      {"silo_epoch_zero", {"run", "--silo-epoch-ms", "0"}, {"--silo-epoch-ms", "0", "10000"}},
       // Cross-field checks (Config::validate): both flags and both values.
       {"parts_per_txn_above_partitions",
        {"run", "--parts-per-txn", "4", "--partitions", "2"},
@@ -344,8 +349,9 @@ TEST(CliDescribe, JsonListsEverySchemeWorkloadAndKnob) {
 }
 
 TEST(CliRun, FlagsWithoutEffectOnThisSchemeAreNotedOnStderr) {
-  const Outcome o = run_abyss({"run", "--cc", "no_wait", "--dl-timeout", "50", "--ts-alloc", "batch:8", "--threads",
-                               "1", "--rows", "1000", "--duration", "0.05", "--warmup", "0"});
+  const Outcome o =
+      run_abyss({"run", "--cc", "no_wait", "--dl-timeout", "50", "--ts-alloc", "batch:8", "--silo-epoch-ms", "5",
+                 "--threads", "1", "--rows", "1000", "--duration", "0.05", "--warmup", "0"});
   SCOPED_TRACE(o.command);
   EXPECT_EQ(o.exit_code, 0) << "stderr: " << o.err;
   EXPECT_NE(o.out.find("throughput"), std::string::npos) << o.out;
@@ -355,12 +361,22 @@ TEST(CliRun, FlagsWithoutEffectOnThisSchemeAreNotedOnStderr) {
   EXPECT_NE(o.err.find("abyss: note: --ts-alloc has no effect: --cc no_wait allocates no timestamps\n"),
             std::string::npos)
       << o.err;
+  EXPECT_NE(o.err.find("abyss: note: --silo-epoch-ms has no effect: it applies to --cc silo only\n"), std::string::npos)
+      << o.err;
 
   // The same flags where they take effect: no note.
   const Outcome used = run_abyss({"run", "--cc", "dl_detect", "--dl-timeout", "50", "--ts-alloc", "batch:8",
                                   "--threads", "1", "--rows", "1000", "--duration", "0.05", "--warmup", "0"});
   EXPECT_EQ(used.exit_code, 0) << "stderr: " << used.err;
   EXPECT_EQ(without_machine_note(used.err), "");
+
+  // The search interval of a scheme that does not search.
+  const Outcome off = run_abyss({"run", "--cc", "dl_detect", "--dl-detect", "off", "--dl-detect-every", "8",
+                                 "--threads", "1", "--rows", "1000", "--duration", "0.05", "--warmup", "0"});
+  EXPECT_EQ(off.exit_code, 0) << "stderr: " << off.err;
+  EXPECT_NE(off.err.find("abyss: note: --dl-detect-every has no effect: --dl-detect off searches no cycles\n"),
+            std::string::npos)
+      << off.err;
 }
 
 TEST(CliRun, JsonReportCarriesConfigAndEveryMetric) {

@@ -87,6 +87,14 @@ void sorted_no_detect(Config& c) {
   c.ycsb.key_order = KeyOrder::Sorted;
 }
 void zero_timeout(Config& c) { c.dl_timeout_us = 0; }
+void detect_every_spin(Config& c) {
+  c.dl_detect_every = 1;
+  c.dl_timeout_us = 100'000;  // cycles are broken by the search, not the timeout
+}
+void few_edges(Config& c) { c.dl_max_edges = 1; }
+void refresh_every_txn(Config& c) { c.mvcc_refresh_every = 0; }
+void short_epoch(Config& c) { c.silo_epoch_ms = 1; }
+void backoff_base(Config& c) { c.backoff_base_ns = 50; }
 void long_timeout(Config& c) { c.dl_timeout_us = 100'000; }
 void batch_ts(Config& c) { (void)TsAllocConfig::parse("batch:16", c.ts_alloc); }
 void clock_ts(Config& c) { (void)TsAllocConfig::parse("clock", c.ts_alloc); }
@@ -126,6 +134,11 @@ std::vector<Case> every_scheme() {
   cases.push_back({"dl_detect_long_timeout", "dl_detect", long_timeout});
   cases.push_back({"dl_detect_zero_timeout", "dl_detect", zero_timeout});
   cases.push_back({"dl_detect_sorted_no_detect", "dl_detect", sorted_no_detect});
+  cases.push_back({"dl_detect_detect_every_spin", "dl_detect", detect_every_spin});
+  cases.push_back({"dl_detect_few_edges", "dl_detect", few_edges});
+  cases.push_back({"mvcc_refresh_every_txn", "mvcc", refresh_every_txn});
+  cases.push_back({"silo_short_epoch", "silo", short_epoch});
+  cases.push_back({"no_wait_short_backoff", "no_wait", backoff_base});
   return cases;
 }
 

@@ -6,6 +6,8 @@
 // waited longer than --dl-timeout aborts (Abyss §4.2 "Waiting vs. Aborting";
 // 0 never waits, which is NO_WAIT's behaviour). With --dl-detect off only the
 // timeout breaks deadlocks (Abyss Fig. 4 ran so, with keys in sorted order).
+// A waiter searches once every --dl-detect-every spins (default 64) and
+// publishes at most --dl-max-edges (default 32) of whom it waits for.
 #include <cstdint>
 #include <string_view>
 
@@ -30,9 +32,6 @@ class DlDetect final {
       .uses_latch = true,            // the row's lock queue sits behind a latch
       .waits = true,                 // every conflicting request queues, up to --dl-timeout
   };
-  // A waiter searches for a cycle once every this many spins.
-  static constexpr uint32_t kSpinsPerDetection = 64;
-
   struct RowMeta {
     RowLock lock;
   };
@@ -48,7 +47,8 @@ class DlDetect final {
         timeout_cycles_(static_cast<uint64_t>(config.dl_timeout_us * 1000.0 * platform::cycles_per_ns())),
         never_wait_(config.dl_timeout_us == 0),
         detect_(config.dl_detect),
-        graph_(workers) {}
+        spins_per_detection_(config.dl_detect_every),
+        graph_(workers, config.dl_max_edges) {}
 
   // Every attempt takes a new timestamp: it orders victims (youngest first).
   Rc begin(auto& t, bool /*restart*/) {
@@ -84,14 +84,15 @@ class DlDetect final {
     const uint32_t me = t.worker().id;
     r.ts = t.meta().ts;
     r.worker = me;
-    WaitsForGraph::Edge edges[WaitsForGraph::kMaxEdges];
+    WaitsForGraph::Edge* edges = graph_.outgoing(me);
+    const uint32_t max_edges = graph_.max_edges();
     uint32_t n = 0;
     RowLock& lock = t.row_meta(a.row).lock;
     const auto outcome = lock.acquire(r, mode, latch_, [&](const RowLock& l) {
       if (never_wait_) return false;
       // Everyone ahead: the owners and the queue before this request.
       l.for_each_request([&](const LockRequest& o) {
-        if (o.worker != me && n < WaitsForGraph::kMaxEdges) edges[n++] = {o.worker, o.ts};
+        if (o.worker != me && n < max_edges) edges[n++] = {o.worker, o.ts};
       });
       return true;
     });
@@ -99,11 +100,13 @@ class DlDetect final {
     if (outcome == RowLock::Outcome::Granted) return Rc::Ok;
 
     graph_.publish(me, r.ts, edges, n);
-    uint32_t spins = 0;
+    uint32_t until_detection = spins_per_detection_;
     const bool granted = wait_for_grant(t.worker(), r, [&](uint64_t t0) {
       if (graph_.abort_requested(me, r.ts)) return true;
       if (platform::cycles() - t0 > timeout_cycles_) return true;
-      return detect_ && ++spins % kSpinsPerDetection == 0 && graph_.detect(me, r.ts);
+      if (!detect_ || --until_detection != 0) return false;
+      until_detection = spins_per_detection_;
+      return graph_.detect(me, r.ts);
     });
     graph_.clear(me);
     // Giving up leaves the request queued or, if granted meanwhile, owned;
@@ -121,6 +124,7 @@ class DlDetect final {
   uint64_t timeout_cycles_;
   bool never_wait_;
   bool detect_;
+  uint32_t spins_per_detection_;
   WaitsForGraph graph_;
 };
 

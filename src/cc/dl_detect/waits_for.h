@@ -7,8 +7,16 @@
 // pass but cannot invent an edge, because an edge names the transaction
 // (worker and timestamp) it waits for and counts only while that same
 // transaction is still waiting.
-#include <array>
+//
+// A waiter publishes at most --dl-max-edges (default 32) edges; more are
+// dropped, and the lock-wait timeout still bounds the wait. Every buffer is
+// sized for that cap when the graph is built, so publishing and searching
+// allocate nothing.
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
 #include <vector>
 
 #include "platform/atomic.h"
@@ -17,20 +25,35 @@ namespace abyss::cc {
 
 class WaitsForGraph final {
  public:
-  static constexpr uint32_t kMaxEdges = 32;  // more are dropped; the timeout still bounds the wait
-
   struct Edge {
     uint32_t worker;
     uint64_t ts;
   };
 
-  explicit WaitsForGraph(uint32_t workers) : slots_(workers), scratch_(workers) {
+  // `max_edges`: the most edges a waiter publishes. A transaction holds or
+  // queues one request per row, so a waiter waits for at most one transaction
+  // of each other worker: a cap above `workers` keeps no more.
+  WaitsForGraph(uint32_t workers, uint32_t max_edges)
+      : max_edges_(std::clamp(max_edges, 1u, std::max(workers, 1u))),
+        published_stride_(whole_lines<PublishedEdge>(max_edges_)),
+        out_stride_(whole_lines<Edge>(max_edges_)),
+        slots_(workers),
+        published_(allocate_lines<PublishedEdge>(std::size_t{workers} * published_stride_)),
+        out_(allocate_lines<Edge>(std::size_t{workers} * out_stride_)),
+        scratch_(workers) {
+    for (uint32_t w = 0; w < workers; w++) slots_[w].edges = &published_[std::size_t{w} * published_stride_];
     for (auto& s : scratch_) {
-      s.edges.resize(static_cast<std::size_t>(workers) * kMaxEdges + kMaxEdges);
+      s.edges.resize(std::size_t{workers} * max_edges_ + max_edges_);
       s.frames.reserve(workers + 1);
       s.visited.assign(workers, 0);
     }
   }
+
+  uint32_t max_edges() const { return max_edges_; }
+
+  // `worker`'s buffer of max_edges() edges to gather whom it waits for
+  // before publish(); only that worker uses it.
+  Edge* outgoing(uint32_t worker) { return &out_[std::size_t{worker} * out_stride_]; }
 
   // Publishes that `worker`'s transaction `ts` waits for `edges`.
   void publish(uint32_t worker, uint64_t ts, const Edge* edges, uint32_t n) {
@@ -38,10 +61,10 @@ class WaitsForGraph final {
     const uint64_t seq = s.seq.load(platform::memory_order_relaxed);
     s.seq.store(seq + 1, platform::memory_order_relaxed);
     platform::fence();
-    if (n > kMaxEdges) n = kMaxEdges;
+    if (n > max_edges_) n = max_edges_;
     for (uint32_t i = 0; i < n; i++) {
-      s.to_worker[i].store(edges[i].worker, platform::memory_order_relaxed);
-      s.to_ts[i].store(edges[i].ts, platform::memory_order_relaxed);
+      s.edges[i].worker.store(edges[i].worker, platform::memory_order_relaxed);
+      s.edges[i].ts.store(edges[i].ts, platform::memory_order_relaxed);
     }
     s.n.store(n, platform::memory_order_relaxed);
     s.waiter_ts.store(ts, platform::memory_order_relaxed);
@@ -99,14 +122,41 @@ class WaitsForGraph final {
  private:
   static constexpr uint32_t kStale = ~0u;
 
+  struct PublishedEdge {
+    platform::Atomic<uint32_t> worker{0};
+    platform::Atomic<uint64_t> ts{0};
+  };
+
   struct alignas(platform::kCacheLine) Slot {
     platform::Atomic<uint64_t> seq{0};
     platform::Atomic<uint64_t> waiter_ts{0};  // 0: not waiting
     platform::Atomic<uint64_t> abort_ts{0};
     platform::Atomic<uint32_t> n{0};
-    std::array<platform::Atomic<uint32_t>, kMaxEdges> to_worker{};
-    std::array<platform::Atomic<uint64_t>, kMaxEdges> to_ts{};
+    PublishedEdge* edges = nullptr;  // max_edges_ of them, on cache lines of this slot's own
   };
+
+  // Per-worker arrays of T start on a cache line of their own: `n` rounded
+  // up to whole lines.
+  template <class T>
+  static uint32_t whole_lines(uint32_t n) {
+    static_assert(platform::kCacheLine % sizeof(T) == 0);
+    constexpr uint32_t kPerLine = platform::kCacheLine / sizeof(T);
+    return (n + kPerLine - 1) / kPerLine * kPerLine;
+  }
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  template <class T>
+  using Lines = std::unique_ptr<T[], Free>;
+  // `n` value-initialised T (n in whole lines), cache-line aligned.
+  template <class T>
+  static Lines<T> allocate_lines(std::size_t n) {
+    void* p = std::aligned_alloc(platform::kCacheLine, std::max<std::size_t>(n * sizeof(T), platform::kCacheLine));
+    if (p == nullptr) throw std::bad_alloc();
+    auto* items = static_cast<T*>(p);
+    for (std::size_t i = 0; i < n; i++) new (&items[i]) T{};
+    return Lines<T>(items);
+  }
 
   struct Frame {
     uint32_t worker;
@@ -131,9 +181,10 @@ class WaitsForGraph final {
     const uint64_t seq = s.seq.load(platform::memory_order_acquire);
     if ((seq & 1) != 0 || s.waiter_ts.load(platform::memory_order_relaxed) != ts) return kStale;
     uint32_t n = s.n.load(platform::memory_order_relaxed);
-    if (n > kMaxEdges) n = kMaxEdges;
+    if (n > max_edges_) n = max_edges_;
     for (uint32_t i = 0; i < n; i++) {
-      out[i] = {s.to_worker[i].load(platform::memory_order_relaxed), s.to_ts[i].load(platform::memory_order_relaxed)};
+      out[i] = {s.edges[i].worker.load(platform::memory_order_relaxed),
+                s.edges[i].ts.load(platform::memory_order_relaxed)};
     }
     platform::fence();
     return s.seq.load(platform::memory_order_relaxed) == seq ? n : kStale;
@@ -153,7 +204,12 @@ class WaitsForGraph final {
     return false;
   }
 
+  uint32_t max_edges_;
+  uint32_t published_stride_;  // published edges of each slot
+  uint32_t out_stride_;        // edges of each worker's outgoing() buffer
   std::vector<Slot> slots_;
+  Lines<PublishedEdge> published_;  // every slot's published edges
+  Lines<Edge> out_;                 // every worker's outgoing() buffer
   std::vector<Scratch> scratch_;
 };
 

@@ -14,7 +14,9 @@
 // Old versions are garbage-collected whenever a row is accessed: each worker
 // publishes the timestamp of its current transaction (per worker, timestamps
 // only grow), and a version older than the newest one at or below the minimum
-// of those can never be read again.
+// of those can never be read again. A worker recomputes that minimum, its
+// low-water mark, at its first begin, then skips --mvcc-refresh-every
+// (default 32) begins before the next recomputation (0: every begin).
 #include <cstdint>
 #include <cstring>
 #include <string_view>
@@ -67,7 +69,8 @@ class Mvcc final {
     uint64_t ts = 0;
   };
 
-  Mvcc(const Config& config, uint32_t workers) : latch_(config.latch), slots_(workers) {}
+  Mvcc(const Config& config, uint32_t workers)
+      : latch_(config.latch), refresh_every_(config.mvcc_refresh_every), slots_(workers) {}
 
   Rc begin(auto& t, bool /*restart*/) {
     const uint64_t ts = t.worker().allocate_ts();
@@ -75,7 +78,7 @@ class Mvcc final {
     Slot& s = slots_[t.worker().id];
     s.active.store(ts, platform::memory_order_release);
     if (s.until_refresh-- == 0) {
-      s.until_refresh = kRefreshEvery;
+      s.until_refresh = refresh_every_;
       uint64_t low = ts;
       for (const Slot& o : slots_) low = std::min(low, o.active.load(platform::memory_order_acquire));
       s.low_water = low;
@@ -197,8 +200,6 @@ class Mvcc final {
   }
 
  private:
-  static constexpr uint32_t kRefreshEvery = 32;  // transactions between low-water recomputations
-
   struct FreeList {
     uint32_t size;
     Version* head;
@@ -260,6 +261,7 @@ class Mvcc final {
   }
 
   platform::LatchKind latch_;
+  uint32_t refresh_every_;  // begins between two low-water recomputations
   std::vector<Slot> slots_;
 };
 

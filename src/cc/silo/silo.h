@@ -19,10 +19,10 @@
 // re-checks it. Inserts are invisible until the install indexes them; they
 // are published locked and unlocked with the commit TID.
 //
-// The global epoch is advanced every 40 ms by worker 0 when it begins a
-// transaction (Silo §4.1 uses a designated thread); other workers only read
-// it. Epochs give the TIDs their coarse order; abyss has no logging, so they
-// serve no recovery here.
+// The global epoch is advanced every --silo-epoch-ms (default 40, Silo §4.1)
+// by worker 0 when it begins a transaction (Silo uses a designated thread);
+// other workers only read it. Epochs give the TIDs their coarse order; abyss
+// has no logging, so they serve no recovery here.
 //
 // Race-free copies: Silo's readers copy the row optimistically and re-read the
 // TID afterwards, which races with the installer's writes by design. abyss is
@@ -65,7 +65,6 @@ class Silo final {
   static constexpr uint32_t kSeqShift = 1;
   static constexpr uint32_t kEpochShift = 32;  // 31 sequence bits: 2^31 commits per worker and epoch
   static constexpr uint64_t kSeqStep = uint64_t{1} << kSeqShift;
-  static constexpr uint64_t kEpochPeriodMs = 40;  // Silo §4.1
 
   static constexpr uint64_t epoch_of(uint64_t tid) { return tid >> kEpochShift; }
   static constexpr uint64_t sequence_of(uint64_t tid) {
@@ -85,8 +84,8 @@ class Silo final {
     std::vector<uint32_t> write_order;  // write set indexes, sorted by row address
   };
 
-  Silo(const Config& /*config*/, uint32_t /*workers*/)
-      : period_cycles_(static_cast<uint64_t>(static_cast<double>(kEpochPeriodMs) * 1e6 * platform::cycles_per_ns())),
+  Silo(const Config& config, uint32_t /*workers*/)
+      : period_cycles_(static_cast<uint64_t>(config.silo_epoch_ms * 1e6 * platform::cycles_per_ns())),
         next_tick_(platform::cycles() + period_cycles_) {}
 
   // The current global epoch (for tests and reports).
