@@ -1,6 +1,6 @@
 """Declared tables ([[table]]): parsing and every error path, rendering from
 a fake engine's runs (lines, groups, medians, labels, formats, ratios), the
-terminal and report output."""
+terminal and report output, and the bench specs that use them."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from abyss_harness import report, runner, store, tables
-from abyss_harness.spec import SpecError, parse_spec
+from abyss_harness import grid, reproduce, report, runner, store, tables
+from abyss_harness.spec import SameAs, SpecError, parse_spec
 from conftest import FakeEngine
 
 YCSB_LIKE = """
@@ -243,3 +243,66 @@ def test_a_spec_without_tables_prints_the_median_grid(tmp_path: Path, spec_file:
     buf = io.StringIO()
     report.print_summary(exp, Console(file=buf, width=200, force_terminal=False))
     assert "median txn/s" in buf.getvalue() and not (exp.path / tables.TABLES_TXT).exists()
+
+
+# -- the bench specs ----------------------------------------------------------------
+
+ELEVEN = ["none", "no_wait", "wait_die", "dl_detect", "wound_wait", "timestamp",
+          "mvcc", "occ", "hstore", "silo", "tictoc"]
+
+
+def test_bench_ycsb_spec() -> None:
+    spec = reproduce.load("bench-ycsb", cores=2)
+    assert (spec.reps, spec.prime_runs) == (1, 1)
+    (sw,) = spec.sweeps
+    assert sw.axes == {"write_ratio": [0.0, 0.5], "theta": [0.0, 0.6, 0.9], "threads": [1, 2], "cc": ELEVEN}
+    assert sw.fixed == {"workload": "ycsb", "rows": 1 << 20, "duration": 1.0, "warmup": 0.2}
+    assert sw.per_scheme == {"hstore": {"partitions": SameAs("threads")}}
+    runs = grid.runs(spec, 3)
+    assert len(runs) == 2 * 3 * 2 * 11 * 3
+    assert {r.point.params["seed"] + r.rep - 1 for r in runs} == {1, 2, 3}
+    assert [a[a.index("--seed") + 1] for a in (r.argv for r in runs[::132])] == ["1", "2", "3"]
+    (t,) = spec.tables
+    assert (t.rows, t.columns, t.ratio_to) == (["write_ratio", "theta", "threads"], ["cc"], "none")
+
+
+def test_bench_hstore_spec() -> None:
+    spec = reproduce.load("bench-hstore", cores=4)
+    (sw,) = spec.sweeps
+    assert sw.fixed["cc"] == "hstore" and sw.fixed["threads"] == 4 and sw.fixed["partitions"] == 8
+    assert sw.axes == {"multi_part_ratio": [0.0, 0.1, 0.5, 1.0], "parts_per_txn": [1, 2, 4]}
+    (t,) = spec.tables
+    assert (t.rows, t.columns, t.column_label) == (["multi_part_ratio"], ["parts_per_txn"],
+                                                    "parts/txn {parts_per_txn}")
+
+
+def test_bench_tpcc_spec() -> None:
+    spec = reproduce.load("bench-tpcc", cores=2)
+    (sw,) = spec.sweeps
+    assert sw.axes == {"cc": ELEVEN, "warehouses": [1, 4], "threads": [1, 2]}
+    assert (sw.fixed["tpcc_schema"], sw.fixed["tpcc_inserts"]) == ("full", "on")
+    (t,) = spec.tables
+    assert t.cells == ["throughput", "abort_rate"] and t.columns == ["warehouses", "threads"]
+    spec = reproduce.load("bench-tpcc", cores=2, overrides={"warehouses": "1,4,8", "threads": "2"})
+    assert spec.sweeps[0].axes["warehouses"] == [1, 4, 8] and spec.sweeps[0].fixed["threads"] == 2
+
+
+def test_bench_latch_spec() -> None:
+    spec = reproduce.load("bench-latch", cores=2)
+    assert [(s.label, s.fixed["latch"], s.fixed["backoff"]) for s in spec.sweeps] == [
+        ("spin", "spin", "none"), ("queue", "queue", "exp")]
+    assert all(s.axes == {"cc": ELEVEN} and s.fixed["threads"] == 2 and s.fixed["theta"] == 0.9
+               for s in spec.sweeps)
+    (t,) = spec.tables
+    assert (t.columns, t.ratio_to) == (["sweep"], "spin")
+
+
+@pytest.mark.parametrize("name", ["bench-ycsb", "bench-hstore", "bench-tpcc", "bench-latch"])
+def test_bench_specs_render_with_the_fake_engine(tmp_path: Path, name: str) -> None:
+    spec = reproduce.load(name, cores=2, overrides={"duration": "0.01"})
+    fake = FakeEngine()
+    exp_dir, res = runner.sweep(spec, tmp_path, fake, quiet())
+    assert len(fake.calls) == res.total + 1, "one priming run"
+    (r,) = tables.render_all(store.load_experiment(exp_dir))
+    assert "0.01 s per run" in r.title and "median of 1" in r.title
+    assert "–" not in "\n".join(r.lines)
