@@ -697,8 +697,9 @@ def _table(P: _Parser, spec: Spec, table: dict[str, Param], rt: Any, i: int) -> 
     title = rt.get("title", spec.title)
     if not isinstance(title, str):
         raise P.fail(f"{loc}.title", f"{title!r} must be a string")
-    values = title_values(spec.to_json(), [s for s in spec.to_json()["sweeps"]
-                                           if s["label"] in [c.label for c in chosen]], spec.reps)
+    resolved = spec.to_json()
+    values = title_values(resolved, [s for s in resolved["sweeps"] if s["label"] in [c.label for c in chosen]],
+                          spec.reps)
     for f in _checked_fields(P, title, f"{loc}.title"):
         if f not in values:
             raise P.fail(f"{loc}.title", f"{{{f}}} is not set in these sweeps; allowed: "
