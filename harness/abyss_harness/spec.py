@@ -232,9 +232,14 @@ class _Parser:
             p = self.param(table, name, loc)
             if isinstance(v, str) and p.kind is int:
                 v = self.int_range(v, p, loc)
+            elif v == "all" and p.choices:
+                # Every value the engine accepts, in its order: `cc = "all"` is
+                # every registered scheme, so a new scheme joins the sweep.
+                v = list(p.choices)
             if not isinstance(v, list):
                 raise self.fail(loc, f"{v!r}: an axis must be a list of values"
-                                     + (' or a range such as "1..cores"' if p.kind is int else ""))
+                                     + (' or a range such as "1..cores"' if p.kind is int else "")
+                                     + (' or "all"' if p.choices else ""))
             if not v:
                 raise self.fail(loc, "an axis needs at least one value")
             values = [self.value(p, x, f"{loc}[{i}]", same_as_ok=False) for i, x in enumerate(v)]

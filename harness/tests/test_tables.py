@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from abyss_harness import grid, reproduce, report, runner, store, tables
+from abyss_harness import engine, grid, reproduce, report, runner, store, tables
 from abyss_harness.spec import SameAs, SpecError, parse_spec
 from conftest import FakeEngine
 
@@ -247,21 +247,23 @@ def test_a_spec_without_tables_prints_the_median_grid(tmp_path: Path, spec_file:
 
 # -- the bench specs ----------------------------------------------------------------
 
-ELEVEN = ["none", "no_wait", "wait_die", "dl_detect", "wound_wait", "timestamp",
-          "mvcc", "occ", "hstore", "silo", "tictoc"]
+def every_scheme() -> list[str]:
+    """The registered schemes in registry order, as the engine describes them."""
+    return list(engine.SCHEMES)
 
 
 def test_bench_ycsb_spec() -> None:
     spec = reproduce.load("bench-ycsb", cores=2)
     assert (spec.reps, spec.prime_runs) == (1, 1)
     (sw,) = spec.sweeps
-    assert sw.axes == {"write_ratio": [0.0, 0.5], "theta": [0.0, 0.6, 0.9], "threads": [1, 2], "cc": ELEVEN}
+    assert sw.axes == {"write_ratio": [0.0, 0.5], "theta": [0.0, 0.6, 0.9], "threads": [1, 2], "cc": every_scheme()}
     assert sw.fixed == {"workload": "ycsb", "rows": 1 << 20, "duration": 1.0, "warmup": 0.2}
     assert sw.per_scheme == {"hstore": {"partitions": SameAs("threads")}}
     runs = grid.runs(spec, 3)
-    assert len(runs) == 2 * 3 * 2 * 11 * 3
+    points = 2 * 3 * 2 * len(every_scheme())
+    assert len(runs) == points * 3
     assert {r.point.params["seed"] + r.rep - 1 for r in runs} == {1, 2, 3}
-    assert [a[a.index("--seed") + 1] for a in (r.argv for r in runs[::132])] == ["1", "2", "3"]
+    assert [a[a.index("--seed") + 1] for a in (r.argv for r in runs[::points])] == ["1", "2", "3"]
     (t,) = spec.tables
     assert (t.rows, t.columns, t.ratio_to) == (["write_ratio", "theta", "threads"], ["cc"], "none")
 
@@ -279,7 +281,7 @@ def test_bench_hstore_spec() -> None:
 def test_bench_tpcc_spec() -> None:
     spec = reproduce.load("bench-tpcc", cores=2)
     (sw,) = spec.sweeps
-    assert sw.axes == {"cc": ELEVEN, "warehouses": [1, 4], "threads": [1, 2]}
+    assert sw.axes == {"cc": every_scheme(), "warehouses": [1, 4], "threads": [1, 2]}
     assert (sw.fixed["tpcc_schema"], sw.fixed["tpcc_inserts"]) == ("full", "on")
     (t,) = spec.tables
     assert t.cells == ["throughput", "abort_rate"] and t.columns == ["warehouses", "threads"]
@@ -291,7 +293,7 @@ def test_bench_latch_spec() -> None:
     spec = reproduce.load("bench-latch", cores=2)
     assert [(s.label, s.fixed["latch"], s.fixed["backoff"]) for s in spec.sweeps] == [
         ("spin", "spin", "none"), ("queue", "queue", "exp")]
-    assert all(s.axes == {"cc": ELEVEN} and s.fixed["threads"] == 2 and s.fixed["theta"] == 0.9
+    assert all(s.axes == {"cc": every_scheme()} and s.fixed["threads"] == 2 and s.fixed["theta"] == 0.9
                for s in spec.sweeps)
     (t,) = spec.tables
     assert (t.columns, t.ratio_to) == (["sweep"], "spin")
@@ -306,3 +308,10 @@ def test_bench_specs_render_with_the_fake_engine(tmp_path: Path, name: str) -> N
     (r,) = tables.render_all(store.load_experiment(exp_dir))
     assert "0.01 s per run" in r.title and "median of 1" in r.title
     assert "–" not in "\n".join(r.lines)
+
+
+def test_all_is_every_choice_of_a_choice_parameter() -> None:
+    spec = parse_spec('name = "t"\n[fixed]\nworkload = "ycsb"\n[axes]\ncc = "all"\n', cores=2)
+    assert spec.sweeps[0].axes["cc"] == every_scheme() and "global_lock" in every_scheme()
+    with pytest.raises(SpecError, match="a list of values"):
+        parse_spec('name = "t"\n[fixed]\nworkload = "ycsb"\n[axes]\ntheta = "all"\n', cores=2)
