@@ -1,5 +1,6 @@
 #pragma once
-// Flag definitions and the commands built from runs (demo, benchmarks).
+// Flag definitions of `run`, and `bench ts`. The run-based tables (demo,
+// bench ycsb|hstore|tpcc|latch) are harness specs (harness/specs/).
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
@@ -23,28 +24,6 @@ std::string workload_flag_mismatch(const CLI::App& run, const Config& cfg);
 // note each, printed on stderr before the run.
 std::vector<std::string> ineffective_flag_notes(const CLI::App& run, const Config& cfg);
 
-struct DemoOptions {
-  double duration_s = 1.0;
-  double warmup_s = 0.2;
-  uint64_t rows = 1 << 20;
-  double theta = 0.6;
-  uint32_t max_threads = 0;  // 0: the number of cores
-  std::string json_dir;
-};
-void add_demo_flags(CLI::App& app, DemoOptions& o);
-int demo_command(const DemoOptions& o);
-
-struct BenchYcsbOptions {
-  double duration_s = 1.0;
-  double warmup_s = 0.2;
-  uint64_t rows = 1 << 20;
-  uint32_t reps = 1;
-  uint32_t prime_runs = 1;  // discarded runs of the first point
-  std::string json_path;
-};
-void add_bench_ycsb_flags(CLI::App& app, BenchYcsbOptions& o);
-int bench_ycsb_command(const BenchYcsbOptions& o);
-
 struct BenchTsOptions {
   double duration_s = 0.5;   // per point of the micro-benchmark
   uint32_t max_threads = 0;  // 0: the number of cores
@@ -54,45 +33,5 @@ struct BenchTsOptions {
 };
 void add_bench_ts_flags(CLI::App& app, BenchTsOptions& o);
 int bench_ts_command(const BenchTsOptions& o);
-
-struct BenchHstoreOptions {
-  double duration_s = 1.0;
-  double warmup_s = 0.2;
-  uint32_t threads = 0;  // 0: the number of cores
-  uint32_t partitions = 8;
-  uint64_t rows = 1 << 20;
-  uint32_t reps = 1;
-  uint32_t prime_runs = 1;  // discarded runs of the first point
-  std::string json_path;
-};
-void add_bench_hstore_flags(CLI::App& app, BenchHstoreOptions& o);
-int bench_hstore_command(const BenchHstoreOptions& o);
-
-struct BenchLatchOptions {
-  double duration_s = 1.0;
-  double warmup_s = 0.2;
-  uint32_t threads = 2;
-  double theta = 0.9;
-  uint64_t rows = 1 << 20;
-  uint32_t reps = 1;
-  uint32_t prime_runs = 1;  // discarded runs of the first point
-  std::string json_path;
-};
-void add_bench_latch_flags(CLI::App& app, BenchLatchOptions& o);
-int bench_latch_command(const BenchLatchOptions& o);
-
-struct BenchTpccOptions {
-  double duration_s = 1.0;
-  double warmup_s = 0.2;
-  std::vector<uint32_t> warehouses = {1, 4};
-  std::vector<uint32_t> threads = {1, 2};
-  TpccSchema schema = TpccSchema::Full;
-  bool inserts = true;
-  uint32_t reps = 1;
-  uint32_t prime_runs = 1;  // discarded runs of the first point
-  std::string json_path;
-};
-void add_bench_tpcc_flags(CLI::App& app, BenchTpccOptions& o);
-int bench_tpcc_command(const BenchTpccOptions& o);
 
 }  // namespace abyss::cli

@@ -138,32 +138,14 @@ int main(int argc, char** argv) {
   bool dry_run = false;
   run->add_flag("--dry-run", dry_run, "check every flag, print the configuration as JSON and run nothing");
 
-  abyss::cli::DemoOptions demo_opts;
-  CLI::App* demo = app.add_subcommand("demo", "YCSB under every scheme at 1..N threads (N = cores), as a table");
-  abyss::cli::add_demo_flags(*demo, demo_opts);
-
+  // bench ycsb|hstore|tpcc|latch and demo are harness specs: ./abyss routes
+  // them to `./abyss sweep harness/specs/...` (docs/harness.md).
   CLI::App* bench = app.add_subcommand("bench", "benchmark commands");
   bench->require_subcommand(1);
-  abyss::cli::BenchYcsbOptions bench_opts;
-  CLI::App* bench_ycsb = bench->add_subcommand(
-      "ycsb", "YCSB throughput per scheme at 1 and 2 threads, theta 0/0.6/0.9, read-only and 50% writes");
-  abyss::cli::add_bench_ycsb_flags(*bench_ycsb, bench_opts);
   abyss::cli::BenchTsOptions bench_ts_opts;
   CLI::App* bench_ts = bench->add_subcommand(
       "ts", "timestamp allocation: timestamps/s per method at 1..N threads, and TIMESTAMP on YCSB per method");
   abyss::cli::add_bench_ts_flags(*bench_ts, bench_ts_opts);
-  abyss::cli::BenchHstoreOptions bench_hstore_opts;
-  CLI::App* bench_hstore = bench->add_subcommand(
-      "hstore", "H-STORE throughput by multi-partition ratio (0/0.1/0.5/1) and partitions per txn (1/2/4)");
-  abyss::cli::add_bench_hstore_flags(*bench_hstore, bench_hstore_opts);
-  abyss::cli::BenchLatchOptions bench_latch_opts;
-  CLI::App* bench_latch = bench->add_subcommand(
-      "latch", "every scheme with spin latches and no backoff vs queuing latches and exponential backoff");
-  abyss::cli::add_bench_latch_flags(*bench_latch, bench_latch_opts);
-  abyss::cli::BenchTpccOptions bench_tpcc_opts;
-  CLI::App* bench_tpcc =
-      bench->add_subcommand("tpcc", "TPC-C txn/s and abort rate per scheme, by warehouses and threads");
-  abyss::cli::add_bench_tpcc_flags(*bench_tpcc, bench_tpcc_opts);
 
   CLI::App* check = app.add_subcommand("check", "check a run's output");
   check->require_subcommand(1);
@@ -188,6 +170,21 @@ int main(int argc, char** argv) {
   describe->add_flag("--json", describe_as_json, "as JSON (what the harness reads)");
 
   app.add_subcommand("version", "print the build's git revision and type");
+
+  // The run-based tables became harness specs: say where they went.
+  if (argc > 1) {
+    const std::string first = argv[1];
+    const std::string second = argc > 2 ? argv[2] : "";
+    const bool moved_bench =
+        first == "bench" && (second == "ycsb" || second == "hstore" || second == "tpcc" || second == "latch");
+    if (first == "demo" || moved_bench) {
+      const std::string command = moved_bench ? "bench " + second : "demo";
+      const std::string spec = moved_bench ? "bench-" + second : "demo";
+      std::fprintf(stderr, "abyss: `%s` is a harness spec: run ./abyss %s (./abyss sweep harness/specs/%s.toml)\n",
+                   command.c_str(), command.c_str(), spec.c_str());
+      return 2;
+    }
+  }
 
   // CLI11 reports a misspelt subcommand as a missing one: name it instead.
   std::vector<std::string> names;
@@ -248,12 +245,7 @@ int main(int argc, char** argv) {
       }
       return 0;
     }
-    if (demo->parsed()) return abyss::cli::demo_command(demo_opts);
-    if (bench_ycsb->parsed()) return abyss::cli::bench_ycsb_command(bench_opts);
     if (bench_ts->parsed()) return abyss::cli::bench_ts_command(bench_ts_opts);
-    if (bench_hstore->parsed()) return abyss::cli::bench_hstore_command(bench_hstore_opts);
-    if (bench_latch->parsed()) return abyss::cli::bench_latch_command(bench_latch_opts);
-    if (bench_tpcc->parsed()) return abyss::cli::bench_tpcc_command(bench_tpcc_opts);
     if (check_history->parsed()) return check_history_command(history_path);
     if (check_tpcc->parsed()) return check_tpcc_command(tpcc_dir, tpcc_inserts);
     std::printf("abyss %s (%s)\n", std::string(abyss::git_rev()).c_str(), std::string(abyss::build_type()).c_str());

@@ -1,7 +1,8 @@
 """Command line of the harness: sweep, report, reproduce, demo.
 
 `./abyss sweep|report|reproduce|demo ...` runs `python -m abyss_harness ...`
-inside the checkout's virtual environment. Exit codes follow the engine's:
+inside the checkout's virtual environment (and `./abyss bench ycsb|hstore|
+tpcc|latch ...` runs `sweep harness/specs/bench-NAME.toml ...`). Exit codes follow the engine's:
 0 success, 2 bad input (one line naming the key or value and what is
 allowed; nothing is run), 1 a failure while running.
 """
@@ -19,7 +20,7 @@ from rich.table import Table
 
 from . import engine, grid, reproduce, runner, store
 from .runner import EngineRunner, EngineUsageError
-from .spec import Spec, SpecError
+from .spec import MAX_PRIME_RUNS, Spec, SpecError
 
 if TYPE_CHECKING:
     from .report import Written
@@ -84,15 +85,64 @@ def _positive_float(text: str) -> float:
     return v
 
 
+def _prime_runs(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        v = -1
+    if not 0 <= v <= MAX_PRIME_RUNS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer from 0 to {MAX_PRIME_RUNS}")
+    return v
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, str]:
+    """`--set NAME=VALUE` words as a dict (a later one wins)."""
+    out: dict[str, str] = {}
+    for word in args.set or []:
+        name, eq, value = word.partition("=")
+        if not eq or not name.strip():
+            raise UsageError(f"--set {word!r}: write NAME=VALUE, e.g. --set duration=0.5 or --set threads=1,2")
+        out[name.strip().replace("-", "_")] = value.strip()
+    return out
+
+
+def parameter_flags(argv: list[str], own: set[str]) -> list[str]:
+    """argv with every `--NAME VALUE` (or `--NAME=VALUE`) that is not an
+    option of the command rewritten as `--set NAME=VALUE`, so that spec
+    parameters can be given as the engine's flags (`--duration 0.3`,
+    `--threads 1,2`). A flag followed by nothing or by another flag is a
+    switch (`--pin`): `--set pin=true`."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        flag = word.split("=", 1)[0]
+        if not word.startswith("--") or word == "--" or flag in own:
+            out.append(word)
+            i += 1
+            continue
+        name, eq, value = word[2:].partition("=")
+        if not eq:
+            if i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+                value = argv[i + 1]
+                i += 1
+            else:
+                value = "true"
+        out += ["--set", f"{name}={value}"]
+        i += 1
+    return out
+
+
 def _sweep_and_summarize(spec: Spec, args: argparse.Namespace,
                          console: Console) -> tuple[Path, runner.SweepResult]:
     """Run (or with --dry-run, list) a spec's grid and print its median tables."""
     results = _results_dir(args.results)
     if args.dry_run:
         runs = grid.runs(spec, args.reps)
-        runner.dry_run(spec, runs, runner.experiment_dir(results, spec), console)
+        runner.dry_run(spec, runs, runner.experiment_dir(results, spec), console, args.prime_runs)
         return runner.experiment_dir(results, spec), runner.SweepResult(total=len(runs))
-    exp_dir, res = runner.sweep(spec, results, _run_fn(args), console, reps=args.reps)
+    exp_dir, res = runner.sweep(spec, results, _run_fn(args), console, reps=args.reps,
+                                prime_runs=args.prime_runs)
     from . import report
 
     report.print_summary(store.load_experiment(exp_dir), console)
@@ -103,7 +153,7 @@ def _sweep_and_summarize(spec: Spec, args: argparse.Namespace,
 
 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
-    spec = reproduce.load(args.spec, full_scale=args.full_scale)
+    spec = reproduce.load(args.spec, full_scale=args.full_scale, overrides=_overrides(args))
     exp_dir, res = _sweep_and_summarize(spec, args, console)
     if args.dry_run:
         return EXIT_OK
@@ -148,7 +198,7 @@ def cmd_reproduce(args: argparse.Namespace, console: Console) -> int:
         return EXIT_OK
     if not args.name:
         raise UsageError("name an experiment (see ./abyss reproduce --list)")
-    spec = reproduce.load(args.name, full_scale=args.full_scale)
+    spec = reproduce.load(args.name, full_scale=args.full_scale, overrides=_overrides(args))
     if spec.figure:
         console.print(f"[bold]{spec.name}[/]: {spec.figure}. {spec.description}", highlight=False)
     exp_dir, res = _sweep_and_summarize(spec, args, console)
@@ -158,7 +208,7 @@ def cmd_reproduce(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_demo(args: argparse.Namespace, console: Console) -> int:
-    spec = reproduce.load("demo")
+    spec = reproduce.load("demo", overrides=_overrides(args))
     exp_dir = runner.experiment_dir(_results_dir(args.results), spec)
     if not args.dry_run and exp_dir.is_dir() and (exp_dir / store.MANIFEST).is_file():
         shutil.rmtree(exp_dir)          # the demo shows this build, not an earlier one
@@ -178,8 +228,12 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
     return EXIT_FAIL if res.failed else EXIT_OK
 
 
+#: Commands that run a spec, whose unknown `--NAME VALUE` words are parameters.
+SPEC_COMMANDS = ("sweep", "reproduce", "demo")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="abyss", description="abyss experiment harness")
+    p = _Parser(prog="abyss", description="abyss experiment harness", allow_abbrev=False)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def run_options(sp: argparse.ArgumentParser, reps_default: str) -> None:
@@ -189,8 +243,15 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--results", metavar="DIR", help="results directory (default: results/ of the checkout)")
         sp.add_argument("--timeout", type=_positive_float, default=None, metavar="S",
                         help="kill a run after S seconds (default: no limit)")
+        sp.add_argument("--prime-runs", type=_prime_runs, default=None, metavar="N",
+                        help="runs of the first point made before the sweep and discarded "
+                             "(default: the spec's prime_runs, else 0)")
+        sp.add_argument("--set", action="append", metavar="NAME=VALUE",
+                        help="replace a parameter of the spec in every sweep: one value fixes it, "
+                             "a comma-separated list or a range (1..cores) sweeps it; --NAME VALUE "
+                             "(an engine flag such as --duration 0.3) means the same")
 
-    sp = sub.add_parser("sweep", help="run an experiment spec's grid (resumes where it stopped)")
+    sp = sub.add_parser("sweep", allow_abbrev=False, help="run an experiment spec's grid (resumes where it stopped)")
     sp.add_argument("spec", metavar="SPEC", help="a spec file, or the name of one in harness/specs/")
     sp.add_argument("--full-scale", action="store_true", help="use the spec's [full_scale] sizes")
     sp.add_argument("--report", action="store_true", help="write the report afterwards")
@@ -202,21 +263,27 @@ def build_parser() -> argparse.ArgumentParser:
                     help="an experiment directory, or a directory of them (default: results/)")
     sp.set_defaults(func=cmd_report)
 
-    sp = sub.add_parser("reproduce", help="run a paper experiment by name, then its report")
+    sp = sub.add_parser("reproduce", allow_abbrev=False, help="run a paper experiment by name, then its report")
     sp.add_argument("name", nargs="?", metavar="NAME", help="experiment name (see --list)")
     sp.add_argument("--list", action="store_true", help="list the paper experiments")
     sp.add_argument("--full-scale", action="store_true", help="the papers' sizes instead of scaled ones")
     run_options(sp, "the spec's reps")
     sp.set_defaults(func=cmd_reproduce)
 
-    sp = sub.add_parser("demo", help="every scheme on YCSB (low, high contention) and TPC-C, then a report")
+    sp = sub.add_parser("demo", allow_abbrev=False, help="every scheme on YCSB (low, high contention) and TPC-C, then a report")
     run_options(sp, "1")
     sp.set_defaults(func=cmd_demo)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SPEC_COMMANDS:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        own = set(sub.choices[argv[0]]._option_string_actions)
+        argv = argv[:1] + parameter_flags(argv[1:], own)
+    args = parser.parse_args(argv)
     console = Console(highlight=False, soft_wrap=True)   # status lines never wrap; tables fit
     prog = f"abyss {args.command}"
     try:

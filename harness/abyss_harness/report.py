@@ -21,7 +21,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from . import engine, plots, store
+from . import engine, plots, store, tables
 
 PLOTS_DIR = "plots"
 
@@ -232,6 +232,12 @@ def experiment_blocks(exp: store.Experiment, figures: list[plots.Figure], base: 
         blocks.append(Block("h2", text="Plots"))
         for f in figures:
             blocks.append(Block("img", text=f.title, href=rel(f.files[0]), alt_href=rel(f.files[1])))
+    declared = tables.render_all(exp)
+    if declared:
+        blocks.append(Block("h2", text="Tables"))
+        blocks.append(Block("p", text="As printed after the sweep (medians over repetitions; "
+                                      f"also in {tables.TABLES_TXT})."))
+        blocks += [Block("code", text=r.text) for r in declared]
     blocks.append(Block("h2", text="Medians over repetitions"))
     blocks.append(Block("p", text="txn/s is the median; spread is half the min..max range as a share of "
                                   "the median; abort rate, p99 and the breakdown fractions are medians."))
@@ -258,9 +264,10 @@ def experiment_blocks(exp: store.Experiment, figures: list[plots.Figure], base: 
         blocks.append(Block("p", text="Each command re-runs one point (its first repetition) with every "
                                       "knob spelled out; add --json FILE to keep the report."))
         blocks.append(Block("code", text="\n".join(f"# {label}\n{cmd}" for label, cmd in cmds)))
-    tables = [t for t in (store.RUNS_CSV, store.SUMMARY_CSV, store.MICRO_CSV) if (exp.path / t).exists()]
+    data = [t for t in (store.RUNS_CSV, store.SUMMARY_CSV, store.MICRO_CSV, tables.TABLES_TXT)
+            if (exp.path / t).exists()]
     blocks.append(Block("h2", text="Data"))
-    blocks.append(Block("ul", items=[(t, rel(exp.path / t)) for t in tables]
+    blocks.append(Block("ul", items=[(t, rel(exp.path / t)) for t in data]
                         + [("run reports (JSON)", rel(exp.path / store.RUNS_DIR))]))
     return blocks
 
@@ -275,6 +282,7 @@ class Written:
 def write_experiment_report(exp: store.Experiment) -> Written:
     """Tables, plots, report.md and report.html inside the experiment directory."""
     store.write_tables(exp)
+    tables.write_text(exp)
     plot_dir = exp.path / PLOTS_DIR
     if plot_dir.is_dir():
         for old in plot_dir.glob("*.*"):
@@ -330,8 +338,13 @@ def _txn(v: Any) -> str:
 
 
 def print_summary(exp: store.Experiment, console: Console) -> None:
-    """Median tables on the terminal, one per sweep. A sweep over schemes and
-    one other axis is shown as a grid (schemes down, the axis across)."""
+    """Median tables on the terminal: the spec's declared tables ([[table]],
+    tables.py) if it has any, else one per sweep, where a sweep over schemes
+    and one other axis is shown as a grid (schemes down, the axis across)."""
+    if tables.declared(exp):
+        for r in tables.render_all(exp):
+            console.print(r.text, markup=False, highlight=False, soft_wrap=True)
+        return
     for sw in exp.sweeps():
         df = exp.sweep_runs(sw["label"])
         if df.empty:

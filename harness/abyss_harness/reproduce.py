@@ -68,5 +68,6 @@ def catalogue(*, full_scale: bool = False, cores: int | None = None) -> list[Ent
     return out
 
 
-def load(name: str, *, full_scale: bool = False, cores: int | None = None) -> Spec:
-    return load_spec(resolve(name), full_scale=full_scale, cores=cores)
+def load(name: str, *, full_scale: bool = False, cores: int | None = None,
+         overrides: dict[str, str] | None = None) -> Spec:
+    return load_spec(resolve(name), full_scale=full_scale, cores=cores, overrides=overrides)

@@ -4,7 +4,9 @@ The run function is injected (`RunFn`), so tests drive the sweep logic with
 a fake and no engine. A run's report is written to a temporary name and moved
 into place only when the engine exits 0, so a file in `runs/` is always a
 complete report, and an interrupted sweep resumes by skipping every run
-whose file exists.
+whose file exists. A spec may ask for priming runs (`prime_runs`): runs of
+the first pending point made before the sweep and discarded, so that the
+first measured run does not pay for a cold machine (caches, frequency).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Callable
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from . import grid, store
+from . import grid, store, tables
 from .grid import Run
 from .spec import Spec
 
@@ -100,12 +102,19 @@ def fmt_duration(seconds: float) -> str:
     return f"{h}h{m:02d}m{s:02d}s" if h else f"{m}m{s:02d}s" if m else f"{s}s"
 
 
-def dry_run(spec: Spec, runs: list[Run], exp_dir: Path, console: Console) -> None:
+def dry_run(spec: Spec, runs: list[Run], exp_dir: Path, console: Console,
+            prime_runs: int | None = None) -> None:
     """List every run: whether it would be skipped, and the command."""
     todo = [r for r in runs if not (exp_dir / r.file).exists()]
+    prime = spec.prime_runs if prime_runs is None else prime_runs
     est = sum(grid.estimate_seconds(r) for r in todo)
+    if todo and prime:
+        est += prime * grid.estimate_seconds(todo[0])
     console.print(f"[bold]{spec.name}[/]: {len(runs)} runs ({len(runs) - len(todo)} already done) "
                   f"-> {exp_dir}; about {fmt_duration(est)} to go")
+    if todo and prime:
+        console.print(f"prime x{prime}  abyss {' '.join(todo[0].argv)}  (discarded)", highlight=False,
+                      soft_wrap=True)
     for i, r in enumerate(runs, 1):
         state = "done" if r not in todo else "todo"
         console.print(f"{i:4d} {state}  abyss {' '.join(r.argv)}", highlight=False, soft_wrap=True)
@@ -131,9 +140,27 @@ class _Eta:
         return fmt_duration(max(0.0, self.left) * ratio)
 
 
+def prime(run: Run, count: int, exp_dir: Path, run_fn: RunFn, console: Console) -> None:
+    """Run `run` `count` times and discard the reports (see the module docstring)."""
+    if count <= 0:
+        return
+    console.print(f"({count} discarded priming run{'' if count == 1 else 's'} of {run.label()})",
+                  highlight=False)
+    tmp = exp_dir / store.RUNS_DIR / "prime.json.part"
+    for _ in range(count):
+        outcome = run_fn(run.argv, tmp)
+        tmp.unlink(missing_ok=True)
+        if outcome.returncode == 2:
+            first_line = (outcome.output.strip().splitlines() or [""])[0]
+            raise EngineUsageError(first_line or f"abyss {' '.join(run.argv)}: exit 2")
+        if not outcome.ok:
+            console.print(f"[red]priming run failed[/] ({outcome.returncode}); going on", highlight=False)
+
+
 def execute(spec: Spec, runs: list[Run], exp_dir: Path, run_fn: RunFn,
-            console: Console) -> SweepResult:
-    """Run every run of the grid whose JSON is not there yet."""
+            console: Console, prime_runs: int | None = None) -> SweepResult:
+    """Run every run of the grid whose JSON is not there yet, after the
+    priming runs (`prime_runs`, default the spec's) when there is any."""
     exp_dir.mkdir(parents=True, exist_ok=True)
     (exp_dir / store.RUNS_DIR).mkdir(exist_ok=True)
     store.write_manifest(exp_dir, manifest_for(spec, runs))
@@ -143,8 +170,10 @@ def execute(spec: Spec, runs: list[Run], exp_dir: Path, run_fn: RunFn,
     if result.skipped:
         console.print(f"{spec.name}: {result.skipped} of {len(runs)} runs already in {exp_dir}; "
                       "skipping them")
-    eta = _Eta(todo)
     t0 = time.monotonic()
+    if todo:
+        prime(todo[0], spec.prime_runs if prime_runs is None else prime_runs, exp_dir, run_fn, console)
+    eta = _Eta(todo)
     live = console.is_terminal
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TextColumn("eta {task.fields[eta]}"), console=console,
@@ -183,11 +212,13 @@ def execute(spec: Spec, runs: list[Run], exp_dir: Path, run_fn: RunFn,
 
 
 def sweep(spec: Spec, results: Path, run_fn: RunFn, console: Console,
-          reps: int | None = None) -> tuple[Path, SweepResult]:
+          reps: int | None = None, prime_runs: int | None = None) -> tuple[Path, SweepResult]:
     """Expand, run what is missing, and rebuild the experiment's tables."""
     runs = grid.runs(spec, reps)
     exp_dir = experiment_dir(results, spec)
-    result = execute(spec, runs, exp_dir, run_fn, console)
-    store.write_tables(store.load_experiment(exp_dir))
+    result = execute(spec, runs, exp_dir, run_fn, console, prime_runs)
+    exp = store.load_experiment(exp_dir)
+    store.write_tables(exp)
+    tables.write_text(exp)
     store.write_combined(results)
     return exp_dir, result

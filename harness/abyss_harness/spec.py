@@ -2,8 +2,10 @@
 
 A spec names the command (`run`, or `bench ts`), the fixed parameters, the
 swept axes, optional per-scheme overrides, optional sub-sweeps that share the
-top-level settings (`[[sweep]]`), overrides for `--full-scale`, and the plots
-that show the result. docs/harness.md describes the format; this module turns
+top-level settings (`[[sweep]]`), overrides for `--full-scale`, the plots
+that show the result and the text tables printed after the sweep
+(`[[table]]`, rendered by tables.py). Values given on the command line
+(`--set NAME=VALUE`) replace the spec's own in every sweep. docs/harness.md describes the format; this module turns
 a file into a `Spec` whose every value is one the engine accepts, or raises
 `SpecError` with one line naming the key, the value and what is allowed.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import string
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,13 +25,20 @@ from . import engine
 from .engine import Param, ParamError
 from .metrics import is_metric
 
-TOP_KEYS = ("name", "title", "figure", "description", "command", "reps",
-            "fixed", "axes", "per_scheme", "sweep", "full_scale", "plot")
+TOP_KEYS = ("name", "title", "figure", "description", "command", "reps", "prime_runs",
+            "fixed", "axes", "per_scheme", "sweep", "full_scale", "plot", "table")
 SWEEP_KEYS = ("label", "title", "fixed", "axes", "per_scheme", "full_scale")
 FULL_SCALE_KEYS = ("fixed", "axes", "reps")
 PLOT_KEYS = ("kind", "x", "y", "series", "bar", "where", "title", "logx", "table", "sweeps", "name")
 PLOT_KINDS = ("lines", "bars", "breakdown")
 PLOT_TABLES = ("runs", "micro")
+TABLE_KEYS = ("title", "rows", "columns", "cells", "ratio_to", "column_label", "labels", "headers",
+              "formats", "sweeps")
+#: Placeholders of a table title besides the parameters: the repetitions that
+#: ran, the machine's hardware threads, the spec's name.
+TITLE_EXTRAS = ("reps", "cores", "name")
+#: A table's name for its ratio columns (in `headers` and `formats`).
+RATIO = "ratio"
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 RANGE_RE = re.compile(r"^\s*(\d+|cores)\s*\.\.\s*(\d+|cores)\s*(/x2)?\s*$")
@@ -40,6 +50,7 @@ DERIVED_X = ("read_ratio", "sweep")
 MICRO_COLUMNS = ("method", "threads", "timestamps_per_second")
 
 DEFAULT_REPS = 3
+MAX_PRIME_RUNS = 10
 DEFAULT_LABEL = "main"
 
 
@@ -88,6 +99,29 @@ class PlotSpec:
 
 
 @dataclass
+class TableSpec:
+    """A text table printed after a sweep and shown in its report (tables.py).
+
+    One line per combination of the `rows` parameters, one group of columns
+    per combination of the `columns` parameters; each group shows the median
+    of each metric in `cells`. With `ratio_to` (a value of the one column
+    parameter) each line ends with every other group's first metric divided
+    by that group's.
+    """
+
+    title: str
+    rows: list[str]
+    columns: list[str]
+    cells: list[str]
+    ratio_to: Any = None
+    column_label: str | None = None                 # template over the column parameters
+    labels: dict[str, dict[str, str]] = field(default_factory=dict)   # parameter -> value -> text
+    headers: dict[str, str] = field(default_factory=dict)             # parameter or metric -> header
+    formats: dict[str, str] = field(default_factory=dict)             # parameter or metric -> format spec
+    sweeps: list[str] | None = None
+
+
+@dataclass
 class Spec:
     """A parsed, validated spec, resolved for one machine (`cores`) and scale."""
 
@@ -103,6 +137,9 @@ class Spec:
     text: str
     full_scale: bool
     cores: int
+    prime_runs: int = 0
+    tables: list[TableSpec] = field(default_factory=list)
+    overrides: dict[str, Any] = field(default_factory=dict)   # --set: name -> value or list of values
 
     def axis_names(self) -> list[str]:
         """Every swept parameter over all sweeps, in first-seen order."""
@@ -125,6 +162,9 @@ class Spec:
                         "per_scheme": {c: {k: enc(v) for k, v in o.items()} for c, o in s.per_scheme.items()}}
                        for s in self.sweeps],
             "plots": [p.__dict__ for p in self.plots],
+            "prime_runs": self.prime_runs,
+            "overrides": self.overrides,
+            "tables": [dict(t.__dict__) for t in self.tables],
         }
 
 
@@ -192,9 +232,14 @@ class _Parser:
             p = self.param(table, name, loc)
             if isinstance(v, str) and p.kind is int:
                 v = self.int_range(v, p, loc)
+            elif v == "all" and p.choices:
+                # Every value the engine accepts, in its order: `cc = "all"` is
+                # every registered scheme, so a new scheme joins the sweep.
+                v = list(p.choices)
             if not isinstance(v, list):
                 raise self.fail(loc, f"{v!r}: an axis must be a list of values"
-                                     + (' or a range such as "1..cores"' if p.kind is int else ""))
+                                     + (' or a range such as "1..cores"' if p.kind is int else "")
+                                     + (' or "all"' if p.choices else ""))
             if not v:
                 raise self.fail(loc, "an axis needs at least one value")
             values = [self.value(p, x, f"{loc}[{i}]", same_as_ok=False) for i, x in enumerate(v)]
@@ -233,8 +278,14 @@ def _layer(fixed: dict[str, Any], axes: dict[str, list[Any]],
 
 
 def parse_spec(text: str, source: str = "spec", *, full_scale: bool = False,
-               cores: int | None = None) -> Spec:
-    """Parse spec TOML text; raise SpecError naming the first problem."""
+               cores: int | None = None, overrides: dict[str, str] | None = None) -> Spec:
+    """Parse spec TOML text; raise SpecError naming the first problem.
+
+    `overrides` are `--set NAME=VALUE` words of the command line: a value
+    fixes the parameter in every sweep, a comma-separated list (or a range
+    such as "1..cores") sweeps it; either replaces what the spec says,
+    per-scheme values included.
+    """
     cores = cores or os.cpu_count() or 1
     P = _Parser(source, cores)
     try:
@@ -260,6 +311,9 @@ def parse_spec(text: str, source: str = "spec", *, full_scale: bool = False,
         return v
 
     reps = reps_of(raw.get("reps", DEFAULT_REPS), "reps")
+    prime_runs = raw.get("prime_runs", 0)
+    if isinstance(prime_runs, bool) or not isinstance(prime_runs, int) or not 0 <= prime_runs <= MAX_PRIME_RUNS:
+        raise P.fail("prime_runs", f"{prime_runs!r} is not an integer from 0 to {MAX_PRIME_RUNS}")
     top_fs = P.table(raw.get("full_scale"), "full_scale")
     P.keys(top_fs, FULL_SCALE_KEYS, "full_scale.")
     fs_reps = reps_of(top_fs.get("reps", reps), "full_scale.reps")
@@ -273,12 +327,13 @@ def parse_spec(text: str, source: str = "spec", *, full_scale: bool = False,
     top_fs_axes = P.axes(table, top_fs.get("axes"), "full_scale.axes")
     _same_level(P, top_fs_fixed, top_fs_axes, "full_scale.")
     top_per = _per_scheme(P, table, command, raw.get("per_scheme"), "per_scheme")
+    ov_fixed, ov_axes = _overrides(P, table, overrides or {})
 
     raw_sweeps = raw.get("sweep", [{}])
     if not isinstance(raw_sweeps, list) or not raw_sweeps:
         raise P.fail("sweep", "must be an array of tables ([[sweep]])")
     top = _Top(fixed=top_fixed, axes=top_axes, fs_fixed=top_fs_fixed, fs_axes=top_fs_axes,
-               per_scheme=top_per, title=raw.get("title", name))
+               per_scheme=top_per, title=raw.get("title", name), ov_fixed=ov_fixed, ov_axes=ov_axes)
     sweeps: list[Sweep] = []
     for i, rs in enumerate(raw_sweeps):
         sweep = _sweep(P, table, command, top, rs, i, len(raw_sweeps), full_scale)
@@ -288,11 +343,16 @@ def parse_spec(text: str, source: str = "spec", *, full_scale: bool = False,
 
     spec = Spec(name=name, title=raw.get("title", name), figure=raw.get("figure", ""),
                 description=raw.get("description", "").strip(), command=command, reps=reps,
-                sweeps=sweeps, plots=[], source=source, text=text, full_scale=full_scale, cores=cores)
+                sweeps=sweeps, plots=[], source=source, text=text, full_scale=full_scale, cores=cores,
+                prime_runs=prime_runs, overrides={**ov_fixed, **ov_axes})
     raw_plots = raw.get("plot", [])
     if not isinstance(raw_plots, list):
         raise P.fail("plot", "must be an array of tables ([[plot]])")
     spec.plots = [_plot(P, spec, table, rp, i) for i, rp in enumerate(raw_plots)]
+    raw_tables = raw.get("table", [])
+    if not isinstance(raw_tables, list):
+        raise P.fail("table", "must be an array of tables ([[table]])")
+    spec.tables = [_table(P, spec, table, rt, i) for i, rt in enumerate(raw_tables)]
     return spec
 
 
@@ -306,6 +366,8 @@ class _Top:
     fs_axes: dict[str, list[Any]]
     per_scheme: dict[str, dict[str, Any]]
     title: str
+    ov_fixed: dict[str, Any] = field(default_factory=dict)
+    ov_axes: dict[str, list[Any]] = field(default_factory=dict)
 
 
 def _sweep(P: _Parser, table: dict[str, Param], command: str, top: _Top, rs: Any, i: int,
@@ -333,9 +395,17 @@ def _sweep(P: _Parser, table: dict[str, Param], command: str, top: _Top, rs: Any
     if full_scale:
         _layer(fixed, axes, top.fs_fixed, top.fs_axes)
         _layer(fixed, axes, fs_fixed, fs_axes)
+    _layer(fixed, axes, top.ov_fixed, top.ov_axes)
     per = {c: dict(o) for c, o in top.per_scheme.items()}
     for c, o in _per_scheme(P, table, command, rs.get("per_scheme"), f"{loc}.per_scheme").items():
         per.setdefault(c, {}).update(o)
+    overridden = {**top.ov_fixed, **top.ov_axes}
+    if "cc" in overridden:
+        kept = overridden["cc"] if isinstance(overridden["cc"], list) else [overridden["cc"]]
+        per = {c: o for c, o in per.items() if c in kept}
+    for o in per.values():
+        for k in overridden:
+            o.pop(k, None)
     title = rs.get("title", top.title if count == 1 else label)
     if not isinstance(title, str):
         raise P.fail(f"{loc}.title", f"{title!r} must be a string")
@@ -450,11 +520,221 @@ def _plot(P: _Parser, spec: Spec, table: dict[str, Param], rp: Any, i: int) -> P
                     title=rp.get("title"), logx=logx, table=tname, sweeps=sweeps, name=name)
 
 
-def load_spec(path: str | Path, *, full_scale: bool = False, cores: int | None = None) -> Spec:
+_INT_RE = re.compile(r"^[+-]?\d+$")
+
+
+def _scalar(word: str) -> Any:
+    """A command-line word as the TOML value it stands for: a boolean, an
+    integer, a number, or else a string."""
+    if word in ("true", "false"):
+        return word == "true"
+    if _INT_RE.match(word):
+        return int(word)
+    try:
+        return float(word)
+    except ValueError:
+        return word
+
+
+def _overrides(P: _Parser, table: dict[str, Param],
+               raw: dict[str, str]) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+    """`--set NAME=VALUE` words as (fixed, axes), each value checked like a spec's."""
+    fixed: dict[str, Any] = {}
+    axes: dict[str, list[Any]] = {}
+    for name, text in raw.items():
+        where = f"--set {name}"
+        p = P.param(table, name, where)
+        if p.kind is str and p.choices is None:        # a syntax of its own (tpcc_mix has commas)
+            fixed[name] = P.value(p, text, where, same_as_ok=False)
+            continue
+        words = [w.strip() for w in text.split(",")]
+        if len(words) == 1 and not (p.kind is int and RANGE_RE.match(text)):
+            fixed[name] = P.value(p, _scalar(words[0]), where, same_as_ok=False)
+        else:
+            value: Any = text if len(words) == 1 else [_scalar(w) for w in words]
+            axes.update(P.axes(table, {name: value}, "--set"))
+    return fixed, axes
+
+
+# -- tables -------------------------------------------------------------------------
+
+class _Many(list):  # type: ignore[type-arg]
+    """The values of a parameter that differs between points: a title shows them all."""
+
+
+class _TemplateFormatter(string.Formatter):
+    """str.format over named values; a value with several settings is written
+    as each of them, comma-separated, with the same format spec."""
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if isinstance(value, _Many):
+            return ",".join(self.format_field(v, format_spec) for v in value)
+        if format_spec:
+            return format(value, format_spec)
+        return engine.format_value(value)
+
+
+def template_fields(template: str) -> list[str]:
+    """The placeholder names of a `{name:spec}` template."""
+    return [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+
+
+def fill_template(template: str, values: dict[str, Any]) -> str:
+    """A title or column label with its `{name}` / `{name:.2f}` placeholders
+    filled; a list value (a parameter swept in these runs) gives every value."""
+    vals = {k: (_Many(v) if isinstance(v, list) and len(v) > 1 else v[0] if isinstance(v, list) else v)
+            for k, v in values.items()}
+    return _TemplateFormatter().vformat(template, (), vals)
+
+
+def parameter_values(sweeps: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """Every value each parameter takes in these sweeps (`Spec.to_json()`
+    form), fixed or swept, in first-seen order; same_as values are left out."""
+    out: dict[str, list[Any]] = {}
+    for sw in sweeps:
+        items = [(k, [v]) for k, v in sw.get("fixed", {}).items() if not isinstance(v, dict)]
+        items += list(sw.get("axes", {}).items())
+        for k, vs in items:
+            seen = out.setdefault(k, [])
+            seen += [v for v in vs if v not in seen]
+    return out
+
+
+def title_values(spec: dict[str, Any], sweeps: list[dict[str, Any]], reps: int) -> dict[str, Any]:
+    """The values a table title may name: the parameters of its sweeps, reps, cores, name."""
+    return {**parameter_values(sweeps), "reps": reps, "cores": spec.get("cores"), "name": spec.get("name")}
+
+
+def _table(P: _Parser, spec: Spec, table: dict[str, Param], rt: Any, i: int) -> TableSpec:
+    loc = f"table[{i}]"
+    rt = P.table(rt, loc)
+    P.keys(rt, TABLE_KEYS, loc + ".")
+    if spec.command != "run":
+        raise P.fail(loc, f'tables need command = "run", not {spec.command!r}')
+    labels_all = [s.label for s in spec.sweeps]
+    sweeps = rt.get("sweeps")
+    if sweeps is not None and (not isinstance(sweeps, list) or any(s not in labels_all for s in sweeps)):
+        raise P.fail(f"{loc}.sweeps", f"{sweeps!r}: each must be one of {', '.join(labels_all)}")
+    chosen = [s for s in spec.sweeps if sweeps is None or s.label in sweeps]
+    allowed = list(table) + list(DERIVED_X)
+
+    def names(key: str) -> list[str]:
+        v = rt.get(key)
+        if isinstance(v, str):
+            v = [v]
+        if not isinstance(v, list) or not v or not all(isinstance(x, str) for x in v):
+            raise P.fail(f"{loc}.{key}", f"{v!r}: required, a list of parameters")
+        for x in v:
+            if x not in allowed:
+                raise P.fail(f"{loc}.{key}", f"{x!r} is not a parameter{_suggest(x, allowed)}; "
+                                             f"allowed: {', '.join(allowed)}")
+        if len(set(v)) < len(v):
+            raise P.fail(f"{loc}.{key}", f"{v!r} names a parameter twice")
+        return v
+
+    rows, columns = names("rows"), names("columns")
+    both = [x for x in rows if x in columns]
+    if both:
+        raise P.fail(f"{loc}.columns", f"{both[0]!r} is also a row parameter")
+    keys = rows + columns
+    cells = rt.get("cells", ["throughput"])
+    if isinstance(cells, str):
+        cells = [cells]
+    if not isinstance(cells, list) or not cells or not all(isinstance(c, str) and is_metric(c) for c in cells):
+        raise P.fail(f"{loc}.cells", f"{cells!r}: a list of metrics (throughput, abort_rate, tpmc, ...)")
+    # Each cell must be one point: whatever tells two points apart is a row or a column.
+    if "sweep" not in keys:
+        for sw in chosen:
+            for a in sw.axes:
+                if a not in keys:
+                    raise P.fail(loc, f"{a!r} is swept (sweep {sw.label!r}) but is neither a row nor "
+                                      "a column; a cell would mix points")
+        fixed_names = {k for sw in chosen for k in sw.fixed}
+        for k in sorted(fixed_names - set(keys)):
+            if len({repr(sw.fixed.get(k)) for sw in chosen}) > 1:
+                raise P.fail(loc, f"{k!r} differs between sweeps but is neither a row nor a column "
+                                  "(nor is sweep); a cell would mix points")
+
+    ratio_to = rt.get("ratio_to")
+    if ratio_to is not None:
+        if len(columns) != 1:
+            raise P.fail(f"{loc}.ratio_to", "needs exactly one column parameter")
+        c = columns[0]
+        if c == "sweep":
+            if ratio_to not in [s.label for s in chosen]:
+                raise P.fail(f"{loc}.ratio_to", f"{ratio_to!r} is not one of {', '.join(s.label for s in chosen)}")
+        elif c in table:
+            ratio_to = P.value(table[c], ratio_to, f"{loc}.ratio_to", same_as_ok=False)
+
+    def str_map(key: str, allowed_keys: list[str]) -> dict[str, str]:
+        m = P.table(rt.get(key), f"{loc}.{key}")
+        for k, v in m.items():
+            if k not in allowed_keys:
+                raise P.fail(f"{loc}.{key}.{k}", f"not one of {', '.join(allowed_keys)}")
+            if not isinstance(v, str):
+                raise P.fail(f"{loc}.{key}.{k}", f"{v!r} must be a string")
+        return dict(m)
+
+    names_all = keys + cells + [RATIO]
+    headers = str_map("headers", names_all)
+    formats = str_map("formats", names_all)
+    for k, f in formats.items():
+        try:
+            format(0.5, f)
+        except ValueError as e:
+            raise P.fail(f"{loc}.formats.{k}", f"{f!r} is not a number format such as \".1f\" ({e})") from None
+    labels: dict[str, dict[str, str]] = {}
+    for k, m in P.table(rt.get("labels"), f"{loc}.labels").items():
+        if k not in keys:
+            raise P.fail(f"{loc}.labels.{k}", f"not a row or column parameter ({', '.join(keys)})")
+        m = P.table(m, f"{loc}.labels.{k}")
+        for v, text in m.items():
+            if not isinstance(text, str):
+                raise P.fail(f"{loc}.labels.{k}.{v}", f"{text!r} must be a string")
+        labels[k] = dict(m)
+    column_label = rt.get("column_label")
+    if column_label is not None:
+        if not isinstance(column_label, str):
+            raise P.fail(f"{loc}.column_label", f"{column_label!r} must be a string")
+        for f in _checked_fields(P, column_label, f"{loc}.column_label"):
+            if f not in columns:
+                raise P.fail(f"{loc}.column_label", f"{{{f}}} is not a column parameter ({', '.join(columns)})")
+    title = rt.get("title", spec.title)
+    if not isinstance(title, str):
+        raise P.fail(f"{loc}.title", f"{title!r} must be a string")
+    resolved = spec.to_json()
+    values = title_values(resolved, [s for s in resolved["sweeps"] if s["label"] in [c.label for c in chosen]],
+                          spec.reps)
+    for f in _checked_fields(P, title, f"{loc}.title"):
+        if f not in values:
+            raise P.fail(f"{loc}.title", f"{{{f}}} is not set in these sweeps; allowed: "
+                                         f"{', '.join(values)}")
+    try:
+        fill_template(title, values)
+    except (ValueError, TypeError) as e:
+        raise P.fail(f"{loc}.title", f"{title!r}: {e}") from None
+    return TableSpec(title=title, rows=rows, columns=columns, cells=cells, ratio_to=ratio_to,
+                     column_label=column_label, labels=labels, headers=headers, formats=formats,
+                     sweeps=sweeps)
+
+
+def _checked_fields(P: _Parser, template: str, where: str) -> list[str]:
+    try:
+        fields = template_fields(template)
+    except ValueError as e:
+        raise P.fail(where, f"{template!r}: {e}") from None
+    for f in fields:
+        if not re.match(r"^[a-z_][a-z0-9_]*$", f):
+            raise P.fail(where, f"{{{f}}}: a placeholder is a parameter name, such as {{rows}} or {{theta:.2f}}")
+    return fields
+
+
+def load_spec(path: str | Path, *, full_scale: bool = False, cores: int | None = None,
+              overrides: dict[str, str] | None = None) -> Spec:
     """Read and parse a spec file (see parse_spec)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise SpecError(f"{path}: cannot read spec: {e.strerror}") from None
-    return parse_spec(text, str(path), full_scale=full_scale, cores=cores)
+    return parse_spec(text, str(path), full_scale=full_scale, cores=cores, overrides=overrides)

@@ -95,3 +95,32 @@ def test_progress_bar_on_a_terminal(tmp_path: Path, spec_file: Path) -> None:
     runner.sweep(load_spec(spec_file, cores=2), tmp_path, FakeEngine(), console)
     text = out.getvalue()
     assert "12/12" in text and "eta" in text
+
+
+def test_priming_runs_the_first_pending_point_and_keeps_nothing(tmp_path: Path, spec_file: Path) -> None:
+    spec = load_spec(spec_file, cores=2)
+    spec.prime_runs = 2
+    fake = FakeEngine()
+    out = io.StringIO()
+    _, res = runner.sweep(spec, tmp_path, fake, Console(file=out, force_terminal=False))
+    runs = grid.runs(spec)
+    assert fake.calls == [runs[0].argv] * 2 + [r.argv for r in runs]
+    assert "(2 discarded priming runs of" in out.getvalue()
+    assert len(list((tmp_path / "unit" / "runs").iterdir())) == 12, "the priming reports are not kept"
+    again = FakeEngine()
+    runner.sweep(spec, tmp_path, again, quiet(), prime_runs=3)
+    assert again.calls == [], "nothing to run: no priming"
+    (tmp_path / "unit" / runs[5].file).unlink()
+    again = FakeEngine()
+    runner.sweep(spec, tmp_path, again, quiet(), prime_runs=1)
+    assert again.calls == [runs[5].argv] * 2
+
+
+def test_a_priming_run_the_engine_refuses_stops_the_sweep(tmp_path: Path, spec_file: Path) -> None:
+    spec = load_spec(spec_file, cores=2)
+    fake = FakeEngine(fail_on={1}, returncode=2)
+    with pytest.raises(runner.EngineUsageError):
+        runner.sweep(spec, tmp_path, fake, quiet(), prime_runs=1)
+    fake = FakeEngine(fail_on={1})
+    _, res = runner.sweep(spec, tmp_path, fake, quiet(), prime_runs=1)
+    assert (res.ran, res.failed) == (12, []), "a failed priming run is only reported"

@@ -163,8 +163,9 @@ def test_every_packaged_spec_parses_and_expands(full_scale: bool) -> None:
         spec = reproduce.load(name, full_scale=full_scale, cores=2)
         assert spec.name == name, f"{path}: the file is named after its spec"
         assert grid.runs(spec), name
-        if name != "demo":
-            assert spec.figure and spec.description, f"{name} says what it reproduces"
+        assert spec.description, f"{name} says what it runs"
+        if name != "demo" and not name.startswith("bench-"):
+            assert spec.figure, f"{name} says what it reproduces"
 
 
 def test_cli_reports_a_bad_spec_in_one_line_with_exit_2(tmp_path, capsys) -> None:
@@ -175,3 +176,67 @@ def test_cli_reports_a_bad_spec_in_one_line_with_exit_2(tmp_path, capsys) -> Non
     assert code == 2
     assert err.count("\n") == 0 and "abyss sweep:" in err and "'2pl'" in err
     assert not (tmp_path / "r").exists(), "nothing runs on bad input"
+
+
+def test_prime_runs_is_checked() -> None:
+    assert parse(BASE).prime_runs == 0
+    assert parse("prime_runs = 2\n" + BASE).prime_runs == 2
+    assert "0 to 10" in error("prime_runs = 11\n" + BASE)
+    assert "0 to 10" in error("prime_runs = true\n" + BASE)
+
+
+def test_set_fixes_or_sweeps_a_parameter_in_every_sweep() -> None:
+    text = BASE + '[per_scheme.silo]\nrows = 64\n[[sweep]]\nlabel = "a"\n[[sweep]]\nlabel = "b"\n' \
+                  'fixed = { threads = 4, theta = 0.5 }\n'
+    spec = parse(text, overrides={"duration": "0.3", "threads": "1,8", "theta": "0.9", "rows": "4096"})
+    for sw in spec.sweeps:
+        assert sw.fixed["duration"] == 0.3 and sw.fixed["theta"] == 0.9 and sw.fixed["rows"] == 4096
+        assert sw.axes["threads"] == [1, 8] and "threads" not in sw.fixed
+        assert sw.per_scheme == {"silo": {}}, "a --set value wins over a per-scheme one"
+    assert spec.overrides == {"duration": 0.3, "theta": 0.9, "rows": 4096, "threads": [1, 8]}
+    assert spec.to_json()["overrides"] == spec.overrides
+    spec = parse(BASE, overrides={"threads": "1..cores", "cc": "silo"}, cores=4)
+    assert spec.sweeps[0].axes["threads"] == [1, 2, 3, 4] and spec.sweeps[0].fixed["cc"] == "silo"
+    spec = parse(BASE, overrides={"pin": "true", "dl_detect": "off"})
+    assert spec.sweeps[0].fixed["pin"] is True and spec.sweeps[0].fixed["dl_detect"] == "off"
+
+
+def test_set_keeps_a_text_value_whole_and_drops_schemes_no_longer_run() -> None:
+    tpcc = BASE.replace('"ycsb"', '"tpcc"')
+    spec = parse(tpcc, overrides={"tpcc_mix": "neworder=40,payment=60"})
+    assert spec.sweeps[0].fixed["tpcc_mix"] == "neworder=40,payment=60"
+    spec = parse(BASE + "[per_scheme.silo]\nrows = 64\n", overrides={"cc": "no_wait,none"})
+    assert spec.sweeps[0].axes["cc"] == ["no_wait", "none"] and spec.sweeps[0].per_scheme == {}
+
+
+def test_set_errors_name_the_flag() -> None:
+    assert "--set thread: unknown parameter" in error(BASE, overrides={"thread": "2"})
+    assert "'threads'" in error(BASE, overrides={"thread": "2"})
+    assert "--set theta" in error(BASE, overrides={"theta": "2"})
+    assert "--set.cc[1]" in error(BASE, overrides={"cc": "silo,2pl"})
+    assert "applies to workload ycsb only" in error(BASE.replace('"ycsb"', '"tpcc"'), overrides={"theta": "0.5"})
+
+
+def test_parameter_flags_become_set_words() -> None:
+    own = {"--reps", "--set", "--dry-run", "--results"}
+    argv = ["spec", "--duration", "0.3", "--reps", "3", "--warmup=0.1", "--pin", "--threads", "1,2",
+            "--dry-run", "--seed", "-1", "--set", "rows=64"]
+    assert cli.parameter_flags(argv, own) == [
+        "spec", "--set", "duration=0.3", "--reps", "3", "--set", "warmup=0.1", "--set", "pin=true",
+        "--set", "threads=1,2", "--dry-run", "--set", "seed=-1", "--set", "rows=64"]
+
+
+def test_cli_takes_engine_flags_as_parameters(tmp_path, capsys) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text(BASE, encoding="utf-8")
+    code = cli.main(["sweep", str(spec), "--duration", "0.3", "--theta=0.5", "--dry-run", "--results",
+                     str(tmp_path / "r"), "--prime-runs", "2"])
+    out = capsys.readouterr().out
+    assert code == 0 and "--duration 0.3" in out and "--theta 0.5" in out
+    assert "prime x2" in out
+    code = cli.main(["sweep", str(spec), "--thetaa", "0.5", "--dry-run"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--set thetaa: unknown parameter" in err and "'theta'" in err
+    with pytest.raises(SystemExit) as e:
+        cli.main(["sweep", str(spec), "--prime-runs", "11", "--dry-run"])
+    assert e.value.code == 2
