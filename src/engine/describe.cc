@@ -56,9 +56,13 @@ nlohmann::json workload_json(const WorkloadInfo& w) {
   }
   nlohmann::json metrics = nlohmann::json::array();
   for (const WorkloadMetric& m : w.metrics) metrics.push_back({{"name", m.json}, {"unit", m.unit}});
-  return {{"name", w.traits.name}, {"summary", w.traits.summary},
-          {"spec", w.traits.spec}, {"transaction_types", w.type_names},
-          {"metrics", metrics},    {"knobs", knobs}};
+  return {{"name", w.traits.name},
+          {"summary", w.traits.summary},
+          {"spec", w.traits.spec},
+          {"allocates_timestamps", w.traits.allocates_timestamps},
+          {"transaction_types", w.type_names},
+          {"metrics", metrics},
+          {"knobs", knobs}};
 }
 
 }  // namespace

@@ -44,8 +44,9 @@ Knob output(std::string_view name, bool directory, std::string& (*field)(Config&
 
 // ---- why a knob does not apply -------------------------------------------------
 
-std::string unless_allocates_timestamps(const cc::SchemeTraits& s, const Config&) {
-  return s.allocates_timestamps ? "" : "--cc " + std::string(s.name) + " allocates no timestamps";
+std::string unless_allocates_timestamps(const cc::SchemeTraits& s, const Config& c) {
+  if (s.allocates_timestamps || workload(c.workload).traits.allocates_timestamps) return "";
+  return "--cc " + std::string(s.name) + " allocates no timestamps (nor does --workload " + c.workload + ")";
 }
 std::string unless_uses_latch(const cc::SchemeTraits& s, const Config&) {
   return s.uses_latch

@@ -14,6 +14,9 @@ struct WorkloadTraits {
   std::string_view name;     // the --workload name, lower case
   std::string_view summary;  // one line for `abyss describe`
   std::string_view spec;     // where the workload is specified
+  // Its transactions take timestamps themselves, so --ts-alloc applies under
+  // every scheme (a timestamp micro-benchmark).
+  bool allocates_timestamps = false;
 };
 
 // A number a run of the workload reports beside throughput, from the merged

@@ -356,8 +356,10 @@ TEST(CliRun, FlagsWithoutEffectOnThisSchemeAreNotedOnStderr) {
   EXPECT_NE(o.err.find("abyss: note: --dl-timeout has no effect: it applies to --cc dl_detect only\n"),
             std::string::npos)
       << o.err;
-  EXPECT_NE(o.err.find("abyss: note: --ts-alloc has no effect: --cc no_wait allocates no timestamps\n"),
-            std::string::npos)
+  EXPECT_NE(
+      o.err.find(
+          "abyss: note: --ts-alloc has no effect: --cc no_wait allocates no timestamps (nor does --workload ycsb)\n"),
+      std::string::npos)
       << o.err;
   EXPECT_NE(o.err.find("abyss: note: --silo-epoch-ms has no effect: it applies to --cc silo only\n"), std::string::npos)
       << o.err;
