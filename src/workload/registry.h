@@ -11,6 +11,7 @@
 
 #include "workload/tpcc/tpcc.h"
 #include "workload/traits.h"
+#include "workload/tsalloc/tsalloc.h"
 #include "workload/ycsb/ycsb.h"
 
 namespace abyss {
@@ -50,6 +51,7 @@ struct WorkloadList {
 
 using WorkloadRegistry = WorkloadList<  //
     Ycsb,                               //
-    Tpcc>;
+    Tpcc,                               //
+    Tsalloc>;
 
 }  // namespace abyss
