@@ -44,6 +44,21 @@ class Table final {
   // visible to dump) until its header says so.
   Row* allocate(RowCursor& cursor, uint64_t block_rows = kDefaultBlockRows);
 
+  // Loads one row, before any transaction runs: a slot from the cursor's
+  // block, the scheme's metadata set up by `init_row`, the data written by
+  // `fill(char* data)`, then the row made live and indexed under `key` with a
+  // node taken from `nodes` (an arena the caller hands to adopt() when done).
+  template <class Fill>
+  Row* load_row(RowCursor& cursor, Arena& nodes, uint64_t block_rows, uint64_t key, void (*init_row)(void* meta),
+                Fill&& fill) {
+    Row* row = allocate(cursor, block_rows);
+    init_row(layout_.meta(row));
+    fill(layout_.data(row));
+    RowLayout::header(row).flags = RowHeader::kLive;
+    index_.insert(key, row, static_cast<HashIndex::Node*>(nodes.allocate(sizeof(HashIndex::Node), 8)));
+    return row;
+  }
+
   // Calls fn on every live, not deleted row. Only when no worker runs.
   void for_each_live(const std::function<void(const Row*)>& fn) const;
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 #include <string>
+#include <utility>
 
 #include "platform/thread.h"
 #include "storage/footprint.h"
@@ -108,18 +109,12 @@ Tpcc::Tpcc(const Config& config) : cfg_(config.tpcc), seed_(config.seed), histor
 // One loader thread's cursors and index nodes.
 class Tpcc::Loader {
  public:
-  Loader(Tpcc& t, const RowLayout& layout, void (*init_row)(void*)) : t_(t), layout_(layout), init_row_(init_row) {}
+  Loader(Tpcc& t, void (*init_row)(void*)) : t_(t), init_row_(init_row) {}
 
   // Adds a live row to table `ti` under `key`; `fill` writes its data.
   template <class Fill>
   void add(std::size_t ti, uint64_t key, uint64_t block_rows, Fill&& fill) {
-    Table& table = *t_.tables_[ti];
-    Row* row = table.allocate(cursors_[ti], block_rows);
-    init_row_(layout_.meta(row));
-    fill(layout_.data(row));
-    RowLayout::header(row).flags = RowHeader::kLive;
-    auto* node = static_cast<HashIndex::Node*>(nodes_.allocate(sizeof(HashIndex::Node), 8));
-    table.index().insert(key, row, node);
+    t_.tables_[ti]->load_row(cursors_[ti], nodes_, block_rows, key, init_row_, std::forward<Fill>(fill));
   }
 
   // Index nodes live as long as the database.
@@ -127,7 +122,6 @@ class Tpcc::Loader {
 
  private:
   Tpcc& t_;
-  const RowLayout& layout_;
   void (*init_row_)(void*);
   std::array<RowCursor, 9> cursors_{};
   Arena nodes_{std::size_t{8} << 20, "the TPC-C index nodes"};
@@ -171,7 +165,7 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
   const uint64_t delivered = cust - kNewOrdersPerDistrict;  // orders 1..delivered are delivered (4.3.3.1)
 
   platform::run_threads(loaders, false, [&](uint32_t l) {
-    Loader ld(*this, db.layout(), init_row);
+    Loader ld(*this, init_row);
     for (uint64_t u = l; u < units; u += loaders) {
       Rng rng(seed_ * 0x9e3779b97f4a7c15ULL + u + 1);
       if (u < item_units) {  // ITEM (clause 4.3.3.1)

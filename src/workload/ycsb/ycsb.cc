@@ -43,24 +43,19 @@ void Ycsb::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
   for (uint32_t f = 0; f < cfg_.fields; f++) field_columns_.push_back(table_->schema().column(1 + f));
 
   const uint64_t rows = rows_per_part_ * cfg_.partitions;  // keys that partitioning can reach
-  const RowLayout& layout = db.layout();
   platform::run_threads(loaders, false, [&](uint32_t l) {
     RowCursor cursor;
     Arena nodes(std::size_t{8} << 20, "the index nodes of table ycsb");
     const uint64_t lo = rows * l / loaders;
     const uint64_t hi = rows * (l + 1) / loaders;
     for (uint64_t key = lo; key < hi; key++) {
-      Row* row = table_->allocate(cursor, kLoadBlockRows);
-      init_row(layout.meta(row));
-      char* data = layout.data(row);
-      set_int64(data, key_column_, static_cast<int64_t>(key));
-      for (uint32_t f = 0; f < cfg_.fields; f++) {
-        const Column& c = field_columns_[f];
-        std::memset(data + c.offset, 'a' + static_cast<int>((key + f) % 26), c.size);
-      }
-      RowLayout::header(row).flags = RowHeader::kLive;
-      auto* node = static_cast<HashIndex::Node*>(nodes.allocate(sizeof(HashIndex::Node), 8));
-      table_->index().insert(key, row, node);
+      table_->load_row(cursor, nodes, kLoadBlockRows, key, init_row, [&](char* data) {
+        set_int64(data, key_column_, static_cast<int64_t>(key));
+        for (uint32_t f = 0; f < cfg_.fields; f++) {
+          const Column& c = field_columns_[f];
+          std::memset(data + c.offset, 'a' + static_cast<int>((key + f) % 26), c.size);
+        }
+      });
     }
     // Index nodes live as long as the table.
     table_->adopt(std::move(nodes));
