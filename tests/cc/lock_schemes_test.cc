@@ -1,12 +1,14 @@
-// The rules of the three 2PL schemes that wait (Abyss §2.1; docs/schemes.md):
-// WAIT_DIE, WOUND_WAIT and DL_DETECT, each pinned by an explicit interleaving
-// of transactions with their own workers. A transaction that must wait runs
-// on its own platform thread; the test learns that it has queued by looking
-// at the row lock, then releases what it waits for, and asserts the order of
-// events. The one duration asserted is a lower bound the scheme guarantees by
-// its own clock: a DL_DETECT wait ended by --dl-timeout lasted at least that
-// long (and, with a timeout far beyond the test, one ended by detection did
-// not).
+// The rules of the 2PL schemes that lock single rows (Abyss §2.1;
+// docs/schemes.md): first the rule they share, typed over the family
+// (test::row_locking: NO_WAIT, WAIT_DIE, DL_DETECT, WOUND_WAIT), then what
+// each scheme's policy decides on a conflict, each pinned by an explicit
+// interleaving of transactions with their own workers. A transaction that
+// must wait runs on its own platform thread; the test learns that it has
+// queued by looking at the row lock, then releases what it waits for, and
+// asserts the order of events. The one duration asserted is a lower bound the
+// scheme guarantees by its own clock: a DL_DETECT wait ended by --dl-timeout
+// lasted at least that long (and, with a timeout far beyond the test, one
+// ended by detection did not).
 //
 // Timestamps come from one shared TsSource with the default (atomic) method,
 // so the transaction that calls begin() first is the older one.
@@ -17,6 +19,9 @@
 
 #include "cc/dl_detect/dl_detect.h"
 #include "cc/lock/row_lock.h"
+#include "cc/no_wait/no_wait.h"
+#include "cc/none/none.h"
+#include "cc/occ/occ.h"
 #include "cc/wait_die/wait_die.h"
 #include "cc/wound_wait/wound_wait.h"
 #include "common/config.h"
@@ -33,12 +38,12 @@
 namespace abyss {
 namespace {
 
-// How long a thread polls for an event before it gives up and goes on, so a
-// broken scheme fails an assertion instead of hanging the test. A correct
-// scheme makes every awaited event happen within milliseconds.
-constexpr uint64_t kLimitMs = 10'000;
-
+using test::await;
+using test::First;
 using test::Fixture;
+using test::kLimitMs;
+using test::kWaitMarginMs;
+using test::race;
 
 // How many requests (owners and waiters) the lock of `key` holds, counted
 // under its latch by a probe that asks to queue and is refused: tells the
@@ -71,42 +76,156 @@ uint64_t timeout_cycles(const Fixture<CC>& f) {
   return static_cast<uint64_t>(f.cfg.dl_timeout_us * 1000.0 * platform::cycles_per_ns());
 }
 
-// Polls `done()` every millisecond until it holds or kLimitMs have passed.
-template <class Done>
-void await(Done&& done) {
-  for (uint64_t ms = 0; ms < kLimitMs && !done(); ms++) platform::sleep_ms(1);
+// ============================================================================
+// Every row-locking 2PL scheme
+// ============================================================================
+
+// What a conflicting write request on a row another transaction has written
+// came to: its answer, whether it returned before the holder committed, and
+// the value it read when granted.
+struct Conflict {
+  Rc rc = Rc::Abort;
+  First first = First::WaiterReturned;
+  int64_t seen = 0;
+  Rc holder_commit = Rc::Abort;
+};
+
+//    T0 (older)  | T1 (younger), another thread |
+//    --------------------------------------------
+//    BEGIN       |                              |
+//                | BEGIN                        |
+//    W(0)=42     |                              |
+//                | W(0)                         |   <- refused, or waits
+//    COMMIT      |                              |
+//                |   ... if granted, reads 42   |
+// The holder commits once the request returns or after kWaitMarginMs. A
+// policy decides whether the requester aborts (NO_WAIT, WAIT_DIE: younger
+// dies) or waits (WOUND_WAIT; DL_DETECT until its timeout); no policy grants
+// the lock while the holder has it.
+template <class CC>
+Conflict write_on_a_written_row(Fixture<CC>& f) {
+  Conflict c;
+  EXPECT_EQ(f.t0->begin(false), Rc::Ok);
+  EXPECT_EQ(f.t1->begin(false), Rc::Ok);
+  EXPECT_EQ(f.write(*f.t0, 0, 42), Rc::Ok);
+  c.first = race(
+      kWaitMarginMs, [&] { c.rc = f.write(*f.t1, 0, 43, c.seen); }, [&] { c.holder_commit = f.t0->commit(); });
+  return c;
 }
 
-enum class First : uint8_t { WaiterReturned, ReleaseCalled };
+// The rule: the request was refused, or granted only after the commit and
+// with the committed value.
+bool isolated(const Conflict& c) {
+  if (c.rc == Rc::Abort) return true;
+  return c.rc == Rc::Ok && c.first == First::ReleaseCalled && c.seen == 42;
+}
 
-// Runs `waiter` on one thread. A second thread waits until `ready()` holds
-// (the waiter has queued) or `waiter` has returned, then calls `release`.
-// Answers which came first: `waiter` returning or `release` being called.
-// With a `ready` that never holds, the release waits for the waiter (up to
-// kLimitMs), for a waiter that must not wait.
-template <class Waiter, class Ready, class Release>
-First race(Waiter&& waiter, Ready&& ready, Release&& release) {
-  platform::Atomic<bool> returned{false};
-  platform::Atomic<uint32_t> events{0};
-  uint32_t waiter_at = 0;
-  uint32_t release_at = 0;
-  platform::run_threads(2, false, [&](uint32_t i) {
-    if (i == 0) {
-      waiter();
-      waiter_at = events.fetch_add(1, platform::memory_order_acq_rel);
-      returned.store(true, platform::memory_order_release);
-      return;
-    }
-    await([&] { return returned.load(platform::memory_order_acquire) || ready(); });
-    release_at = events.fetch_add(1, platform::memory_order_acq_rel);
-    release();
-  });
-  return waiter_at < release_at ? First::WaiterReturned : First::ReleaseCalled;
+template <class CC>
+class RowLocking : public ::testing::Test {};
+TYPED_TEST_SUITE(RowLocking, test::GtestTypes<test::SchemesWhere<test::row_locking>>, test::SchemeName);
+
+TYPED_TEST(RowLocking, ConflictingWriteIsNeverGrantedWhileTheHolderHoldsTheRow) {
+  Fixture<TypeParam> f;
+  const Conflict c = write_on_a_written_row(f);
+  ASSERT_EQ(c.holder_commit, Rc::Ok);
+  EXPECT_TRUE(isolated(c)) << "T1 was granted row 0 while T0 held it";
+  if (c.rc == Rc::Abort) {
+    f.t1->abort();
+    ASSERT_EQ(f.t1->begin(true), Rc::Ok);
+    int64_t seen = 0;
+    ASSERT_EQ(f.write(*f.t1, 0, 43, seen), Rc::Ok) << "the refused request was left behind";
+    EXPECT_EQ(seen, 42);
+  }
+  ASSERT_EQ(f.t1->commit(), Rc::Ok);
+  EXPECT_EQ(f.committed_value(0), 43);
+}
+
+// The negative control: the rule fails for schemes outside the family, which
+// grant the write at once (none: no control; OCC: checks at commit).
+TEST(RowLockingControl, SchemesWithoutRowLocksFailTheRule) {
+  Fixture<cc::None> none;
+  Conflict c = write_on_a_written_row(none);
+  EXPECT_EQ(c.first, First::WaiterReturned);
+  EXPECT_FALSE(isolated(c)) << "none kept the conflicting writer out";
+  Fixture<cc::Occ> occ;
+  c = write_on_a_written_row(occ);
+  EXPECT_FALSE(isolated(c)) << "occ kept the conflicting writer out";
+  occ.t1->abort();
+}
+
+// ============================================================================
+// NO_WAIT (no_wait.h)
+// ============================================================================
+
+//    T0     | T1     |
+//    -----------------
+//    BEGIN  |        |
+//    W(1)   |        |
+//           | BEGIN  |
+//           | R(1)   |   <- NO_WAIT: conflict, T1 aborts at once
+//    COMMIT |        |
+//           | BEGIN  |   (restart)
+//           | R(1)   |   <- sees T0's write
+TEST(NoWaitScheme, ConflictingReadAbortsThenSeesTheCommittedWrite) {
+  Fixture<cc::NoWait> f;
+  int64_t v = 0;
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.write(*f.t0, 1, 42), Rc::Ok);
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  EXPECT_EQ(f.read(*f.t1, 1, v), Rc::Abort);
+  f.t1->abort();
+  ASSERT_EQ(f.t0->commit(), Rc::Ok);
+  ASSERT_EQ(f.t1->begin(true), Rc::Ok);
+  ASSERT_EQ(f.read(*f.t1, 1, v), Rc::Ok);
+  EXPECT_EQ(v, 42);
+  ASSERT_EQ(f.t1->commit(), Rc::Ok);
+}
+
+TEST(NoWaitScheme, SharedReadersThenUpgradeOnlyWhenAlone) {
+  Fixture<cc::NoWait> f;
+  int64_t v = 0;
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  ASSERT_EQ(f.read(*f.t0, 0, v), Rc::Ok);
+  ASSERT_EQ(f.read(*f.t1, 0, v), Rc::Ok);
+  EXPECT_EQ(f.write(*f.t0, 0, 1), Rc::Abort);  // T1 also reads it
+  f.t0->abort();
+  ASSERT_EQ(f.write(*f.t1, 0, 9), Rc::Ok);  // T1 is now the only reader
+  ASSERT_EQ(f.t1->commit(), Rc::Ok);
+  EXPECT_EQ(f.committed_value(0), 9);
 }
 
 // ============================================================================
 // WAIT_DIE (wait_die.h)
 // ============================================================================
+
+//    T0 (older) | T1 (younger) |
+//    ---------------------------
+//    W(0)       |              |
+//               | W(0)         |   <- younger than the holder: dies
+TEST(WaitDieScheme, YoungerRequesterDies) {
+  Fixture<cc::WaitDie> f;
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);  // takes the older timestamp
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  ASSERT_EQ(f.write(*f.t0, 0, 1), Rc::Ok);
+  EXPECT_EQ(f.write(*f.t1, 0, 2), Rc::Abort);
+  f.t1->abort();
+  ASSERT_EQ(f.t0->commit(), Rc::Ok);
+  EXPECT_EQ(f.committed_value(0), 1);
+}
+
+TEST(WaitDieScheme, RestartKeepsTheTimestamp) {
+  Fixture<cc::WaitDie> f;
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  const uint64_t first = f.t1->meta().ts;
+  f.t1->abort();
+  ASSERT_EQ(f.t1->begin(true), Rc::Ok);
+  EXPECT_EQ(f.t1->meta().ts, first);
+  f.t1->abort();
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  EXPECT_GT(f.t1->meta().ts, first);
+  f.t1->abort();
+}
 
 //    T0 (older), another thread | T1 (younger) |
 //    ------------------------------------------
@@ -126,8 +245,9 @@ TEST(WaitDieScheme, OlderRequesterWaitsForAYoungerHolderUntilItCommits) {
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);
   ASSERT_LT(f.t0->meta().ts, f.t1->meta().ts);
   ASSERT_EQ(f.write(*f.t1, 0, 42), Rc::Ok);
-  const First first = race([&] { rc = f.write(*f.t0, 0, 43, seen); }, [&] { return requests_on(f, 0) == 2; },
-                           [&] { commit_rc = f.t1->commit(); });
+  const First first = race(
+      kLimitMs, [&] { rc = f.write(*f.t0, 0, 43, seen); }, [&] { return requests_on(f, 0) == 2; },
+      [&] { commit_rc = f.t1->commit(); });
   EXPECT_EQ(first, First::ReleaseCalled) << "the older requester returned while the younger held the lock";
   ASSERT_EQ(commit_rc, Rc::Ok);
   ASSERT_EQ(rc, Rc::Ok);
@@ -214,8 +334,9 @@ TEST(WaitDieScheme, RestartedTransactionKeepsItsAgeAndWaitsForAYoungerHolder) {
   ASSERT_EQ(f.write(*f.t1, 1, 42), Rc::Ok);
   ASSERT_EQ(f.t0->begin(true), Rc::Ok);
   EXPECT_EQ(f.t0->meta().ts, first_ts) << "the restart took a new timestamp";
-  const First first = race([&] { rc = f.write(*f.t0, 1, 43, seen); }, [&] { return requests_on(f, 1) == 2; },
-                           [&] { commit_rc = f.t1->commit(); });
+  const First first = race(
+      kLimitMs, [&] { rc = f.write(*f.t0, 1, 43, seen); }, [&] { return requests_on(f, 1) == 2; },
+      [&] { commit_rc = f.t1->commit(); });
   EXPECT_EQ(first, First::ReleaseCalled) << "the restarted transaction did not wait for the younger holder";
   ASSERT_EQ(commit_rc, Rc::Ok);
   ASSERT_EQ(rc, Rc::Ok);
@@ -249,11 +370,12 @@ TEST(WoundWaitScheme, OlderRequesterWoundsAYoungerHolderWhichAbortsAtItsNextAcce
   ASSERT_EQ(f.t0->begin(false), Rc::Ok);
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);
   ASSERT_EQ(f.write(*f.t1, 0, 42), Rc::Ok);
-  const First first = race([&] { rc = f.write(*f.t0, 0, 7, seen); }, [&] { return requests_on(f, 0) == 2; },
-                           [&] {
-                             wounded_rc = f.read(*f.t1, 1, v);
-                             f.t1->abort();
-                           });
+  const First first = race(
+      kLimitMs, [&] { rc = f.write(*f.t0, 0, 7, seen); }, [&] { return requests_on(f, 0) == 2; },
+      [&] {
+        wounded_rc = f.read(*f.t1, 1, v);
+        f.t1->abort();
+      });
   EXPECT_EQ(first, First::ReleaseCalled) << "the older requester returned while the younger held the lock";
   EXPECT_EQ(wounded_rc, Rc::Abort) << "the wounded holder's next access went on";
   ASSERT_EQ(rc, Rc::Ok);
@@ -283,8 +405,9 @@ TEST(WoundWaitScheme, WoundedHolderWithNoAccessLeftStillCommits) {
   ASSERT_EQ(f.t0->begin(false), Rc::Ok);
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);
   ASSERT_EQ(f.write(*f.t1, 0, 42), Rc::Ok);
-  const First first = race([&] { rc = f.write(*f.t0, 0, 43, seen); }, [&] { return requests_on(f, 0) == 2; },
-                           [&] { commit_rc = f.t1->commit(); });
+  const First first = race(
+      kLimitMs, [&] { rc = f.write(*f.t0, 0, 43, seen); }, [&] { return requests_on(f, 0) == 2; },
+      [&] { commit_rc = f.t1->commit(); });
   EXPECT_EQ(first, First::ReleaseCalled) << "the older requester returned while the younger held the lock";
   EXPECT_EQ(commit_rc, Rc::Ok);
   ASSERT_EQ(rc, Rc::Ok);
@@ -313,6 +436,7 @@ TEST(WoundWaitScheme, YoungerRequesterWaitsForAnOlderHolderWithoutWoundingIt) {
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);
   ASSERT_EQ(f.write(*f.t0, 0, 42), Rc::Ok);
   const First first = race(
+      kLimitMs,
       [&] {
         rc = f.write(*f.t1, 0, 43, seen);
         if (rc != Rc::Ok) f.t1->abort();
@@ -417,6 +541,7 @@ TEST(DlDetectScheme, WaiterAbortsAfterTheTimeoutWithDetectionOff) {
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);
   ASSERT_EQ(f.write(*f.t1, 0, 42), Rc::Ok);
   const First first = race(
+      kLimitMs,
       [&] {
         rc = f.write(*f.t0, 0, 7);
         f.t0->abort();

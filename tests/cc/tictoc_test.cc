@@ -1,7 +1,8 @@
 // TICTOC's rules (Yu et al., SIGMOD 2016, Algorithms 1-3 and §4.1), each
 // pinned by an explicit interleaving of two transactions with their own
-// workers, driven by one test thread; the last test runs several threads so
-// the sanitizer builds check that readers' copies never race with installs.
+// workers, driven by one test thread. The rules TICTOC shares with OCC and
+// SILO are typed over the family in to_schemes_test.cc; concurrent increments
+// run under every scheme in txn_test.cc.
 //
 // Rows start at wts = rts = 0. A row's timestamps are written (wts, rts).
 #include "cc/tictoc/tictoc.h"
@@ -31,13 +32,10 @@ using cc::Tictoc;
 // Worker i runs txns[i].
 using test::Fixture;
 
-// TICTOC never allocates a timestamp: its workers get no source, so
-// allocate_ts() would crash, and every TICTOC test checks that too.
-struct TFixture : Fixture<Tictoc> {
-  explicit TFixture(uint32_t participants = 2) : Fixture<Tictoc>(Config{}, participants) {
-    for (auto& w : workers) w->ts = nullptr;
-  }
-};
+// TICTOC never allocates a timestamp: the fixture gives its workers no source,
+// so allocate_ts() would crash, and every TICTOC test checks that too.
+using TFixture = Fixture<Tictoc>;
+static_assert(!Tictoc::kTraits.allocates_timestamps);
 
 uint64_t word(TFixture& f, uint64_t key) { return f.meta(key).word.load(platform::memory_order_acquire); }
 uint64_t wts(TFixture& f, uint64_t key) { return Tictoc::wts_of(word(f, key)); }
@@ -429,57 +427,6 @@ TEST(Tictoc, DeltaOverflowInValidationShiftsWts) {
   ASSERT_EQ(f.add(*f.t1, 1, 1), Rc::Ok);
   EXPECT_EQ(f.t1->meta().commit_ts, n + 1);
   EXPECT_EQ(word(f, 1), Tictoc::pack(n + 1, n + 1));
-}
-
-// Several threads: writers add 1 to rows 0 and 1 in one transaction, in either
-// order, so committed data always has V(0) - 100 == V(1) - 101; readers read
-// both and, when they commit, must have seen that invariant. Aborted attempts
-// retry. Checks no lost update, consistent reads, no-wait committers making
-// progress, and (under TSan) copies that never race an install.
-TEST(Tictoc, ConcurrentIncrementsStayConsistent) {
-  constexpr uint32_t kThreads = 4;
-  constexpr int kTxnsPerThread = 1000;
-  TFixture f(kThreads);
-  platform::Atomic<uint64_t> bad_reads{0};
-  platform::run_threads(kThreads, false, [&](uint32_t i) {
-    Txn<Tictoc>& t = *f.txns[i];
-    for (int n = 0; n < kTxnsPerThread; n++) {
-      const bool writer = (n + i) % 2 == 0;
-      bool restart = false;
-      for (;;) {
-        Rc rc = t.begin(restart);
-        int64_t v0 = 0;
-        int64_t v1 = 0;
-        if (writer) {
-          char* d = nullptr;
-          const uint64_t first = (n / 2 + i) % 2;
-          for (uint64_t key : {first, 1 - first}) {
-            if (rc == Rc::Ok) rc = t.update(*f.table, key, d);
-            if (rc == Rc::Ok) set_int64(d, f.value, get_int64(d, f.value) + 1);
-          }
-        } else {
-          const char* d = nullptr;
-          if (rc == Rc::Ok) rc = t.read(*f.table, 0, d);
-          if (rc == Rc::Ok) v0 = get_int64(d, f.value);
-          if (rc == Rc::Ok) rc = t.read(*f.table, 1, d);
-          if (rc == Rc::Ok) v1 = get_int64(d, f.value);
-        }
-        if (rc == Rc::Ok) rc = t.commit();
-        if (rc == Rc::Ok) {
-          if (!writer && v0 - 100 != v1 - 101) bad_reads.fetch_add(1, platform::memory_order_relaxed);
-          break;
-        }
-        t.abort();
-        restart = true;
-      }
-    }
-  });
-  EXPECT_EQ(bad_reads.load(), 0U);
-  const int64_t writes = static_cast<int64_t>(kThreads) * kTxnsPerThread / 2;
-  EXPECT_EQ(f.committed_value(0), 100 + writes);
-  EXPECT_EQ(f.committed_value(1), 101 + writes);
-  EXPECT_FALSE(locked(f, 0));
-  EXPECT_FALSE(locked(f, 1));
 }
 
 }  // namespace
