@@ -16,6 +16,7 @@
 #include "platform/process.h"
 #include "platform/thread.h"
 #include "platform/ts_source.h"
+#include "workload/ycsb/ycsb_config.h"
 
 namespace abyss::cli {
 
@@ -66,9 +67,10 @@ std::vector<std::string> ineffective_flag_notes(const CLI::App& run, const Confi
     if (k.ignored_because == nullptr || run.count(k.flag()) == 0) continue;
     if (auto why = k.ignored_because(scheme, cfg); !why.empty()) notes.push_back(k.flag() + " has no effect: " + why);
   }
-  if (scheme.declares_partitions && cfg.workload == "ycsb" && cfg.ycsb.partitions < cfg.threads) {
-    notes.push_back("--cc " + std::string(scheme.name) + " with " + std::to_string(cfg.ycsb.partitions) +
-                    " partition(s) for " + std::to_string(cfg.threads) +
+  if (scheme.declares_partitions && cfg.workload == "ycsb" && cfg.settings<YcsbConfig>().partitions < cfg.threads) {
+    notes.push_back("--cc " + std::string(scheme.name) + " with " +
+                    std::to_string(cfg.settings<YcsbConfig>().partitions) + " partition(s) for " +
+                    std::to_string(cfg.threads) +
                     " threads: workers queue on shared partition locks; the papers run one partition per worker "
                     "(--partitions " +
                     std::to_string(cfg.threads) + ")");
@@ -163,7 +165,7 @@ int bench_ts_command(const BenchTsOptions& o) {
         cfg.cc = "timestamp";
         cfg.threads = max_threads;
         cfg.duration_s = o.ycsb_duration_s;
-        cfg.ycsb.theta = theta;
+        cfg.settings<YcsbConfig>().theta = theta;
         (void)platform::TsAllocConfig::parse(m, cfg.ts_alloc);
         const RunResult r = run(cfg);
         char cell[64];

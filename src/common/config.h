@@ -1,6 +1,8 @@
 #pragma once
-// The run's configuration: every experiment knob is a field here with a
-// validated range (engine/knobs.cc). It is built once by the CLI and passed down.
+// The run's configuration, built once by the CLI and passed down: the
+// run-wide and scheme knobs are fields here, each workload's settings are a
+// struct in its folder reached with settings<S>(); every one is a row of the
+// knob table with a validated range (engine/knobs.cc).
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -10,34 +12,17 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "common/platform_choices.h"
-#include "common/tpcc_config.h"
+#include "common/workload_settings.h"
 
 namespace abyss {
 
 enum class BackoffKind : uint8_t { None, Exp };
 inline constexpr std::array<std::string_view, 2> kBackoffNames = {"none", "exp"};
 
-enum class KeyOrder : uint8_t { Random, Sorted };
-inline constexpr std::array<std::string_view, 2> kKeyOrderNames = {"random", "sorted"};
-
 template <std::size_t N>
 std::string_view name_of(const std::array<std::string_view, N>& names, auto value) {
   return names[static_cast<std::size_t>(value)];
 }
-
-struct YcsbConfig {
-  uint64_t rows = 1 << 20;           // Abyss §3.3 used 20 M; this default loads in about a second
-  uint32_t req_per_txn = 16;         // Abyss §3.3
-  double theta = 0.0;                // Zipf skew, [0, 1)
-  double write_ratio = 0.5;          // per access
-  double read_only_txn_ratio = 0.0;  // fraction of transactions with no writes
-  uint32_t partitions = 1;
-  double multi_part_ratio = 0.0;
-  uint32_t parts_per_txn = 1;
-  KeyOrder key_order = KeyOrder::Random;
-  uint32_t fields = 10;
-  uint32_t field_size = 100;
-};
 
 struct Config {
   std::string workload = "ycsb";  // a registered workload's name (workload/registry.h)
@@ -63,23 +48,35 @@ struct Config {
   uint32_t mvcc_refresh_every = 32;  // begins between low-water-mark recomputations
   uint32_t silo_epoch_ms = 40;       // Silo §4.1
 
-  YcsbConfig ycsb{};
-  TpccConfig tpcc{};
+  // The settings of the workloads, each defined in its folder
+  // (workload/ycsb/ycsb_config.h, ...): settings<YcsbConfig>().theta.
+  template <class S>
+  S& settings() {
+    return workload_settings_.get<S>();
+  }
+  template <class S>
+  const S& settings() const {
+    return workload_settings_.get<S>();
+  }
+
+  // How many partitions the workload's data is split into (H-STORE locks
+  // them). Not a flag: the engine sets it from the workload (W::partitions)
+  // before it builds the scheme.
+  uint32_t partitions = 1;
 
   std::string history_path;  // empty: no history log
   std::string dump_dir;      // empty: no dump
   std::string json_path;     // empty: no JSON report
   bool memory_check = true;  // refuse a load the machine cannot hold (engine/engine.h estimate_bytes)
 
-  // How many partitions the workload is split into (H-STORE locks them).
-  // TPC-C: one partition per warehouse (Abyss §5.6).
-  uint32_t partition_count() const { return workload == "tpcc" ? tpcc.warehouses : ycsb.partitions; }
-
   // Every knob that applies to the workload (not the output paths), under
   // the JSON keys of the knob table, which defines it (engine/knobs.cc).
   nlohmann::json to_json() const;
   // FNV-1a of the canonical JSON of to_json(): joins runs of one configuration.
   std::string hash() const;
+
+ private:
+  WorkloadSettings workload_settings_;
 };
 
 }  // namespace abyss

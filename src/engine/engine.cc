@@ -24,8 +24,10 @@ namespace abyss {
 namespace {
 
 template <class CC, class W>
-RunResult run_with(const Config& cfg) {
+RunResult run_with(const Config& given) {
   using RowMeta = typename CC::RowMeta;
+  Config cfg = given;
+  cfg.partitions = W::partitions(given);  // what a scheme that locks partitions sizes its table by
   RunResult result;
   result.config = cfg;
   result.cores = platform::hardware_cores();

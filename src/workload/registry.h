@@ -27,6 +27,7 @@ concept Workload = requires(const W& w, const Config& cfg, const typename W::Que
   { W::metrics() } -> std::convertible_to<std::span<const WorkloadMetric>>;
   { W::knobs() } -> std::convertible_to<std::vector<Knob>>;
   { W::validate(cfg) } -> std::convertible_to<std::string>;
+  { W::partitions(cfg) } -> std::convertible_to<uint32_t>;
   { w.generate(0u, 0u, rng) } -> std::same_as<typename W::Queries>;
   { w.type_of(qs, std::size_t{0}) } -> std::convertible_to<uint8_t>;
   {w.partitions_of(qs, std::size_t{0}, parts)};

@@ -235,7 +235,7 @@ struct Fixture {
 
  private:
   static Config with_partitions(Config c, uint32_t participants) {
-    if (CC::kTraits.declares_partitions) c.ycsb.partitions = std::max(c.ycsb.partitions, participants);
+    if (CC::kTraits.declares_partitions) c.partitions = std::max(c.partitions, participants);
     return c;
   }
 

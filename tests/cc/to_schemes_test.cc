@@ -818,7 +818,7 @@ TEST(OccScheme, ValidationTakesASecondTimestamp) {
 
 Config four_partitions() {
   Config c;
-  c.ycsb.partitions = 4;
+  c.partitions = 4;
   return c;
 }
 

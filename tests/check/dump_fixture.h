@@ -16,6 +16,7 @@
 
 #include "common/config.h"
 #include "engine/engine.h"
+#include "workload/tpcc/tpcc_config.h"
 
 namespace abyss::testing_dump {
 
@@ -31,9 +32,9 @@ inline const std::string& clean_dump(bool inserts = true) {
       fs::remove_all(dir);
       Config cfg;
       cfg.workload = "tpcc";
-      cfg.tpcc.schema = TpccSchema::Small;
-      cfg.tpcc.warehouses = 1;
-      cfg.tpcc.inserts = ins;
+      cfg.settings<TpccConfig>().schema = TpccSchema::Small;
+      cfg.settings<TpccConfig>().warehouses = 1;
+      cfg.settings<TpccConfig>().inserts = ins;
       cfg.cc = "no_wait";
       cfg.threads = 1;
       cfg.duration_s = 0.05;

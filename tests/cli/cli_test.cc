@@ -23,7 +23,9 @@
 #include "common/config.h"
 #include "engine/knobs.h"
 #include "stats/stats.h"
+#include "workload/tpcc/tpcc_config.h"
 #include "workload/workloads.h"
+#include "workload/ycsb/ycsb_config.h"
 
 namespace abyss {
 namespace {

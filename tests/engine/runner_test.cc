@@ -10,6 +10,7 @@
 #include "platform/clock.h"
 #include "platform/ts_source.h"
 #include "workload/workloads.h"
+#include "workload/ycsb/ycsb_config.h"
 
 namespace abyss {
 namespace {
@@ -24,8 +25,8 @@ TEST(Runner, AWorkerRestartingWhenTheWindowOpensIsMeasuredFromThen) {
   c.warmup_s = 0.05;
   c.duration_s = 0.5;
   c.backoff = BackoffKind::None;
-  c.ycsb.rows = 100'000;
-  c.ycsb.theta = 0;
+  c.settings<YcsbConfig>().rows = 100'000;
+  c.settings<YcsbConfig>().theta = 0;
   ASSERT_EQ(TsAllocConfig::parse("batch:1000000", c.ts_alloc), "");
   ASSERT_EQ(validate_workload(c), "");
 

@@ -15,6 +15,7 @@
 #include "check/history.h"
 #include "common/config.h"
 #include "engine/engine.h"
+#include "workload/ycsb/ycsb_config.h"
 
 namespace abyss {
 namespace {
@@ -25,11 +26,11 @@ Config contended(const std::string& s, const std::string& history) {
   c.threads = 8;
   c.duration_s = 0.15;
   c.warmup_s = 0.02;
-  c.ycsb.rows = 1000;
-  c.ycsb.theta = 0.9;
-  c.ycsb.req_per_txn = 4;
-  c.ycsb.fields = 2;
-  c.ycsb.field_size = 16;
+  c.settings<YcsbConfig>().rows = 1000;
+  c.settings<YcsbConfig>().theta = 0.9;
+  c.settings<YcsbConfig>().req_per_txn = 4;
+  c.settings<YcsbConfig>().fields = 2;
+  c.settings<YcsbConfig>().field_size = 16;
   c.history_path = history;
   return c;
 }
@@ -79,12 +80,12 @@ TEST_P(Serializable, HighContentionHistoryHasNoAnomaly) {
 }
 
 void as_is(Config&) {}
-void read_heavy(Config& c) { c.ycsb.write_ratio = 0.1; }
+void read_heavy(Config& c) { c.settings<YcsbConfig>().write_ratio = 0.1; }
 void queue_latch(Config& c) { c.latch = LatchKind::Queue; }
 void no_backoff(Config& c) { c.backoff = BackoffKind::None; }
 void sorted_no_detect(Config& c) {
   c.dl_detect = false;
-  c.ycsb.key_order = KeyOrder::Sorted;
+  c.settings<YcsbConfig>().key_order = KeyOrder::Sorted;
 }
 void zero_timeout(Config& c) { c.dl_timeout_us = 0; }
 void detect_every_spin(Config& c) {
@@ -100,9 +101,9 @@ void batch_ts(Config& c) { (void)TsAllocConfig::parse("batch:16", c.ts_alloc); }
 void clock_ts(Config& c) { (void)TsAllocConfig::parse("clock", c.ts_alloc); }
 void mutex_ts(Config& c) { (void)TsAllocConfig::parse("mutex", c.ts_alloc); }
 void partitioned(Config& c) {
-  c.ycsb.partitions = 4;
-  c.ycsb.multi_part_ratio = 0.5;
-  c.ycsb.parts_per_txn = 2;
+  c.settings<YcsbConfig>().partitions = 4;
+  c.settings<YcsbConfig>().multi_part_ratio = 0.5;
+  c.settings<YcsbConfig>().parts_per_txn = 2;
 }
 void partitioned_read_heavy(Config& c) {
   partitioned(c);

@@ -14,6 +14,7 @@
 #include "check/tpcc.h"
 #include "common/config.h"
 #include "engine/engine.h"
+#include "workload/tpcc/tpcc_config.h"
 
 namespace abyss {
 namespace {
@@ -35,8 +36,8 @@ Outcome run_one_warehouse(const std::string& s) {
   Config c;
   c.cc = s;
   c.workload = "tpcc";
-  c.tpcc.warehouses = 1;
-  c.tpcc.schema = TpccSchema::Small;
+  c.settings<TpccConfig>().warehouses = 1;
+  c.settings<TpccConfig>().schema = TpccSchema::Small;
   c.threads = 8;
   c.duration_s = 0.15;
   c.warmup_s = 0.02;

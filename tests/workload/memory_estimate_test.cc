@@ -13,7 +13,9 @@
 #include "storage/database.h"
 #include "storage/footprint.h"
 #include "workload/tpcc/tpcc.h"
+#include "workload/tpcc/tpcc_config.h"
 #include "workload/ycsb/ycsb.h"
+#include "workload/ycsb/ycsb_config.h"
 
 namespace abyss {
 namespace {
@@ -27,17 +29,17 @@ constexpr std::size_t kAlign = alignof(Meta);
 
 Config ycsb_config(uint64_t rows, uint32_t fields, uint32_t field_size) {
   Config cfg;
-  cfg.ycsb.rows = rows;
-  cfg.ycsb.fields = fields;
-  cfg.ycsb.field_size = field_size;
+  cfg.settings<YcsbConfig>().rows = rows;
+  cfg.settings<YcsbConfig>().fields = fields;
+  cfg.settings<YcsbConfig>().field_size = field_size;
   return cfg;
 }
 
 Config tpcc_config(uint32_t warehouses, TpccSchema schema) {
   Config cfg;
   cfg.workload = "tpcc";
-  cfg.tpcc.warehouses = warehouses;
-  cfg.tpcc.schema = schema;
+  cfg.settings<TpccConfig>().warehouses = warehouses;
+  cfg.settings<TpccConfig>().schema = schema;
   return cfg;
 }
 
@@ -139,8 +141,8 @@ TEST(MemoryEstimate, TpccIsWithinTheLayoutsBounds) {
   // node, and at most that padded by a cache line.
   for (const TpccSchema schema : {TpccSchema::Full, TpccSchema::Small}) {
     const Config cfg = tpcc_config(16, schema);
-    const double items = cfg.tpcc.items();
-    const double cust = cfg.tpcc.customers_per_district();
+    const double items = cfg.settings<TpccConfig>().items();
+    const double cust = cfg.settings<TpccConfig>().customers_per_district();
     const double lo_extra = 16 + kMeta + sizeof(HashIndex::Node);
     double lower = items * (tpcc::item_schema().size() + lo_extra);
     double upper = items * (tpcc::item_schema().size() + lo_extra + 64 + 8);

@@ -38,8 +38,8 @@ std::string temp_dir(const std::string& what) {
 Config small_config(uint32_t warehouses) {
   Config cfg;
   cfg.workload = "tpcc";
-  cfg.tpcc.warehouses = warehouses;
-  cfg.tpcc.schema = TpccSchema::Small;
+  cfg.settings<TpccConfig>().warehouses = warehouses;
+  cfg.settings<TpccConfig>().schema = TpccSchema::Small;
   cfg.threads = 1;
   return cfg;
 }
@@ -134,7 +134,7 @@ TEST(TpccGenerate, InputsFollowTheSpec) {
       for (uint32_t k = 0; k < q.ol_cnt; k++) {
         items++;
         remote_items += q.items[k].supply_w_id != q.w_id;
-        if (q.items[k].i_id > cfg.tpcc.items()) {
+        if (q.items[k].i_id > cfg.settings<TpccConfig>().items()) {
           EXPECT_EQ(k + 1, q.ol_cnt) << "only the last item may be unused (2.4.1.4)";
           rollbacks++;
         }
@@ -153,7 +153,7 @@ TEST(TpccGenerate, InputsFollowTheSpec) {
   EXPECT_NEAR(static_cast<double>(remote_pay) / payments, 0.15, 0.02);
   EXPECT_NEAR(static_cast<double>(by_name) / payments, 0.60, 0.03);
 
-  cfg.tpcc.mix = {100, 0};
+  cfg.settings<TpccConfig>().mix = {100, 0};
   Tpcc only_new(cfg);
   for (const auto& q : only_new.generate(0, 1000, rng).queries) EXPECT_EQ(q.type, Tpcc::kNewOrderTxn);
 }
@@ -190,8 +190,8 @@ TEST(TpccPartitions, RemoteTransactionsDeclareBothWarehouses) {
 
   Config c;
   c.workload = "tpcc";
-  c.tpcc.warehouses = 12;
-  EXPECT_EQ(c.partition_count(), 12u);
+  c.settings<TpccConfig>().warehouses = 12;
+  EXPECT_EQ(Tpcc::partitions(c), 12u);
 }
 
 TEST(TpccMix, ParsesAndRejects) {
@@ -244,7 +244,7 @@ INSTANTIATE_TEST_SUITE_P(Tpcc, TpccRun, testing::Values("none", "no_wait", "silo
 
 TEST(TpccRunInsertsOff, OnlyCountersMoveAndTheCheckerSeesIt) {
   Config cfg = small_config(1);
-  cfg.tpcc.inserts = false;
+  cfg.settings<TpccConfig>().inserts = false;
   cfg.duration_s = 0.1;
   cfg.warmup_s = 0;
   cfg.dump_dir = temp_dir("noins");

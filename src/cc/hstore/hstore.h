@@ -53,7 +53,7 @@ class Hstore final {
   };
 
   Hstore(const Config& config, uint32_t /*workers*/)
-      : latch_(config.latch), count_(config.partition_count()), parts_(new Partition[count_]) {}
+      : latch_(config.latch), count_(config.partitions), parts_(new Partition[count_]) {}
 
   Rc begin(auto& t, bool /*restart*/) {
     const std::span<const uint32_t> parts = t.partitions();

@@ -92,7 +92,8 @@ void Tpcc::last_name(uint32_t n, char* out) {
   }
 }
 
-Tpcc::Tpcc(const Config& config) : cfg_(config.tpcc), seed_(config.seed), history_seq_(config.threads) {
+Tpcc::Tpcc(const Config& config)
+    : cfg_(config.settings<TpccConfig>()), seed_(config.seed), history_seq_(config.threads) {
   // Clause 2.1.6.1: C for C_LAST at run time differs from the load's by a
   // delta in [65, 119], but neither 96 nor 112.
   Rng rng(seed_ ^ 0x7470636355ULL);
@@ -326,7 +327,7 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
 
 uint64_t Tpcc::estimate_load_bytes(const Config& config, std::size_t meta_size, std::size_t meta_align,
                                    uint32_t loaders) {
-  const TpccConfig& cfg = config.tpcc;
+  const TpccConfig& cfg = config.settings<TpccConfig>();
   const RowLayout layout = RowLayout::for_meta(meta_size, meta_align);
   const std::array<Schema, 9> schemas = tpcc_schemas();
   const uint64_t W = cfg.warehouses;
@@ -380,7 +381,7 @@ uint64_t Tpcc::estimate_load_bytes(const Config& config, std::size_t meta_size, 
 
 uint64_t Tpcc::estimate_worker_bytes(const Config& config, std::size_t meta_size, std::size_t meta_align) {
   uint64_t bytes = uint64_t{config.queries_per_worker} * sizeof(Query);
-  if (config.tpcc.inserts) {
+  if (config.settings<TpccConfig>().inserts) {
     // Txn::insert takes blocks of Table::kDefaultBlockRows per worker and
     // table, and its index nodes from the worker's 1 MiB arena chunks.
     const RowLayout layout = RowLayout::for_meta(meta_size, meta_align);
@@ -480,13 +481,15 @@ std::vector<Knob> Tpcc::knobs() {
   std::vector<Knob> t;
   Knob k;
   t.push_back(integer<uint32_t>(
-      "warehouses", "tpcc.warehouses", 1, 1024, +[](Config& c) -> uint32_t& { return c.tpcc.warehouses; },
+      "warehouses", "tpcc.warehouses", 1, 1024,
+      +[](Config& c) -> uint32_t& { return c.settings<TpccConfig>().warehouses; },
       "TPC-C warehouses (H-STORE: one partition each)"));
   t.push_back(choice(
-      "tpcc-schema", "tpcc.schema", kTpccSchemaNames, +[](Config& c) -> TpccSchema& { return c.tpcc.schema; },
+      "tpcc-schema", "tpcc.schema", kTpccSchemaNames,
+      +[](Config& c) -> TpccSchema& { return c.settings<TpccConfig>().schema; },
       "TPC-C cardinalities: full (the spec's) or small (DBx1000's, as in Abyss)"));
   t.push_back(on_off(
-      "tpcc-inserts", "tpcc.inserts", +[](Config& c) -> bool& { return c.tpcc.inserts; },
+      "tpcc-inserts", "tpcc.inserts", +[](Config& c) -> bool& { return c.settings<TpccConfig>().inserts; },
       "TPC-C: insert ORDER, NEW-ORDER, ORDER-LINE and HISTORY rows: on | off (DBx1000's variant)"));
   k = Knob{};
   k.name = "tpcc-mix";
@@ -494,8 +497,8 @@ std::vector<Knob> Tpcc::knobs() {
   k.kind = KnobKind::Text;
   k.syntax = "neworder=P,payment=P";
   k.help = "TPC-C transaction mix in percent, e.g. neworder=50,payment=50";
-  k.set = [](Config& c, std::string_view text) { return parse_tpcc_mix(lower(text), c.tpcc.mix); };
-  k.get = [](const Config& c) { return nlohmann::json(tpcc_mix_string(c.tpcc.mix)); };
+  k.set = [](Config& c, std::string_view text) { return parse_tpcc_mix(lower(text), c.settings<TpccConfig>().mix); };
+  k.get = [](const Config& c) { return nlohmann::json(tpcc_mix_string(c.settings<TpccConfig>().mix)); };
   t.push_back(std::move(k));
   return t;
 }

@@ -23,6 +23,7 @@
 #include "common/zipf.h"
 #include "storage/database.h"
 #include "txn/txn.h"
+#include "workload/tpcc/tpcc_config.h"
 #include "workload/tpcc/tpcc_schema.h"
 #include "workload/traits.h"
 
@@ -41,6 +42,8 @@ class Tpcc final {
   static std::vector<Knob> knobs();
   // No cross-field constraint beyond the per-flag ranges.
   static std::string validate(const Config& /*config*/) { return {}; }
+  // One partition per warehouse (Abyss §5.6).
+  static uint32_t partitions(const Config& config) { return config.settings<TpccConfig>().warehouses; }
   // Order matches TpccConfig::mix and kTpccTxnNames.
   static constexpr std::array<std::string_view, 2> kTypeNames = {"new_order", "payment"};
   static constexpr uint8_t kNewOrderTxn = 0;

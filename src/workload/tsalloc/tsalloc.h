@@ -49,6 +49,8 @@ class Tsalloc final {
   // The allocation method is the run-wide --ts-alloc; nothing of its own.
   static std::vector<Knob> knobs() { return {}; }
   static std::string validate(const Config& /*config*/) { return {}; }
+  // No data to split: one partition (H-STORE then runs transactions one at a time).
+  static uint32_t partitions(const Config& /*config*/) { return 1; }
 
   // A transaction has no inputs: the queries only count.
   struct Queries {
@@ -60,7 +62,7 @@ class Tsalloc final {
   void load(Database& /*db*/, uint32_t /*loaders*/, void (* /*init_row*/)(void* meta)) {}
   Queries generate(uint32_t /*worker*/, uint32_t count, Rng& /*rng*/) const { return {count}; }
   uint8_t type_of(const Queries& /*qs*/, std::size_t /*i*/) const { return 0; }
-  // Every transaction is in partition 0 (H-STORE then runs them one at a time).
+  // Every transaction is in the one partition.
   void partitions_of(const Queries& /*qs*/, std::size_t /*i*/, std::vector<uint32_t>& out) const { out.assign(1, 0); }
   static uint64_t estimate_load_bytes(const Config& /*config*/, std::size_t /*meta_size*/, std::size_t /*meta_align*/,
                                       uint32_t /*loaders*/) {

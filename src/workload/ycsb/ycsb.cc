@@ -8,9 +8,9 @@
 namespace abyss {
 
 Ycsb::Ycsb(const Config& config)
-    : cfg_(config.ycsb),
-      rows_per_part_(config.ycsb.rows / config.ycsb.partitions),
-      zipf_(rows_per_part_, config.ycsb.theta) {}
+    : cfg_(config.settings<YcsbConfig>()),
+      rows_per_part_(config.settings<YcsbConfig>().rows / config.settings<YcsbConfig>().partitions),
+      zipf_(rows_per_part_, config.settings<YcsbConfig>().theta) {}
 
 Schema Ycsb::schema(const YcsbConfig& cfg) {
   Schema s;
@@ -21,7 +21,7 @@ Schema Ycsb::schema(const YcsbConfig& cfg) {
 
 uint64_t Ycsb::estimate_load_bytes(const Config& config, std::size_t meta_size, std::size_t meta_align,
                                    uint32_t loaders) {
-  const YcsbConfig& y = config.ycsb;
+  const YcsbConfig& y = config.settings<YcsbConfig>();
   const uint32_t stride = Table::stride_for(RowLayout::for_meta(meta_size, meta_align), schema(y));
   const uint64_t rows = y.rows / y.partitions * y.partitions;  // as load() fills them
   uint64_t bytes = footprint::hash_index(y.rows);
@@ -33,7 +33,7 @@ uint64_t Ycsb::estimate_load_bytes(const Config& config, std::size_t meta_size, 
 }
 
 uint64_t Ycsb::estimate_worker_bytes(const Config& config, std::size_t /*meta_size*/, std::size_t /*meta_align*/) {
-  const uint64_t per_query = sizeof(Query) + uint64_t{config.ycsb.req_per_txn} * sizeof(Request);
+  const uint64_t per_query = sizeof(Query) + uint64_t{config.settings<YcsbConfig>().req_per_txn} * sizeof(Request);
   return uint64_t{config.queries_per_worker} * per_query;
 }
 
@@ -115,7 +115,7 @@ void Ycsb::partitions_of(const Queries& qs, std::size_t i, std::vector<uint32_t>
 namespace {
 
 std::string unless_multi_partition(const cc::SchemeTraits& /*scheme*/, const Config& c) {
-  return c.ycsb.partitions > 1 && c.ycsb.parts_per_txn > 1
+  return c.settings<YcsbConfig>().partitions > 1 && c.settings<YcsbConfig>().parts_per_txn > 1
              ? ""
              : "a multi-partition transaction needs --partitions and --parts-per-txn above 1";
 }
@@ -125,43 +125,50 @@ std::string unless_multi_partition(const cc::SchemeTraits& /*scheme*/, const Con
 std::vector<Knob> Ycsb::knobs() {
   std::vector<Knob> t;
   t.push_back(integer<uint64_t>(
-      "rows", "ycsb.rows", 1, uint64_t{1} << 34, +[](Config& c) -> uint64_t& { return c.ycsb.rows; }, "YCSB rows"));
+      "rows", "ycsb.rows", 1, uint64_t{1} << 34, +[](Config& c) -> uint64_t& { return c.settings<YcsbConfig>().rows; },
+      "YCSB rows"));
   t.push_back(integer<uint32_t>(
-      "req-per-txn", "ycsb.req_per_txn", 1, 64, +[](Config& c) -> uint32_t& { return c.ycsb.req_per_txn; },
-      "YCSB accesses per transaction"));
+      "req-per-txn", "ycsb.req_per_txn", 1, 64,
+      +[](Config& c) -> uint32_t& { return c.settings<YcsbConfig>().req_per_txn; }, "YCSB accesses per transaction"));
   t.push_back(real(
-      "theta", "ycsb.theta", 0, 0.9999, +[](Config& c) -> double& { return c.ycsb.theta; },
+      "theta", "ycsb.theta", 0, 0.9999, +[](Config& c) -> double& { return c.settings<YcsbConfig>().theta; },
       "YCSB Zipfian skew (0 = uniform)"));
   t.push_back(real(
-      "write-ratio", "ycsb.write_ratio", 0, 1, +[](Config& c) -> double& { return c.ycsb.write_ratio; },
+      "write-ratio", "ycsb.write_ratio", 0, 1,
+      +[](Config& c) -> double& { return c.settings<YcsbConfig>().write_ratio; },
       "YCSB probability that an access is an update"));
   t.push_back(real(
       "read-only-txn-ratio", "ycsb.read_only_txn_ratio", 0, 1,
-      +[](Config& c) -> double& { return c.ycsb.read_only_txn_ratio; }, "YCSB fraction of read-only transactions"));
+      +[](Config& c) -> double& { return c.settings<YcsbConfig>().read_only_txn_ratio; },
+      "YCSB fraction of read-only transactions"));
   t.push_back(integer<uint32_t>(
-      "partitions", "ycsb.partitions", 1, 1024, +[](Config& c) -> uint32_t& { return c.ycsb.partitions; },
+      "partitions", "ycsb.partitions", 1, 1024,
+      +[](Config& c) -> uint32_t& { return c.settings<YcsbConfig>().partitions; },
       "YCSB partitions (key % partitions)"));
   t.push_back(real(
-      "multi-part-ratio", "ycsb.multi_part_ratio", 0, 1, +[](Config& c) -> double& { return c.ycsb.multi_part_ratio; },
+      "multi-part-ratio", "ycsb.multi_part_ratio", 0, 1,
+      +[](Config& c) -> double& { return c.settings<YcsbConfig>().multi_part_ratio; },
       "YCSB fraction of multi-partition transactions"));
   t.back().ignored_because = unless_multi_partition;
   t.push_back(integer<uint32_t>(
-      "parts-per-txn", "ycsb.parts_per_txn", 1, 64, +[](Config& c) -> uint32_t& { return c.ycsb.parts_per_txn; },
+      "parts-per-txn", "ycsb.parts_per_txn", 1, 64,
+      +[](Config& c) -> uint32_t& { return c.settings<YcsbConfig>().parts_per_txn; },
       "YCSB partitions a multi-partition transaction touches"));
   t.push_back(choice(
-      "key-order", "ycsb.key_order", kKeyOrderNames, +[](Config& c) -> KeyOrder& { return c.ycsb.key_order; },
+      "key-order", "ycsb.key_order", kKeyOrderNames,
+      +[](Config& c) -> KeyOrder& { return c.settings<YcsbConfig>().key_order; },
       "YCSB order of a transaction's keys"));
   t.push_back(integer<uint32_t>(
-      "fields", "ycsb.fields", 1, 64, +[](Config& c) -> uint32_t& { return c.ycsb.fields; },
+      "fields", "ycsb.fields", 1, 64, +[](Config& c) -> uint32_t& { return c.settings<YcsbConfig>().fields; },
       "YCSB string columns per row"));
   t.push_back(integer<uint32_t>(
-      "field-size", "ycsb.field_size", 1, 4096, +[](Config& c) -> uint32_t& { return c.ycsb.field_size; },
-      "YCSB bytes per string column"));
+      "field-size", "ycsb.field_size", 1, 4096,
+      +[](Config& c) -> uint32_t& { return c.settings<YcsbConfig>().field_size; }, "YCSB bytes per string column"));
   return t;
 }
 
 std::string Ycsb::validate(const Config& config) {
-  const YcsbConfig& y = config.ycsb;
+  const YcsbConfig& y = config.settings<YcsbConfig>();
   if (y.req_per_txn > y.rows) {
     return "--req-per-txn " + std::to_string(y.req_per_txn) + ": must be at most --rows (" + std::to_string(y.rows) +
            ") because a transaction's keys are distinct";

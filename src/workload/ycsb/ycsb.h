@@ -20,6 +20,7 @@
 #include "storage/database.h"
 #include "txn/txn.h"
 #include "workload/traits.h"
+#include "workload/ycsb/ycsb_config.h"
 
 namespace abyss {
 
@@ -38,6 +39,8 @@ class Ycsb final {
   // Cross-field checks the per-flag ranges cannot express; one line naming
   // the flags, the values and what is allowed, or empty.
   static std::string validate(const Config& config);
+  // Key k is in partition k % --partitions (Abyss §5.5).
+  static uint32_t partitions(const Config& config) { return config.settings<YcsbConfig>().partitions; }
   static constexpr uint32_t kMaxPartsPerTxn = 64;
 
   struct Request {

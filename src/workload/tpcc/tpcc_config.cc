@@ -1,4 +1,4 @@
-#include "common/tpcc_config.h"
+#include "workload/tpcc/tpcc_config.h"
 
 #include <algorithm>
 #include <charconv>

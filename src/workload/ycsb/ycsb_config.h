@@ -1,0 +1,27 @@
+#pragma once
+// YCSB's settings (Abyss §3.3), one knob row each (Ycsb::knobs in ycsb.cc);
+// a run's are Config::settings<YcsbConfig>().
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace abyss {
+
+enum class KeyOrder : uint8_t { Random, Sorted };
+inline constexpr std::array<std::string_view, 2> kKeyOrderNames = {"random", "sorted"};
+
+struct YcsbConfig {
+  uint64_t rows = 1 << 20;           // Abyss §3.3 used 20 M; this default loads in about a second
+  uint32_t req_per_txn = 16;         // Abyss §3.3
+  double theta = 0.0;                // Zipf skew, [0, 1)
+  double write_ratio = 0.5;          // per access
+  double read_only_txn_ratio = 0.0;  // fraction of transactions with no writes
+  uint32_t partitions = 1;
+  double multi_part_ratio = 0.0;
+  uint32_t parts_per_txn = 1;
+  KeyOrder key_order = KeyOrder::Random;
+  uint32_t fields = 10;
+  uint32_t field_size = 100;
+};
+
+}  // namespace abyss
