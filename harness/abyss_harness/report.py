@@ -330,8 +330,8 @@ def print_summary(exp: store.Experiment, console: Console) -> None:
     tables.py) if it has any, else one per sweep, where a sweep over schemes
     and one other axis is shown as a grid (schemes down, the axis across)."""
     if tables.declared(exp):
-        for r in tables.render_all(exp):
-            console.print(r.text, markup=False, highlight=False, soft_wrap=True)
+        for i, r in enumerate(tables.render_all(exp)):
+            console.print(("\n" if i else "") + r.text, markup=False, highlight=False, soft_wrap=True)
         return
     for sw in exp.sweeps():
         df = exp.sweep_runs(sw["label"])
