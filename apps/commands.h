@@ -1,9 +1,8 @@
 #pragma once
-// Flag definitions of `run`, and `bench ts`. The run-based tables (demo,
-// bench ycsb|hstore|tpcc|latch) are harness specs (harness/specs/).
+// Flag definitions of `run`. The tables (demo, bench ycsb|hstore|tpcc|latch|ts)
+// are harness specs (harness/specs/).
 #include <CLI/CLI.hpp>
 
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,15 +22,5 @@ std::string workload_flag_mismatch(const CLI::App& run, const Config& cfg);
 // to schemes or settings not chosen), and a setting likely to mislead: one
 // note each, printed on stderr before the run.
 std::vector<std::string> ineffective_flag_notes(const CLI::App& run, const Config& cfg);
-
-struct BenchTsOptions {
-  double duration_s = 0.5;   // per point of the micro-benchmark
-  uint32_t max_threads = 0;  // 0: the number of cores
-  double ycsb_duration_s = 1.0;
-  double ycsb_theta = 0.9;  // contention for the TIMESTAMP-on-YCSB table
-  std::string json_path;
-};
-void add_bench_ts_flags(CLI::App& app, BenchTsOptions& o);
-int bench_ts_command(const BenchTsOptions& o);
 
 }  // namespace abyss::cli

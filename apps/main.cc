@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -138,15 +139,6 @@ int main(int argc, char** argv) {
   bool dry_run = false;
   run->add_flag("--dry-run", dry_run, "check every flag, print the configuration as JSON and run nothing");
 
-  // bench ycsb|hstore|tpcc|latch and demo are harness specs: ./abyss routes
-  // them to `./abyss sweep harness/specs/...` (docs/harness.md).
-  CLI::App* bench = app.add_subcommand("bench", "benchmark commands");
-  bench->require_subcommand(1);
-  abyss::cli::BenchTsOptions bench_ts_opts;
-  CLI::App* bench_ts = bench->add_subcommand(
-      "ts", "timestamp allocation: timestamps/s per method at 1..N threads, and TIMESTAMP on YCSB per method");
-  abyss::cli::add_bench_ts_flags(*bench_ts, bench_ts_opts);
-
   CLI::App* check = app.add_subcommand("check", "check a run's output");
   check->require_subcommand(1);
   std::string history_path;
@@ -171,19 +163,34 @@ int main(int argc, char** argv) {
 
   app.add_subcommand("version", "print the build's git revision and type");
 
-  // The run-based tables became harness specs: say where they went.
-  if (argc > 1) {
+  // demo and the bench tables are harness specs, run by ./abyss through
+  // `./abyss sweep harness/specs/...` (docs/harness.md): say where they went.
+  if (argc > 1 && (std::string(argv[1]) == "demo" || std::string(argv[1]) == "bench")) {
+    const std::vector<std::pair<std::string, std::string>> bench_specs = {{"ycsb", "bench-ycsb"},
+                                                                          {"hstore", "bench-hstore"},
+                                                                          {"tpcc", "bench-tpcc"},
+                                                                          {"latch", "bench-latch"},
+                                                                          {"ts", "ts-alloc"}};
     const std::string first = argv[1];
     const std::string second = argc > 2 ? argv[2] : "";
-    const bool moved_bench =
-        first == "bench" && (second == "ycsb" || second == "hstore" || second == "tpcc" || second == "latch");
-    if (first == "demo" || moved_bench) {
-      const std::string command = moved_bench ? "bench " + second : "demo";
-      const std::string spec = moved_bench ? "bench-" + second : "demo";
-      std::fprintf(stderr, "abyss: `%s` is a harness spec: run ./abyss %s (./abyss sweep harness/specs/%s.toml)\n",
-                   command.c_str(), command.c_str(), spec.c_str());
+    std::string command = "demo";
+    std::string spec = "demo";
+    std::string names;
+    for (const auto& [name, file] : bench_specs) {
+      names += (names.empty() ? "" : ", ") + name;
+      if (first == "bench" && second == name) {
+        command = "bench " + name;
+        spec = file;
+      }
+    }
+    if (first == "bench" && command == "demo") {
+      std::fprintf(stderr, "abyss: the bench tables are harness specs: run ./abyss bench NAME, NAME one of %s\n",
+                   names.c_str());
       return 2;
     }
+    std::fprintf(stderr, "abyss: `%s` is a harness spec: run ./abyss %s (./abyss sweep harness/specs/%s.toml)\n",
+                 command.c_str(), command.c_str(), spec.c_str());
+    return 2;
   }
 
   // CLI11 reports a misspelt subcommand as a missing one: name it instead.
@@ -245,7 +252,6 @@ int main(int argc, char** argv) {
       }
       return 0;
     }
-    if (bench_ts->parsed()) return abyss::cli::bench_ts_command(bench_ts_opts);
     if (check_history->parsed()) return check_history_command(history_path);
     if (check_tpcc->parsed()) return check_tpcc_command(tpcc_dir, tpcc_inserts);
     std::printf("abyss %s (%s)\n", std::string(abyss::git_rev()).c_str(), std::string(abyss::build_type()).c_str());

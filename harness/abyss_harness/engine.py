@@ -20,9 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-#: Commands a spec may drive.
-COMMANDS: tuple[str, ...] = ("run", "bench ts")
-
 #: Knobs whose value may be written "cores" in a spec: the machine's core count.
 CORES_KNOBS: frozenset[str] = frozenset({"threads", "partitions", "warehouses"})
 
@@ -190,6 +187,27 @@ def _in_config(knob: dict[str, Any]) -> bool:
     return bool(knob["json"])
 
 
+@dataclass(frozen=True)
+class WorkloadMetric:
+    """A result one workload adds to its reports (`results.<key>`), such as
+    TPC-C's `tpmC`: a column of the tidy table named `key` in lower case."""
+
+    column: str
+    key: str
+    unit: str
+    workload: str
+
+
+def _workload_metrics(d: dict[str, Any]) -> dict[str, WorkloadMetric]:
+    out: dict[str, WorkloadMetric] = {}
+    for w in d["workloads"]:
+        for m in w.get("metrics", []):
+            column = m["name"].lower()
+            out.setdefault(column, WorkloadMetric(column=column, key=m["name"], unit=m["unit"],
+                                                  workload=w["name"]))
+    return out
+
+
 def _tables() -> dict[str, Any]:
     d = describe()
     return {
@@ -197,18 +215,22 @@ def _tables() -> dict[str, Any]:
         "WORKLOADS": tuple(w["name"] for w in d["workloads"]),
         "BREAKDOWN": tuple(d["breakdown"]),
         "RUN_PARAMS": {p.name: p for p in (_param_of(k) for k in d["knobs"] if _in_config(k))},
+        "WORKLOAD_METRICS": _workload_metrics(d),
     }
 
 
-_LAZY = ("SCHEMES", "WORKLOADS", "BREAKDOWN", "RUN_PARAMS")
+_LAZY = ("SCHEMES", "WORKLOADS", "BREAKDOWN", "RUN_PARAMS", "WORKLOAD_METRICS")
 
 
 def __getattr__(name: str) -> Any:
-    """SCHEMES, WORKLOADS, BREAKDOWN and RUN_PARAMS, read from the engine on first use.
+    """SCHEMES, WORKLOADS, BREAKDOWN, RUN_PARAMS and WORKLOAD_METRICS, read
+    from the engine on first use.
 
     SCHEMES lists every scheme in registry order (the order of plot legends);
     RUN_PARAMS maps spec keys (flag names with `_` for `-`) to parameters, in
-    the order of `abyss run --help`.
+    the order of `abyss run --help`; WORKLOAD_METRICS maps a column name to
+    the metric a workload reports under `results` (`tpmc` is TPC-C's `tpmC`),
+    in registry order.
     """
     if name in _LAZY:
         tables = _tables()
@@ -217,37 +239,14 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _p(name: str, kind: Any, lo: float | None = None, hi: float | None = None, **kw: Any) -> Param:
-    return Param(name=name, flag="--" + name.replace("_", "-"), kind=kind, lo=lo, hi=hi, **kw)
-
-
-#: Parameters of `abyss bench ts` (Abyss Fig. 6 and 7).
-BENCH_TS_PARAMS: dict[str, Param] = {p.name: p for p in (
-    _p("duration", float, 0.01, 600),
-    _p("max_threads", int, 0, 1024, cores_ok=True),
-    _p("ycsb_duration", float, 0, 600),
-    _p("ycsb_theta", float, 0, 0.9999),
-)}
-
-
-#: What distinguishes the run reports inside one `bench ts` document: it runs
-#: TIMESTAMP on YCSB once per allocation method and contention level.
-BENCH_TS_RUN_AXES: tuple[str, ...] = ("theta", "ts_alloc")
-
-
-def params_for(command: str) -> dict[str, Param]:
-    """The parameter table of a spec command (`run` or `bench ts`)."""
-    return __getattr__("RUN_PARAMS") if command == "run" else BENCH_TS_PARAMS
-
-
-def argv_for(command: str, params: dict[str, Any]) -> list[str]:
-    """The engine argv (without the binary and `--json`) for a resolved point.
+def argv_for(params: dict[str, Any]) -> list[str]:
+    """The engine argv (`run` and its flags, without the binary and `--json`)
+    for a resolved point.
 
     Flags come in the table's order, so equal points give equal command lines.
     """
-    table = params_for(command)
-    argv = command.split()
-    for name, param in table.items():
+    argv = ["run"]
+    for name, param in __getattr__("RUN_PARAMS").items():
         if name in params:
             argv += param.to_flag(params[name])
     return argv
@@ -298,7 +297,7 @@ def rerun_command(config: dict[str, Any]) -> str:
     defaults, so the command means the same thing if a default changes.
     """
     params, _ = config_to_params(config)
-    return "./abyss " + shlex.join(argv_for("run", params))
+    return "./abyss " + shlex.join(argv_for(params))
 
 
 def repo_root() -> Path:

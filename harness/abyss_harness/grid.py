@@ -4,8 +4,8 @@ and runs (each point repeated `reps` times).
 A point's key joins its axis values with a short hash of every resolved
 parameter, so a run file names what it measured and a changed spec never
 mistakes an old file for one of its own runs. Repetition k of a point uses
-seed `seed + k - 1` (seed 1 unless the spec sets one), as `abyss bench` does,
-so repetitions draw different queries.
+seed `seed + k - 1` (seed 1 unless the spec sets one), so repetitions draw
+different queries.
 """
 
 from __future__ import annotations
@@ -62,19 +62,18 @@ def _point(spec: Spec, sweep: Sweep, combo: dict[str, Any]) -> Point:
     for name, v in list(params.items()):
         if isinstance(v, SameAs):
             params[name] = params[v.name]
-    table = engine.params_for(spec.command)
+    table = engine.RUN_PARAMS
     for name, v in params.items():      # a same_as target may be out of this parameter's range
         try:
             params[name] = table[name].normalize(v, spec.cores)
         except engine.ParamError as e:
             raise SpecError(f"{spec.source}: sweep {sweep.label!r}: {name}: {e} "
                             f"(at {', '.join(f'{k}={v}' for k, v in combo.items())})") from None
-    if spec.command == "run":
-        parts, per = params.get("partitions", 1), params.get("parts_per_txn", 1)
-        if per > parts:
-            raise SpecError(f"{spec.source}: sweep {sweep.label!r}: parts_per_txn {per} must be at "
-                            f"most partitions ({parts}) (at {combo})")
-        params.setdefault("seed", 1)
+    parts, per = params.get("partitions", 1), params.get("parts_per_txn", 1)
+    if per > parts:
+        raise SpecError(f"{spec.source}: sweep {sweep.label!r}: parts_per_txn {per} must be at "
+                        f"most partitions ({parts}) (at {combo})")
+    params.setdefault("seed", 1)
     digest = hashlib.sha1(json.dumps({"command": spec.command, "params": params},
                                      sort_keys=True).encode()).hexdigest()[:8]
     words = [sweep.label] + [f"{k}-{_slug(v)}" for k, v in combo.items()]
@@ -100,9 +99,8 @@ def runs(spec: Spec, reps: int | None = None) -> list[Run]:
     for rep in range(1, reps + 1):
         for p in points(spec):
             params = dict(p.params)
-            if spec.command == "run":
-                params["seed"] = p.params["seed"] + rep - 1
-            out.append(Run(point=p, rep=rep, argv=engine.argv_for(spec.command, params),
+            params["seed"] = p.params["seed"] + rep - 1
+            out.append(Run(point=p, rep=rep, argv=engine.argv_for(params),
                            file=f"runs/{p.key}.r{rep}.json"))
     return out
 
@@ -111,9 +109,8 @@ def estimate_seconds(run: Run) -> float:
     """A rough wall time for one run, for the dry run and the first ETA: the
     window, the warm-up, the load (measured on a 2-core machine) and start-up."""
     p = run.point.params
-    if run.argv[:2] == ["bench", "ts"]:
-        threads = p.get("max_threads", 0) or 2
-        return 5 * threads * p.get("duration", 0.5) + 10 * (p.get("ycsb_duration", 1.0) + 1.5)
-    load = (p.get("rows", 1 << 20) * 1.3e-6 if p.get("workload", "ycsb") == "ycsb"
-            else 0.3 * p.get("warehouses", 1) / min(2, p.get("warehouses", 1)))
+    workload = p.get("workload", "ycsb")
+    load = (p.get("rows", 1 << 20) * 1.3e-6 if workload == "ycsb"
+            else 0.3 * p.get("warehouses", 1) / min(2, p.get("warehouses", 1)) if workload == "tpcc"
+            else 0.0)
     return p.get("duration", 1.0) + p.get("warmup", 0.2) + load + 0.15

@@ -17,10 +17,10 @@ SECONDS_COLUMNS = tuple(f"sec_{c}" for c in engine.BREAKDOWN)
 TYPE_COUNTERS = ("commits", "cc_aborts", "logical_aborts", "throughput",
                  "p50_us", "p99_us", "p999_us", "max_us")
 
-#: Metric columns a plot may show: label with unit, and the factor applied.
+#: The results every run reports (metric columns a plot may show): label
+#: with unit, and the factor applied.
 METRICS: dict[str, tuple[str, float]] = {
     "throughput": ("throughput (million txn/s)", 1e-6),
-    "tpmc": ("tpmC (million NewOrder txn/min)", 1e-6),
     "tuples_per_s": ("throughput (million tuples/s)", 1e-6),
     "abort_rate": ("abort rate (aborted / all attempts)", 1.0),
     "commits": ("commits", 1.0),
@@ -31,21 +31,41 @@ METRICS: dict[str, tuple[str, float]] = {
     "max_us": ("max latency (µs)", 1.0),
     "load_seconds": ("load time (s)", 1.0),
     "rss_at_end_bytes": ("resident memory at end (MiB)", 1 / 2**20),
+}
+#: Axis labels of workload metrics (engine.WORKLOAD_METRICS, from `abyss
+#: describe`) in millions; any other is labelled with the unit the engine gives.
+WORKLOAD_METRIC_LABELS: dict[str, tuple[str, float]] = {
+    "tpmc": ("tpmC (million NewOrder txn/min)", 1e-6),
     "timestamps_per_second": ("timestamps allocated (million/s)", 1e-6),
 }
 _TYPE_METRIC = re.compile(r"^type_([a-z0-9_]+?)_(" + "|".join(TYPE_COUNTERS) + r")$")
 
 
+def workload_metric_columns() -> tuple[str, ...]:
+    """The columns of the metrics workloads add (`tpmc`, ...), in registry order."""
+    return tuple(engine.WORKLOAD_METRICS)
+
+
+def metric_names() -> list[str]:
+    """Every metric column by name (per-type columns aside), for suggestions."""
+    return list(METRICS) + list(workload_metric_columns()) + list(FRACTION_COLUMNS) + list(SECONDS_COLUMNS)
+
+
 def is_metric(name: str) -> bool:
     """Whether `name` is a numeric result column a plot can use as y."""
-    return (name in METRICS or name in FRACTION_COLUMNS or name in SECONDS_COLUMNS
-            or bool(_TYPE_METRIC.match(name)))
+    return (name in METRICS or name in engine.WORKLOAD_METRICS or name in FRACTION_COLUMNS
+            or name in SECONDS_COLUMNS or bool(_TYPE_METRIC.match(name)))
 
 
 def metric_label(name: str) -> tuple[str, float]:
     """Axis label (with unit) and scale factor of a metric column."""
     if name in METRICS:
         return METRICS[name]
+    if name in WORKLOAD_METRIC_LABELS:
+        return WORKLOAD_METRIC_LABELS[name]
+    if name in engine.WORKLOAD_METRICS:
+        m = engine.WORKLOAD_METRICS[name]
+        return (f"{m.key} ({m.unit})", 1.0)
     if name in FRACTION_COLUMNS:
         return (f"{name[5:]} (fraction of worker time)", 1.0)
     if name in SECONDS_COLUMNS:

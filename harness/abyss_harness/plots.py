@@ -75,7 +75,6 @@ X_LABELS: dict[str, str] = {
     "warehouses": "warehouses",
     "rows": "rows",
     "ts_alloc": "timestamp allocation",
-    "method": "timestamp allocation",
     "tpcc_mix": "transaction mix (%)",
     "tpcc_schema": "TPC-C schema",
     "tpcc_inserts": "TPC-C inserts",
@@ -90,8 +89,13 @@ X_LABELS: dict[str, str] = {
 #: derived column also covers the parameter, so it must not facet by it.
 DERIVED_FROM: dict[str, str] = {"read_ratio": "write_ratio"}
 
-#: Metrics whose axis starts at zero (counts and rates, not latencies).
-_ZERO_BASED = ("throughput", "tpmc", "tuples_per_s", "abort_rate", "timestamps_per_second")
+#: Metrics whose axis starts at zero (counts and rates, not latencies); the
+#: workloads' own metrics (tpmc, timestamps_per_second, ...) are rates too.
+_ZERO_BASED = ("throughput", "tuples_per_s", "abort_rate")
+
+
+def _zero_based(y: str) -> bool:
+    return y in _ZERO_BASED or y in engine.WORKLOAD_METRICS
 
 
 def scheme_label(name: str) -> str:
@@ -104,7 +108,7 @@ def series_label(column: str | None, value: Any) -> str:
         return scheme_label(str(value))
     if column is None:
         return ""
-    return f"{column}={engine.format_value(value)}" if column not in ("method", "sweep") else str(value)
+    return f"{column}={engine.format_value(value)}" if column not in ("ts_alloc", "sweep") else str(value)
 
 
 def series_styles(column: str | None, values: list[Any]) -> dict[Any, tuple[str, str]]:
@@ -189,7 +193,7 @@ def plot_lines(df: pd.DataFrame, *, x: str, y: str, series: str | None, title: s
         ax.set_xticklabels([engine.format_value(v) for v in xs])
     ax.set_xlabel(X_LABELS.get(x, x))
     ax.set_ylabel(label)
-    if y in _ZERO_BASED:
+    if _zero_based(y):
         ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
     ax.set_title(title, fontsize="medium")
@@ -220,7 +224,7 @@ def plot_bars(df: pd.DataFrame, *, x: str, y: str, series: str | None, title: st
                        rotation=30 if len(xs) > 6 else 0, ha="right" if len(xs) > 6 else "center")
     ax.set_xlabel(X_LABELS.get(x, x))
     ax.set_ylabel(label)
-    if y in _ZERO_BASED:
+    if _zero_based(y):
         ax.set_ylim(bottom=0)
     ax.grid(True, axis="y", alpha=0.3)
     ax.set_title(title, fontsize="medium")
@@ -353,15 +357,12 @@ def render_experiment(exp: store.Experiment, out_dir: Path) -> list[Figure]:
     plot_specs = [_plot_from_dict(p) for p in spec.get("plots", [])] or default_plots(all_axes, has_bd)
     figures: list[Figure] = []
     for p in plot_specs:
-        table = exp.micro if p.table == "micro" else exp.runs
-        if table.empty:
+        if exp.runs.empty:
             continue
         for sw in sweeps:
             if p.sweeps and sw["label"] not in p.sweeps:
                 continue
-            d = table[table["sweep"] == sw["label"]] if spec.get("sweeps") else table
-            if p.table == "micro":          # its own columns: facet by nothing but the sweep
-                sw = {**sw, "axes": {}}
+            d = exp.sweep_runs(sw["label"])
             d = _select(d, p.where)
             if d.empty:
                 continue

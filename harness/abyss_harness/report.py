@@ -11,7 +11,6 @@ from __future__ import annotations
 import html
 import json
 import math
-import shlex
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -132,22 +131,22 @@ def fmt_param(v: Any) -> str:
 
 def median_rows(exp: store.Experiment, sweep: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """The median table of one sweep: axis values, repetitions, throughput
-    (median, spread), abort rate, tpmC for TPC-C, p99 latency, other fraction."""
+    (median, spread), abort rate, the workload's own metrics (tpmC for TPC-C,
+    ...), p99 latency, other fraction."""
     df = exp.sweep_runs(sweep["label"])
     axes = [a for a in sweep["axes"] if a in df]
     s = store.summarize(df, axes)
     if s.empty:
         return [], []
-    tpcc = (s["workload"] == "tpcc").any()
-    header = axes + ["reps", "txn/s (median)", "spread", "abort rate"] + (["tpmC"] if tpcc else []) \
-        + ["p99 µs", "useful", "other"]
+    own = [c for c in store.WORKLOAD_METRIC_COLUMNS if c in s and s[c].notna().any()]
+    header = axes + ["reps", "txn/s (median)", "spread", "abort rate"] \
+        + [engine.WORKLOAD_METRICS[c].key for c in own] + ["p99 µs", "useful", "other"]
     rows = []
     for _, r in s.iterrows():
         row = [fmt_param(r[a]) for a in axes]
         row += [str(int(r["reps"])), _txn(r["throughput"]),
                 _spread(r), fmt_num(r.get("abort_rate"))]
-        if tpcc:
-            row.append(_txn(r.get("tpmc")))
+        row += [_txn(r.get(c)) for c in own]
         row += [fmt_num(r.get("p99_us")), fmt_pct(r.get("frac_useful")), fmt_pct(r.get("frac_other"))]
         rows.append(row)
     return header, rows
@@ -184,11 +183,10 @@ def rerun_commands(exp: store.Experiment) -> list[tuple[str, str]]:
                  else str(r["point"]).split("/", 1)[-1])
         if several:
             label = f"{r['sweep']}: {label}"
-        path, _, frag = r["file"].partition("#")
+        path, _, index = r["file"].partition("#")       # `FILE#i`: the i-th report of an array
         doc = json.loads((exp.path / path).read_text(encoding="utf-8"))
-        if frag:
-            key, _, idx = frag.partition("[")
-            doc = doc[key][int(idx.rstrip("]"))] if idx else doc[int(key)]
+        if index:
+            doc = doc[int(index)]
         out.append((label or r["sweep"], engine.rerun_command(doc["config"])))
     return out
 
@@ -248,23 +246,13 @@ def experiment_blocks(exp: store.Experiment, figures: list[plots.Figure], base: 
         if len(exp.sweeps()) > 1:
             blocks.append(Block("h3", text=sw.get("title") or sw["label"]))
         blocks.append(Block("table", header=header, rows=rows))
-    if not exp.micro.empty:
-        blocks.append(Block("h3", text="Timestamp allocation (million timestamps/s, median)"))
-        m = exp.micro.groupby(["threads", "method"], sort=False)["timestamps_per_second"].median().unstack()
-        blocks.append(Block("table", header=["threads"] + [str(c) for c in m.columns],
-                            rows=[[str(i)] + [fmt_num(v / 1e6) for v in r] for i, r in m.iterrows()]))
     cmds = rerun_commands(exp)
-    benches = list(dict.fromkeys("./abyss " + shlex.join(e["argv"]) + " --json FILE"
-                                 for e in manifest.get("runs", []) if e.get("argv", ["run"])[0] != "run"))
-    if benches:
-        blocks.append(Block("h2", text="Re-running the benchmark"))
-        blocks.append(Block("code", text="\n".join(benches)))
     if cmds:
         blocks.append(Block("h2", text="Re-running a point"))
         blocks.append(Block("p", text="Each command re-runs one point (its first repetition) with every "
                                       "knob spelled out; add --json FILE to keep the report."))
         blocks.append(Block("code", text="\n".join(f"# {label}\n{cmd}" for label, cmd in cmds)))
-    data = [t for t in (store.RUNS_CSV, store.SUMMARY_CSV, store.MICRO_CSV, tables.TABLES_TXT)
+    data = [t for t in (store.RUNS_CSV, store.SUMMARY_CSV, tables.TABLES_TXT)
             if (exp.path / t).exists()]
     blocks.append(Block("h2", text="Data"))
     blocks.append(Block("ul", items=[(t, rel(exp.path / t)) for t in data]
@@ -288,7 +276,7 @@ def write_experiment_report(exp: store.Experiment) -> Written:
         for old in plot_dir.glob("*.*"):
             if old.suffix in (".png", ".svg"):
                 old.unlink()
-    figures = plots.render_experiment(exp, plot_dir) if not exp.runs.empty or not exp.micro.empty else []
+    figures = plots.render_experiment(exp, plot_dir) if not exp.runs.empty else []
     blocks = experiment_blocks(exp, figures, exp.path)
     blocks.append(Block("p", text=f"Written {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by ./abyss report."))
     md, page = exp.path / "report.md", exp.path / "report.html"
@@ -342,8 +330,8 @@ def print_summary(exp: store.Experiment, console: Console) -> None:
     tables.py) if it has any, else one per sweep, where a sweep over schemes
     and one other axis is shown as a grid (schemes down, the axis across)."""
     if tables.declared(exp):
-        for r in tables.render_all(exp):
-            console.print(r.text, markup=False, highlight=False, soft_wrap=True)
+        for i, r in enumerate(tables.render_all(exp)):
+            console.print(("\n" if i else "") + r.text, markup=False, highlight=False, soft_wrap=True)
         return
     for sw in exp.sweeps():
         df = exp.sweep_runs(sw["label"])

@@ -1,8 +1,9 @@
 """Experiment specs: a sweep written down as data (TOML), parsed and checked.
 
-A spec names the command (`run`, or `bench ts`), the fixed parameters, the
-swept axes, optional per-scheme overrides, optional sub-sweeps that share the
-top-level settings (`[[sweep]]`), overrides for `--full-scale`, the plots
+A spec names the fixed parameters of `abyss run` (the only command a spec
+drives), the swept axes, optional per-scheme overrides, optional sub-sweeps
+that share the top-level settings (`[[sweep]]`), overrides for
+`--full-scale`, the plots
 that show the result and the text tables printed after the sweep
 (`[[table]]`, rendered by tables.py). Values given on the command line
 (`--set NAME=VALUE`) replace the spec's own in every sweep. docs/harness.md describes the format; this module turns
@@ -23,17 +24,16 @@ from typing import Any
 
 from . import engine
 from .engine import Param, ParamError
-from .metrics import is_metric
+from .metrics import is_metric, metric_names
 
 TOP_KEYS = ("name", "title", "figure", "description", "command", "reps", "prime_runs",
             "fixed", "axes", "per_scheme", "sweep", "full_scale", "plot", "table")
 SWEEP_KEYS = ("label", "title", "fixed", "axes", "per_scheme", "full_scale")
 FULL_SCALE_KEYS = ("fixed", "axes", "reps")
-PLOT_KEYS = ("kind", "x", "y", "series", "bar", "where", "title", "logx", "table", "sweeps", "name")
+PLOT_KEYS = ("kind", "x", "y", "series", "bar", "where", "title", "logx", "sweeps", "name")
 PLOT_KINDS = ("lines", "bars", "breakdown")
-PLOT_TABLES = ("runs", "micro")
 TABLE_KEYS = ("title", "rows", "columns", "cells", "ratio_to", "column_label", "labels", "headers",
-              "formats", "sweeps")
+              "formats", "scales", "sweeps")
 #: Placeholders of a table title besides the parameters: the repetitions that
 #: ran, the machine's hardware threads, the spec's name.
 TITLE_EXTRAS = ("reps", "cores", "name")
@@ -46,8 +46,8 @@ RANGE_RE = re.compile(r"^\s*(\d+|cores)\s*\.\.\s*(\d+|cores)\s*(/x2)?\s*$")
 #: Columns a plot may use as x or series besides the parameters: derived from
 #: them (read_ratio = 1 - write_ratio) or naming the sub-sweep.
 DERIVED_X = ("read_ratio", "sweep")
-#: Columns of the `micro` table that `bench ts` writes (Abyss Fig. 6).
-MICRO_COLUMNS = ("method", "threads", "timestamps_per_second")
+#: The engine command a spec drives: `abyss run`, once per run.
+COMMAND = "run"
 
 DEFAULT_REPS = 3
 MAX_PRIME_RUNS = 10
@@ -93,7 +93,6 @@ class PlotSpec:
     where: dict[str, Any] = field(default_factory=dict)
     title: str | None = None
     logx: bool = False
-    table: str = "runs"
     sweeps: list[str] | None = None
     name: str | None = None
 
@@ -118,6 +117,7 @@ class TableSpec:
     labels: dict[str, dict[str, str]] = field(default_factory=dict)   # parameter -> value -> text
     headers: dict[str, str] = field(default_factory=dict)             # parameter or metric -> header
     formats: dict[str, str] = field(default_factory=dict)             # parameter or metric -> format spec
+    scales: dict[str, float] = field(default_factory=dict)            # metric -> factor (1e-6: millions)
     sweeps: list[str] | None = None
 
 
@@ -297,10 +297,14 @@ def parse_spec(text: str, source: str = "spec", *, full_scale: bool = False,
     name = raw.get("name")
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise P.fail("name", f"{name!r}: required, lower-case letters, digits, '-', '_' or '.'")
-    command = raw.get("command", "run")
-    if command not in engine.COMMANDS:
-        raise P.fail("command", f"{command!r} is not one of {', '.join(engine.COMMANDS)}")
-    table = engine.params_for(command)
+    command = raw.get("command", COMMAND)
+    if command == "bench ts":
+        raise P.fail("command", "'bench ts' is no longer an engine command: the timestamp allocation "
+                                "micro-benchmark is the tsalloc workload; write command = \"run\" with "
+                                "workload = \"tsalloc\" (see harness/specs/ts-alloc.toml)")
+    if command != COMMAND:
+        raise P.fail("command", f"{command!r}: the only command is {COMMAND!r} (the default)")
+    table = engine.RUN_PARAMS
     for key in ("title", "figure", "description"):
         if key in raw and not isinstance(raw[key], str):
             raise P.fail(key, f"{raw[key]!r} must be a string")
@@ -326,7 +330,7 @@ def parse_spec(text: str, source: str = "spec", *, full_scale: bool = False,
     top_fs_fixed = P.fixed(table, top_fs.get("fixed"), "full_scale.fixed")
     top_fs_axes = P.axes(table, top_fs.get("axes"), "full_scale.axes")
     _same_level(P, top_fs_fixed, top_fs_axes, "full_scale.")
-    top_per = _per_scheme(P, table, command, raw.get("per_scheme"), "per_scheme")
+    top_per = _per_scheme(P, table, raw.get("per_scheme"), "per_scheme")
     ov_fixed, ov_axes = _overrides(P, table, overrides or {})
 
     raw_sweeps = raw.get("sweep", [{}])
@@ -336,7 +340,7 @@ def parse_spec(text: str, source: str = "spec", *, full_scale: bool = False,
                per_scheme=top_per, title=raw.get("title", name), ov_fixed=ov_fixed, ov_axes=ov_axes)
     sweeps: list[Sweep] = []
     for i, rs in enumerate(raw_sweeps):
-        sweep = _sweep(P, table, command, top, rs, i, len(raw_sweeps), full_scale)
+        sweep = _sweep(P, table, top, rs, i, len(raw_sweeps), full_scale)
         if any(s.label == sweep.label for s in sweeps):
             raise P.fail(f"sweep[{i}].label", f"{sweep.label!r} is used by two sweeps")
         sweeps.append(sweep)
@@ -370,8 +374,8 @@ class _Top:
     ov_axes: dict[str, list[Any]] = field(default_factory=dict)
 
 
-def _sweep(P: _Parser, table: dict[str, Param], command: str, top: _Top, rs: Any, i: int,
-           count: int, full_scale: bool) -> Sweep:
+def _sweep(P: _Parser, table: dict[str, Param], top: _Top, rs: Any, i: int, count: int,
+           full_scale: bool) -> Sweep:
     """One [[sweep]] merged over the top level: sweep values replace top-level
     ones, then (with --full-scale) the top-level and the sweep's full_scale."""
     loc = f"sweep[{i}]"
@@ -397,7 +401,7 @@ def _sweep(P: _Parser, table: dict[str, Param], command: str, top: _Top, rs: Any
         _layer(fixed, axes, fs_fixed, fs_axes)
     _layer(fixed, axes, top.ov_fixed, top.ov_axes)
     per = {c: dict(o) for c, o in top.per_scheme.items()}
-    for c, o in _per_scheme(P, table, command, rs.get("per_scheme"), f"{loc}.per_scheme").items():
+    for c, o in _per_scheme(P, table, rs.get("per_scheme"), f"{loc}.per_scheme").items():
         per.setdefault(c, {}).update(o)
     overridden = {**top.ov_fixed, **top.ov_axes}
     if "cc" in overridden:
@@ -410,7 +414,7 @@ def _sweep(P: _Parser, table: dict[str, Param], command: str, top: _Top, rs: Any
     if not isinstance(title, str):
         raise P.fail(f"{loc}.title", f"{title!r} must be a string")
     sweep = Sweep(label=label, title=title, fixed=fixed, axes=axes, per_scheme=per)
-    _check_sweep(P, sweep, command, loc)
+    _check_sweep(P, sweep, loc)
     return sweep
 
 
@@ -421,11 +425,8 @@ def _same_level(P: _Parser, fixed: dict[str, Any], axes: dict[str, Any], where: 
         raise P.fail(f"{where}axes.{k}", "is both fixed and swept at the same level")
 
 
-def _per_scheme(P: _Parser, table: dict[str, Param], command: str, raw: Any,
-                where: str) -> dict[str, dict[str, Any]]:
+def _per_scheme(P: _Parser, table: dict[str, Param], raw: Any, where: str) -> dict[str, dict[str, Any]]:
     raw = P.table(raw, where)
-    if raw and command != "run":
-        raise P.fail(where, f"per-scheme overrides need command = \"run\", not {command!r}")
     out: dict[str, dict[str, Any]] = {}
     for scheme, overrides in raw.items():
         if scheme not in engine.SCHEMES:
@@ -438,26 +439,26 @@ def _per_scheme(P: _Parser, table: dict[str, Param], command: str, raw: Any,
     return out
 
 
-def _check_sweep(P: _Parser, sw: Sweep, command: str, where: str) -> None:
+def _check_sweep(P: _Parser, sw: Sweep, where: str) -> None:
     """Checks that need the whole merged sweep: workload, its parameters, same_as."""
-    table = engine.params_for(command)
-    if command == "run":
-        if "workload" in sw.axes:
-            raise P.fail(f"{where}.axes.workload",
-                         "the workload cannot be an axis; write one [[sweep]] per workload")
-        if "workload" not in sw.fixed:
-            raise P.fail(f"{where}.fixed.workload", "required: set workload = \"ycsb\" or \"tpcc\"")
-        workload = sw.fixed["workload"]
-        for scope in (sw.fixed, sw.axes, *sw.per_scheme.values()):
-            for name in scope:
-                wl = table[name].workload
-                if wl and wl != workload:
-                    raise P.fail(f"{where}.{name}", f"applies to workload {wl} only; "
-                                                    f"this sweep runs {workload}")
-        if "cc" in sw.axes:
-            for scheme in sw.per_scheme:
-                if scheme not in sw.axes["cc"]:
-                    raise P.fail(f"{where}.per_scheme.{scheme}", "scheme is not in axes.cc")
+    table = engine.RUN_PARAMS
+    if "workload" in sw.axes:
+        raise P.fail(f"{where}.axes.workload",
+                     "the workload cannot be an axis; write one [[sweep]] per workload")
+    if "workload" not in sw.fixed:
+        raise P.fail(f"{where}.fixed.workload",
+                     f"required: set workload to one of {', '.join(engine.WORKLOADS)}")
+    workload = sw.fixed["workload"]
+    for scope in (sw.fixed, sw.axes, *sw.per_scheme.values()):
+        for name in scope:
+            wl = table[name].workload
+            if wl and wl != workload:
+                raise P.fail(f"{where}.{name}", f"applies to workload {wl} only; "
+                                                f"this sweep runs {workload}")
+    if "cc" in sw.axes:
+        for scheme in sw.per_scheme:
+            if scheme not in sw.axes["cc"]:
+                raise P.fail(f"{where}.per_scheme.{scheme}", "scheme is not in axes.cc")
     for scope in (sw.fixed, *sw.per_scheme.values()):
         for name, v in scope.items():
             if isinstance(v, SameAs):
@@ -477,15 +478,11 @@ def _plot(P: _Parser, spec: Spec, table: dict[str, Param], rp: Any, i: int) -> P
     kind = rp.get("kind", "lines")
     if kind not in PLOT_KINDS:
         raise P.fail(f"{loc}.kind", f"{kind!r} is not one of {', '.join(PLOT_KINDS)}")
-    tname = rp.get("table", "runs")
-    if tname not in PLOT_TABLES:
-        raise P.fail(f"{loc}.table", f"{tname!r} is not one of {', '.join(PLOT_TABLES)}")
-    columns = (list(MICRO_COLUMNS) if tname == "micro"
-               else list(engine.RUN_PARAMS) + list(DERIVED_X))
+    columns = list(engine.RUN_PARAMS) + list(DERIVED_X)
     default_y = {"lines": "throughput", "bars": "throughput", "breakdown": "fractions"}[kind]
-    y = rp.get("y", "timestamps_per_second" if tname == "micro" else default_y)
-    if kind != "breakdown" and not (y in MICRO_COLUMNS if tname == "micro" else is_metric(y)):
-        raise P.fail(f"{loc}.y", f"{y!r} is not a metric of the {tname} table")
+    y = rp.get("y", default_y)
+    if kind != "breakdown" and not is_metric(y):
+        raise P.fail(f"{loc}.y", f"{y!r} is not a metric{_suggest(str(y), metric_names())}")
 
     def column(key: str, default: str | None) -> str | None:
         v = rp.get(key, default)
@@ -495,7 +492,7 @@ def _plot(P: _Parser, spec: Spec, table: dict[str, Param], rp: Any, i: int) -> P
         return v
 
     x = column("x", "threads" if kind != "breakdown" else None)
-    series = column("series", "method" if tname == "micro" else ("cc" if kind != "breakdown" else None))
+    series = column("series", "cc" if kind != "breakdown" else None)
     bar = column("bar", "threads" if kind == "breakdown" else None)
     if kind in ("lines", "bars") and x is None:
         raise P.fail(f"{loc}.x", "required for lines and bars")
@@ -517,7 +514,7 @@ def _plot(P: _Parser, spec: Spec, table: dict[str, Param], rp: Any, i: int) -> P
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise P.fail(f"{loc}.name", f"{name!r}: lower-case letters, digits, '-', '_' or '.'")
     return PlotSpec(kind=kind, x=x, y=y, series=series, bar=bar, where=where,
-                    title=rp.get("title"), logx=logx, table=tname, sweeps=sweeps, name=name)
+                    title=rp.get("title"), logx=logx, sweeps=sweeps, name=name)
 
 
 _INT_RE = re.compile(r"^[+-]?\d+$")
@@ -609,8 +606,6 @@ def _table(P: _Parser, spec: Spec, table: dict[str, Param], rt: Any, i: int) -> 
     loc = f"table[{i}]"
     rt = P.table(rt, loc)
     P.keys(rt, TABLE_KEYS, loc + ".")
-    if spec.command != "run":
-        raise P.fail(loc, f'tables need command = "run", not {spec.command!r}')
     labels_all = [s.label for s in spec.sweeps]
     sweeps = rt.get("sweeps")
     if sweeps is not None and (not isinstance(sweeps, list) or any(s not in labels_all for s in sweeps)):
@@ -683,6 +678,13 @@ def _table(P: _Parser, spec: Spec, table: dict[str, Param], rt: Any, i: int) -> 
             format(0.5, f)
         except ValueError as e:
             raise P.fail(f"{loc}.formats.{k}", f"{f!r} is not a number format such as \".1f\" ({e})") from None
+    scales: dict[str, float] = {}
+    for k, v in P.table(rt.get("scales"), f"{loc}.scales").items():
+        if k not in cells:
+            raise P.fail(f"{loc}.scales.{k}", f"not one of the cells ({', '.join(cells)})")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+            raise P.fail(f"{loc}.scales.{k}", f"{v!r} is not a positive number (1e-6 shows millions)")
+        scales[k] = float(v)
     labels: dict[str, dict[str, str]] = {}
     for k, m in P.table(rt.get("labels"), f"{loc}.labels").items():
         if k not in keys:
@@ -715,7 +717,7 @@ def _table(P: _Parser, spec: Spec, table: dict[str, Param], rt: Any, i: int) -> 
         raise P.fail(f"{loc}.title", f"{title!r}: {e}") from None
     return TableSpec(title=title, rows=rows, columns=columns, cells=cells, ratio_to=ratio_to,
                      column_label=column_label, labels=labels, headers=headers, formats=formats,
-                     sweeps=sweeps)
+                     scales=scales, sweeps=sweeps)
 
 
 def _checked_fields(P: _Parser, template: str, where: str) -> list[str]:

@@ -8,7 +8,6 @@ Layout of one experiment (a spec's results), by default `results/<spec>/`:
     runs/<point>.r<k>.err    stderr of a run that failed (only then)
     runs.csv           the tidy table: one row per run
     summary.csv        one row per point: median and spread over repetitions
-    micro.csv          timestamps/s per method and threads (`bench ts` specs only)
 
 `results/runs.csv` joins the tidy tables of every experiment under `results/`.
 The JSON files are the source of truth; the CSVs are rebuilt from them.
@@ -30,7 +29,6 @@ MANIFEST = "manifest.json"
 RUNS_DIR = "runs"
 RUNS_CSV = "runs.csv"
 SUMMARY_CSV = "summary.csv"
-MICRO_CSV = "micro.csv"
 
 #: Identity and environment columns, first in every row.
 ID_COLUMNS = ("spec", "sweep", "point", "rep", "file")
@@ -38,16 +36,22 @@ ENV_COLUMNS = ("git_rev", "build_type", "cpu_model", "cores", "config_hash")
 #: Run parameters, named as spec keys and `abyss run` flags.
 PARAM_COLUMNS = tuple(engine.RUN_PARAMS)
 DERIVED_COLUMNS = ("read_ratio",)
+#: Results every run report has, taken as they are from `results`.
+RUN_RESULTS = ("seconds", "throughput", "commits", "cc_aborts", "logical_aborts", "abort_rate",
+               "load_seconds", "rss_after_load_bytes", "rss_at_end_bytes")
+#: The metrics workloads add (`tpmc` from TPC-C's `tpmC`, `timestamps_per_second`
+#: from tsalloc's, ...), as `abyss describe --json` lists them: a workload
+#: that reports a new metric gets its column without a harness change.
+WORKLOAD_METRIC_COLUMNS = tuple(c for c in engine.WORKLOAD_METRICS if c not in RUN_RESULTS)
 RESULT_COLUMNS = (
     "seconds", "throughput", "commits", "cc_aborts", "logical_aborts", "abort_rate",
-    "tpmc", "tuples_per_s", "p50_us", "p99_us", "p999_us", "max_us",
+    *WORKLOAD_METRIC_COLUMNS, "tuples_per_s", "p50_us", "p99_us", "p999_us", "max_us",
     "load_seconds", "rss_after_load_bytes", "rss_at_end_bytes",
 )
 #: Columns every tidy table has, in order; per-type columns
 #: (`type_<name>_<counter>`) and unknown config keys (`cfg_<path>`) follow.
 TIDY_COLUMNS = (ID_COLUMNS + ENV_COLUMNS + PARAM_COLUMNS + DERIVED_COLUMNS
                 + RESULT_COLUMNS + FRACTION_COLUMNS + SECONDS_COLUMNS)
-MICRO_TABLE_COLUMNS = ("spec", "sweep", "point", "rep", "method", "threads", "timestamps_per_second")
 
 
 def flatten_run(doc: dict[str, Any]) -> dict[str, Any]:
@@ -56,7 +60,9 @@ def flatten_run(doc: dict[str, Any]) -> dict[str, Any]:
     Parameters use the spec/flag names, so a table column, a spec axis and an
     `abyss run` flag share one name; every breakdown category becomes a
     `frac_` and a `sec_` column; each transaction type gets `type_<name>_`
-    columns. Config keys this harness does not know are kept as `cfg_<path>`.
+    columns; each workload metric of the engine (`results.tpmC`) is a column
+    named in lower case (`tpmc`), empty for the other workloads. Config keys
+    this harness does not know are kept as `cfg_<path>`.
     """
     row: dict[str, Any] = {k: doc.get(k) for k in ENV_COLUMNS}
     params, unknown = engine.config_to_params(doc.get("config", {}))
@@ -65,10 +71,10 @@ def flatten_run(doc: dict[str, Any]) -> dict[str, Any]:
     if "write_ratio" in params:
         row["read_ratio"] = round(1.0 - params["write_ratio"], 12)
     res = doc.get("results", {})
-    for key in ("seconds", "throughput", "commits", "cc_aborts", "logical_aborts", "abort_rate",
-                "load_seconds", "rss_after_load_bytes", "rss_at_end_bytes"):
+    for key in RUN_RESULTS:
         row[key] = res.get(key)
-    row["tpmc"] = res.get("tpmC")
+    for column in WORKLOAD_METRIC_COLUMNS:
+        row[column] = res.get(engine.WORKLOAD_METRICS[column].key)
     if params.get("workload") == "ycsb" and res.get("throughput") is not None:
         row["tuples_per_s"] = res["throughput"] * params.get("req_per_txn", 0)
     lat = res.get("latency_us", {})
@@ -85,11 +91,6 @@ def flatten_run(doc: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def is_bench_ts(doc: Any) -> bool:
-    """Whether a JSON document is `abyss bench ts --json` output (not a run report)."""
-    return isinstance(doc, dict) and "micro" in doc and "ycsb_timestamp" in doc
-
-
 def is_run_report(doc: Any) -> bool:
     return isinstance(doc, dict) and "config" in doc and "results" in doc
 
@@ -102,7 +103,6 @@ class Experiment:
     name: str
     manifest: dict[str, Any] | None
     runs: pd.DataFrame
-    micro: pd.DataFrame
     problems: list[str]
 
     @property
@@ -112,12 +112,8 @@ class Experiment:
     def sweeps(self) -> list[dict[str, Any]]:
         """The sweeps with the axes that tell their runs apart: the spec's,
         or, without a manifest, the parameters that vary among the runs."""
-        sweeps = self.spec.get("sweeps") or [
+        return self.spec.get("sweeps") or [
             {"label": "main", "title": self.name, "axes": {a: None for a in varying_params(self.runs)}}]
-        if self.spec.get("command") == "bench ts":
-            sweeps = [{**s, "axes": {**s["axes"], **{a: None for a in engine.BENCH_TS_RUN_AXES}}}
-                      for s in sweeps]
-        return sweeps
 
     def sweep_runs(self, label: str) -> pd.DataFrame:
         """The tidy rows of one sweep."""
@@ -151,7 +147,7 @@ def _entries(exp_dir: Path, manifest: dict[str, Any] | None) -> Iterable[dict[st
 
 
 def load_experiment(exp_dir: str | Path) -> Experiment:
-    """Read an experiment's run files into its tidy and micro tables.
+    """Read an experiment's run files into its tidy table.
 
     Runs listed in the manifest but not yet on disk (an interrupted sweep) are
     skipped; unreadable files are reported in `problems`, not fatal.
@@ -160,7 +156,6 @@ def load_experiment(exp_dir: str | Path) -> Experiment:
     manifest = read_manifest(exp_dir)
     name = (manifest or {}).get("spec", {}).get("name") or exp_dir.name
     rows: list[dict[str, Any]] = []
-    micro: list[dict[str, Any]] = []
     problems: list[str] = []
     for entry in _entries(exp_dir, manifest):
         path = exp_dir / entry["file"]
@@ -173,17 +168,9 @@ def load_experiment(exp_dir: str | Path) -> Experiment:
             continue
         ident = {"spec": name, "sweep": entry.get("sweep", ""), "point": entry.get("point"),
                  "rep": entry.get("rep"), "file": entry["file"]}
-        if is_bench_ts(doc):
-            for m in doc["micro"]:
-                micro.append({**ident, "file": None, **{k: m.get(k) for k in MICRO_TABLE_COLUMNS[4:]}})
-            for i, run in enumerate(doc["ycsb_timestamp"]):
-                row = flatten_run(run)
-                sub = ",".join(f"{a}={engine.format_value(row.get(a))}" for a in engine.BENCH_TS_RUN_AXES)
-                rows.append({**ident, "point": f"{ident['point']}/{sub}",
-                             "file": f"{entry['file']}#ycsb_timestamp[{i}]", **row})
-        elif is_run_report(doc):
+        if is_run_report(doc):
             rows.append({**ident, **flatten_run(doc)})
-        elif isinstance(doc, list) and all(is_run_report(d) for d in doc):   # `abyss bench ... --json`
+        elif isinstance(doc, list) and all(is_run_report(d) for d in doc):   # an array of run reports
             for i, run in enumerate(doc):
                 rows.append({**ident, "file": f"{entry['file']}#{i}", **flatten_run(run)})
         elif manifest is not None:
@@ -191,10 +178,7 @@ def load_experiment(exp_dir: str | Path) -> Experiment:
     runs = tidy_frame(rows)
     if not runs.empty and runs["point"].isna().any():
         _fill_points(runs)
-    micro_df = pd.DataFrame(micro, columns=list(MICRO_TABLE_COLUMNS)) if micro else \
-        pd.DataFrame(columns=list(MICRO_TABLE_COLUMNS))
-    return Experiment(path=exp_dir, name=name, manifest=manifest, runs=runs, micro=micro_df,
-                      problems=problems)
+    return Experiment(path=exp_dir, name=name, manifest=manifest, runs=runs, problems=problems)
 
 
 def tidy_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -229,8 +213,8 @@ def varying_params(df: pd.DataFrame) -> list[str]:
     return out
 
 
-SUMMARY_METRICS = ("throughput", "abort_rate", "tpmc", "tuples_per_s", "p50_us", "p99_us",
-                   "p999_us") + FRACTION_COLUMNS
+SUMMARY_METRICS = (("throughput", "abort_rate") + WORKLOAD_METRIC_COLUMNS
+                   + ("tuples_per_s", "p50_us", "p99_us", "p999_us") + FRACTION_COLUMNS)
 
 
 def summarize(df: pd.DataFrame, axes: list[str] | None = None) -> pd.DataFrame:
@@ -256,7 +240,7 @@ def summarize(df: pd.DataFrame, axes: list[str] | None = None) -> pd.DataFrame:
 
 
 def write_tables(exp: Experiment) -> list[Path]:
-    """Write runs.csv, summary.csv (and micro.csv) into the experiment directory."""
+    """Write runs.csv and summary.csv into the experiment directory."""
     written = []
     path = exp.path / RUNS_CSV
     exp.runs.to_csv(path, index=False)
@@ -266,10 +250,6 @@ def write_tables(exp: Experiment) -> list[Path]:
     path = exp.path / SUMMARY_CSV
     summary.to_csv(path, index=False)
     written.append(path)
-    if not exp.micro.empty:
-        path = exp.path / MICRO_CSV
-        exp.micro.to_csv(path, index=False)
-        written.append(path)
     return written
 
 

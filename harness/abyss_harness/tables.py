@@ -6,7 +6,8 @@ values make its lines (`rows`), those whose values make its column groups
 (`columns`), the metrics each group shows (`cells`, medians over the
 repetitions), and optionally `ratio_to`, a value of the column parameter
 whose group the others are divided by. Labels, headers and number formats
-may be set per parameter or metric. Lines and groups come in the order the
+may be set per parameter or metric, and a factor per metric (`scales`:
+1e-6 shows millions). Lines and groups come in the order the
 grid ran them. The same text is printed after a sweep, written to
 `tables.txt` and shown in the report.
 """
@@ -25,7 +26,7 @@ from .spec import RATIO, fill_template, title_values
 TABLES_TXT = "tables.txt"
 
 #: Headers and number formats used where a table does not set its own.
-DEFAULT_HEADERS = {"cc": "scheme", "throughput": "txn/s", "abort_rate": "abort", "tpmc": "tpmC"}
+DEFAULT_HEADERS = {"cc": "scheme", "throughput": "txn/s", "abort_rate": "abort"}
 DEFAULT_FORMATS = {"throughput": ".0f", "tpmc": ".0f", "tuples_per_s": ".0f", "abort_rate": ".3f",
                    RATIO: ".2f"}
 METRIC_FORMAT = ".3g"
@@ -83,7 +84,9 @@ class _Table:
         self.sweep_titles = {s["label"]: s.get("title") or s["label"] for s in exp.spec.get("sweeps", [])}
 
     def header(self, name: str) -> str:
-        return self.t.get("headers", {}).get(name, DEFAULT_HEADERS.get(name, name))
+        metric = engine.WORKLOAD_METRICS.get(name)        # a workload's metric: as the engine names it
+        default = DEFAULT_HEADERS.get(name, metric.key if metric else name)
+        return self.t.get("headers", {}).get(name, default)
 
     def value_text(self, key: str, v: Any) -> str:
         """A row or column parameter's value as the table writes it."""
@@ -102,6 +105,7 @@ class _Table:
     def metric_text(self, name: str, v: float | None) -> str:
         if v is None:
             return MISSING
+        v *= self.t.get("scales", {}).get(name, 1.0)
         return format(v, self.t.get("formats", {}).get(name, DEFAULT_FORMATS.get(name, METRIC_FORMAT)))
 
     def group_label(self, ck: tuple[Any, ...]) -> str:

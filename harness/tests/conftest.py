@@ -52,7 +52,8 @@ def fake_report(argv: list[str]) -> dict[str, Any]:
     seconds = config.get("duration_s", 1.0)
     lat = {"p50": 10.0, "p99": 50.0, "p999": 90.0, "max": 200.0}
     tpcc = config.get("workload") == "tpcc"
-    types = ["new_order", "payment"] if tpcc else ["read_write", "read_only"]
+    types = {"tpcc": ["new_order", "payment"], "tsalloc": ["allocate"]}.get(config.get("workload"),
+                                                                           ["read_write", "read_only"])
     results: dict[str, Any] = {
         "seconds": seconds, "throughput": throughput, "commits": int(throughput * seconds),
         "cc_aborts": salt, "logical_aborts": 0, "abort_rate": salt / (salt + throughput * seconds),
@@ -65,6 +66,8 @@ def fake_report(argv: list[str]) -> dict[str, Any]:
     }
     if tpcc:
         results["tpmC"] = throughput * 30
+    if config.get("workload") == "tsalloc":
+        results["timestamps_per_second"] = throughput * 256
     return {"build_type": "Release", "config": config, "config_hash": f"{salt:016x}", "cores": 2,
             "cpu_model": "Test CPU", "git_rev": "0123456789ab", "results": results}
 

@@ -40,6 +40,13 @@ def test_minimal_spec_resolves() -> None:
     assert sw.axes == {"cc": ["no_wait", "silo"], "threads": [1, 2]}
 
 
+def test_the_command_is_run() -> None:
+    assert parse('command = "run"\n' + BASE).command == "run"
+    msg = error('command = "bench ts"\n' + BASE)
+    assert "command" in msg and "tsalloc" in msg and "ts-alloc.toml" in msg
+    assert "the only command is 'run'" in error('command = "bench"\n' + BASE)
+
+
 def test_unknown_top_level_key_is_named_with_a_suggestion() -> None:
     msg = error('titel = "x"\n' + BASE)
     assert "titel" in msg and "unknown key" in msg and "'title'" in msg

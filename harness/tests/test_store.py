@@ -1,5 +1,5 @@
 """The tidy table: its schema, one row per run, medians and spread, and the
-other document shapes the store reads (bench ts, plain directories)."""
+other document shapes the store reads (arrays of reports, plain directories)."""
 
 from __future__ import annotations
 
@@ -68,15 +68,26 @@ def test_unknown_config_fields_are_kept() -> None:
     assert row["cfg_new_knob"] == 7 and row["cfg_ycsb.zeta"] == 1 and row["rows"] == 10
 
 
-def test_bench_ts_document(tmp_path: Path) -> None:
-    doc = {"micro": [{"method": "atomic", "threads": 1, "timestamps_per_second": 3e8},
-                     {"method": "clock", "threads": 2, "timestamps_per_second": 1e8}],
-           "ycsb_timestamp": [fake_report(["run", "--workload", "ycsb", "--cc", "timestamp",
-                                           "--ts-alloc", m]) for m in ("mutex", "clock")]}
+def test_workload_metrics_are_the_engines() -> None:
+    """Each metric a workload declares in `abyss describe --json` is a column,
+    named in lower case (TPC-C's tpmC is tpmc); other workloads leave it empty."""
+    described = [m["name"] for w in engine.describe()["workloads"] for m in w["metrics"]]
+    assert store.WORKLOAD_METRIC_COLUMNS == tuple(dict.fromkeys(n.lower() for n in described))
+    assert {"tpmc", "timestamps_per_second"} <= set(store.WORKLOAD_METRIC_COLUMNS)
+    assert set(store.WORKLOAD_METRIC_COLUMNS) <= set(store.TIDY_COLUMNS)
+    row = store.flatten_run(fake_report(["run", "--workload", "tsalloc", "--cc", "none", "--ts-alloc", "clock"]))
+    assert row["timestamps_per_second"] > 0 and row["tpmc"] is None and row["ts_alloc"] == "clock"
+    row = store.flatten_run(fake_report(["run", "--workload", "ycsb", "--cc", "silo"]))
+    assert all(row[c] is None for c in store.WORKLOAD_METRIC_COLUMNS)
+
+
+def test_array_of_reports(tmp_path: Path) -> None:
+    doc = [fake_report(["run", "--workload", "ycsb", "--cc", "timestamp", "--ts-alloc", m])
+           for m in ("mutex", "clock")]
     (tmp_path / "ts.json").write_text(json.dumps(doc))
     exp = store.load_experiment(tmp_path)
-    assert len(exp.micro) == 2 and list(exp.runs["ts_alloc"]) == ["mutex", "clock"]
-    assert exp.runs["file"].iloc[1] == "ts.json#ycsb_timestamp[1]"
+    assert list(exp.runs["ts_alloc"]) == ["mutex", "clock"]
+    assert exp.runs["file"].iloc[1] == "ts.json#1"
 
 
 def test_plain_directory_of_reports(tmp_path: Path) -> None:
@@ -95,4 +106,4 @@ def test_config_maps_back_to_flags() -> None:
             "--dl-detect", "off", "--warehouses", "4", "--tpcc-mix", "neworder=100"]
     params, unknown = engine.config_to_params(fake_report(argv)["config"])
     assert not unknown
-    assert engine.argv_for("run", params) == argv
+    assert engine.argv_for(params) == argv

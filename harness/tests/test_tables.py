@@ -152,10 +152,14 @@ def test_ratio_needs_one_column_and_sweeps_must_be_told_apart() -> None:
     assert "column parameter" in error(GRID_LIKE.replace("{threads} thr", "{cc} thr"))
 
 
-def test_tables_need_command_run() -> None:
-    msg = error('name = "t"\ncommand = "bench ts"\n[fixed]\nduration = 0.1\n[[table]]\nrows = ["threads"]\n'
-                'columns = ["method"]\n')
-    assert 'command = "run"' in msg
+def test_scales_are_checked_and_applied(tmp_path: Path) -> None:
+    assert "not one of the cells" in error(GRID_LIKE + "scales = { tpmc = 1e-6 }\n")
+    assert "positive number" in error(GRID_LIKE + "scales = { throughput = 0 }\n")
+    exp = swept(tmp_path, GRID_LIKE + 'scales = { throughput = 1e-3 }\nformats = { throughput = ".2f" }\n')
+    (r,) = tables.render_all(exp)
+    df = exp.runs
+    first = statistics.median(df[(df.cc == "none") & (df.warehouses == 1) & (df.threads == 1)].throughput)
+    assert f"{first / 1000:.2f}" in r.lines[1].split()
 
 
 # -- rendering ----------------------------------------------------------------------
@@ -297,6 +301,42 @@ def test_bench_latch_spec() -> None:
                for s in spec.sweeps)
     (t,) = spec.tables
     assert (t.columns, t.ratio_to) == (["sweep"], "spin")
+
+
+def test_ts_alloc_spec() -> None:
+    """`./abyss bench ts`: Abyss Fig. 6 on the tsalloc workload, Fig. 7 on YCSB."""
+    methods = ["mutex", "atomic", "batch:8", "batch:16", "clock"]
+    spec = reproduce.load("ts-alloc", cores=4)
+    micro, ycsb = spec.sweeps
+    assert (micro.label, micro.fixed["workload"], micro.fixed["cc"]) == ("micro", "tsalloc", "none")
+    assert micro.axes == {"ts_alloc": methods, "threads": [1, 2, 3, 4]}
+    assert (ycsb.label, ycsb.fixed["workload"], ycsb.fixed["cc"]) == ("ycsb", "ycsb", "timestamp")
+    assert (ycsb.fixed["threads"], ycsb.fixed["write_ratio"]) == (4, 0.5)
+    assert ycsb.axes == {"ts_alloc": methods, "theta": [0.0, 0.6]}
+    t6, t7 = spec.tables
+    assert (t6.sweeps, t6.rows, t6.columns, t6.cells) == (["micro"], ["threads"], ["ts_alloc"],
+                                                          ["timestamps_per_second"])
+    assert (t7.sweeps, t7.rows, t7.columns, t7.cells) == (["ycsb"], ["theta"], ["ts_alloc"],
+                                                          ["throughput", "abort_rate"])
+    assert [(p.sweeps, p.y) for p in spec.plots][:2] == [(["micro"], "timestamps_per_second"),
+                                                         (["ycsb"], "throughput")]
+
+
+def test_ts_alloc_spec_renders_both_tables(tmp_path: Path) -> None:
+    spec = reproduce.load("ts-alloc", cores=2, overrides={"duration": "0.01"})
+    exp_dir, _ = runner.sweep(spec, tmp_path, FakeEngine(), quiet())
+    exp = store.load_experiment(exp_dir)
+    micro, ycsb = tables.render_all(exp)
+    assert micro.title.startswith("Timestamp allocation") and "0.01 s per point" in micro.title
+    assert micro.lines[0].split() == ["threads", "mutex", "atomic", "batch:8", "batch:16", "clock"]
+    assert [ln.split()[0] for ln in micro.lines[1:]] == ["1", "2"]
+    df = exp.runs
+    one = df[(df.sweep == "micro") & (df.threads == 1) & (df.ts_alloc == "mutex")].timestamps_per_second
+    assert micro.lines[1].split()[1] == f"{statistics.median(one) / 1e6:.1f}"
+    assert "2 threads" in ycsb.title
+    assert ycsb.lines[0].split()[:3] == ["theta", "mutex", "abort"]
+    assert [ln.split()[0] for ln in ycsb.lines[1:]] == ["0.00", "0.60"]
+    assert "–" not in micro.text + ycsb.text
 
 
 @pytest.mark.parametrize("name", ["bench-ycsb", "bench-hstore", "bench-tpcc", "bench-latch"])

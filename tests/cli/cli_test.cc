@@ -190,7 +190,7 @@ std::vector<BadCase> bad_cases() {
        {"--req-per-txn", "32", "--rows", "16"}},
       // Invocation errors.
       {"unknown_flag", {"run", "--no-such-flag"}, {"--no-such-flag"}},
-      {"missing_subcommand", {}, {"run", "bench", "check", "version"}},
+      {"missing_subcommand", {}, {"run", "check", "describe", "version"}},
       {"check_history_missing_file", {"check", "history", missing}, {missing}},
       // TPC-C flags.
       {"warehouses_zero", {"run", "--workload", "tpcc", "--warehouses", "0"}, {"--warehouses", "0", "1024"}},
@@ -212,6 +212,8 @@ std::vector<BadCase> bad_cases() {
       // The run-based tables are harness specs: the line names the spec.
       {"bench_ycsb_is_a_spec", {"bench", "ycsb", "--reps", "3"}, {"./abyss", "harness/specs/bench-ycsb.toml"}},
       {"bench_latch_is_a_spec", {"bench", "latch"}, {"harness/specs/bench-latch.toml"}},
+      {"bench_ts_is_a_spec", {"bench", "ts", "--duration", "0.1"}, {"./abyss bench ts", "harness/specs/ts-alloc.toml"}},
+      {"bench_alone_names_the_specs", {"bench"}, {"./abyss bench", "ycsb", "hstore", "tpcc", "latch", "ts"}},
       {"demo_is_a_spec", {"demo"}, {"./abyss", "demo", "harness/specs/demo.toml"}},
       // Numbers that are not numbers, or do not fit.
       {"threads_not_a_number", {"run", "--threads", "abc"}, {"--threads", "abc", "not", "number", "1024"}},
