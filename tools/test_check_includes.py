@@ -18,6 +18,7 @@ def found(rel: str, text: str) -> list[str]:
 def test_each_rule_is_caught() -> None:
     assert found("apps/x.cc", '#include "platform/thread.h"\n')
     assert found("src/common/x.h", '#include "platform/latch.h"\n')
+    assert found("src/common/config.h", '#include "workload/ycsb/ycsb_config.h"\n')
     assert found("src/engine/x.cc", '#include "cc/silo/silo.h"\n')
     assert found("src/engine/x.cc", '#include "workload/tpcc/tpcc.h"\n')
     assert found("src/txn/x.cc", "#include <atomic>\n")
@@ -29,3 +30,4 @@ def test_allowed_includes_pass() -> None:
     assert not found("src/platform/x.cc", "#include <atomic>\n#include <thread>\n")
     assert not found("apps/x.cc", '#include "engine/engine.h"\n#include <cstdio>\n')
     assert not found("src/cc/silo/silo.h", '#include "platform/atomic.h"\n')
+    assert not found("src/common/config.h", '#include "common/workload_settings.h"\n#include "abyss_git_rev.h"\n')
