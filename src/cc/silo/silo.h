@@ -36,7 +36,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cc/lock/wait.h"
+#include "cc/common/wait.h"
 #include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"

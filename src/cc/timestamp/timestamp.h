@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "cc/lock/wait.h"
+#include "cc/common/wait.h"
 #include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"

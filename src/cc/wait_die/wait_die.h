@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "cc/common/wait.h"
 #include "cc/lock/row_lock.h"
-#include "cc/lock/wait.h"
 #include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
