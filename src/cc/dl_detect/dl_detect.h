@@ -11,9 +11,10 @@
 #include <cstdint>
 #include <string_view>
 
+#include "cc/common/queued_locking.h"
+#include "cc/common/wait.h"
 #include "cc/dl_detect/waits_for.h"
 #include "cc/lock/row_lock.h"
-#include "cc/lock/wait.h"
 #include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
@@ -21,7 +22,7 @@
 
 namespace abyss::cc {
 
-class DlDetect final {
+class DlDetect final : public QueuedLocking<DlDetect> {
  public:
   static constexpr SchemeTraits kTraits{
       .name = "dl_detect",
@@ -32,18 +33,9 @@ class DlDetect final {
       .uses_latch = true,            // the row's lock queue sits behind a latch
       .waits = true,                 // every conflicting request queues, up to --dl-timeout
   };
-  struct RowMeta {
-    RowLock lock;
-  };
-  struct AccessMeta {
-    LockRequest req;
-  };
-  struct TxnMeta {
-    uint64_t ts = 0;
-  };
 
   DlDetect(const Config& config, uint32_t workers)
-      : latch_(config.latch),
+      : QueuedLocking(config),
         timeout_cycles_(static_cast<uint64_t>(config.dl_timeout_us * 1000.0 * platform::cycles_per_ns())),
         never_wait_(config.dl_timeout_us == 0),
         detect_(config.dl_detect),
@@ -56,49 +48,32 @@ class DlDetect final {
     return Rc::Ok;
   }
 
-  Rc read(auto& t, auto& a) {
-    if (Rc rc = acquire(t, a, LockMode::Shared); rc != Rc::Ok) return rc;
-    t.view_in_place(a);
-    return Rc::Ok;
-  }
-
-  Rc write(auto& t, auto& a) {
-    if (Rc rc = acquire(t, a, LockMode::Exclusive); rc != Rc::Ok) return rc;
-    t.snapshot(a);
-    return Rc::Ok;
-  }
-
-  Rc upgrade(auto& t, auto& a) { return t.row_meta(a.row).lock.upgrade(a.cc.req, latch_) ? Rc::Ok : Rc::Abort; }
-  Rc insert(auto& /*t*/, auto& /*a*/) { return Rc::Ok; }
-
-  Rc commit(auto& t) {
-    t.install_all();
-    release(t);
-    return Rc::Ok;
-  }
-  void abort(auto& t) { release(t); }
-
  private:
+  friend class QueuedLocking<DlDetect>;
+
   Rc acquire(auto& t, auto& a, LockMode mode) {
-    LockRequest& r = a.cc.req;
     const uint32_t me = t.worker().id;
-    r.ts = t.meta().ts;
-    r.worker = me;
     WaitsForGraph::Edge* edges = graph_.outgoing(me);
     const uint32_t max_edges = graph_.max_edges();
     uint32_t n = 0;
-    RowLock& lock = t.row_meta(a.row).lock;
-    const auto outcome = lock.acquire(r, mode, latch_, [&](const RowLock& l) {
-      if (never_wait_) return false;
-      // Everyone ahead: the owners and the queue before this request.
-      l.for_each_request([&](const LockRequest& o) {
-        if (o.worker != me && n < max_edges) edges[n++] = {o.worker, o.ts};
-      });
-      return true;
-    });
-    if (outcome == RowLock::Outcome::Refused) return Rc::Abort;
-    if (outcome == RowLock::Outcome::Granted) return Rc::Ok;
+    return request(
+        t, a, mode,
+        [&](const LockRequest& /*r*/, const RowLock& l) {
+          if (never_wait_) return false;
+          // Everyone ahead: the owners and the queue before this request.
+          l.for_each_request([&](const LockRequest& o) {
+            if (o.worker != me && n < max_edges) edges[n++] = {o.worker, o.ts};
+          });
+          return true;
+        },
+        [&](const LockRequest& r) { return wait_detecting(t, r, edges, n); });
+  }
 
+  // Waits with its waits-for edges published, searching for a cycle now and
+  // then. Giving up leaves the request queued or, if granted meanwhile,
+  // owned; abort() releases it either way.
+  bool wait_detecting(auto& t, const LockRequest& r, WaitsForGraph::Edge* edges, uint32_t n) {
+    const uint32_t me = r.worker;
     graph_.publish(me, r.ts, edges, n);
     uint32_t until_detection = spins_per_detection_;
     const bool granted = wait_for_grant(t.worker(), r, [&](uint64_t t0) {
@@ -109,18 +84,9 @@ class DlDetect final {
       return graph_.detect(me, r.ts);
     });
     graph_.clear(me);
-    // Giving up leaves the request queued or, if granted meanwhile, owned;
-    // abort() releases it either way.
-    return granted ? Rc::Ok : Rc::Abort;
+    return granted;
   }
 
-  void release(auto& t) {
-    for (auto& a : t.accesses()) {
-      if (a.cc.req.held) t.row_meta(a.row).lock.release(a.cc.req, latch_);
-    }
-  }
-
-  platform::LatchKind latch_;
   uint64_t timeout_cycles_;
   bool never_wait_;
   bool detect_;

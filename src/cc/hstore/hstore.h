@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "cc/lock/wait.h"
+#include "cc/common/wait.h"
 #include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
@@ -79,10 +79,8 @@ class Hstore final {
         r.next = p.waiters;
         p.waiters = &r;
       }
-      const uint64_t t0 = platform::cycles();
-      platform::SpinWait spin;
-      while (!r.granted.load(platform::memory_order_acquire)) spin.once();
-      t.worker().charge(TimeCat::Wait, platform::cycles() - t0);
+      // Never gives up: a partition is only waited for above all those held.
+      (void)wait_for_grant(t.worker(), r, [](uint64_t) { return false; });
     }
     return Rc::Ok;
   }

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cc/lock/wait.h"
+#include "cc/common/to_row.h"
 #include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
@@ -54,20 +54,11 @@ class Mvcc final {
     char* data() { return reinterpret_cast<char*>(this + 1); }
   };
 
-  struct RowMeta {
-    platform::Latch latch;
-    uint64_t wts = 0;          // timestamp of the version in the row
-    uint64_t rts = 0;          // largest timestamp that read it
-    uint64_t pending = 0;      // timestamp of the pending write; 0: none
+  struct RowMeta : ToRowMeta {
     Version* older = nullptr;  // older versions, newest first
   };
-  struct AccessMeta {
-    bool pending = false;  // this access registered the row's pending write
-    platform::McsLatch::Node node;
-  };
-  struct TxnMeta {
-    uint64_t ts = 0;
-  };
+  using AccessMeta = ToAccessMeta;
+  using TxnMeta = ToTxnMeta;
 
   Mvcc(const Config& config, uint32_t workers)
       : latch_(config.latch), refresh_every_(config.mvcc_refresh_every), slots_(workers) {}
@@ -86,111 +77,49 @@ class Mvcc final {
     return Rc::Ok;
   }
 
+  // A read older than the newest version reads the newest older one no
+  // younger than itself, and is never rejected for arriving late.
   Rc read(auto& t, auto& a) {
     const uint64_t ts = t.meta().ts;
     auto& m = t.row_meta(a.row);
-    Rc rc = Rc::Ok;
-    retry_until_done(t.worker(), [&] {
-      platform::Latch::Guard g(m.latch, latch_);
-      if (m.pending != 0 && m.pending < ts) return Attempt::Retry;
+    return after_older_writes(t, m, latch_, [&] {
       collect(t, m);
       if (m.wts <= ts) {
-        if (m.rts < ts) m.rts = ts;
-        t.snapshot(a);
-        return Attempt::Done;
+        read_newest(t, a, m);
+        return Rc::Ok;
       }
       Version* v = m.older;
       while (v != nullptr && v->wts > ts) v = v->older;
-      if (v == nullptr) {
-        rc = Rc::Abort;  // the row was inserted after this transaction's timestamp
-      } else {
-        t.snapshot_version(a, v->data(), v->writer);
-      }
-      return Attempt::Done;
+      if (v == nullptr) return Rc::Abort;  // the row was inserted after this transaction's timestamp
+      t.snapshot_version(a, v->data(), v->writer);
+      return Rc::Ok;
     });
-    return rc;
   }
 
   Rc write(auto& t, auto& a) {
-    const uint64_t ts = t.meta().ts;
-    auto& m = t.row_meta(a.row);
-    Rc rc = Rc::Ok;
-    retry_until_done(t.worker(), [&] {
-      platform::Latch::Guard g(m.latch, latch_);
-      if (m.pending != 0 && m.pending < ts) return Attempt::Retry;
-      collect(t, m);
-      if (m.pending != 0 || ts < m.wts || ts < m.rts) {
-        rc = Rc::Abort;
-      } else {
-        m.pending = ts;
-        a.cc.pending = true;
-        t.snapshot(a);
-      }
-      return Attempt::Done;
-    });
-    return rc;
+    return write_after_older_writes(t, a, latch_, [&](RowMeta& m) { collect(t, m); });
   }
 
   // Only a read of the newest version can become a write, and only if nothing
   // younger has read or written the row since.
-  Rc upgrade(auto& t, auto& a) {
-    const uint64_t ts = t.meta().ts;
-    auto& m = t.row_meta(a.row);
-    platform::Latch::Guard g(m.latch, latch_);
-    if (m.pending != 0 || ts < m.wts || ts < m.rts) return Rc::Abort;
-    m.pending = ts;
-    a.cc.pending = true;
-    return Rc::Ok;
-  }
+  Rc upgrade(auto& t, auto& a) { return upgrade_to_prewrite(t, a, latch_); }
 
-  // An inserted row is invisible until commit indexes it; its one version
-  // carries its inserter's timestamp, so an older transaction finds no
-  // version it may read (and aborts), and cannot write under it.
+  // Its one version carries its inserter's timestamp, so an older transaction
+  // finds no version it may read (and aborts), and cannot write under it.
   Rc insert(auto& t, auto& a) {
-    auto& m = t.row_meta(a.row);
-    m.wts = t.meta().ts;
-    m.rts = t.meta().ts;
+    stamp_insert(t, a);
     return Rc::Ok;
   }
 
-  // Keeps each superseded version, then installs. Only the pending write's
-  // owner holds a row latch for longer than one access, so holding several
-  // cannot deadlock.
+  // Keeps each superseded version, then installs; the new version has been
+  // read by no one younger than its writer.
   Rc commit(auto& t) {
-    for (auto& a : t.accesses()) {
-      if (!a.cc.pending) continue;
-      auto& m = t.row_meta(a.row);
-      m.latch.lock(latch_, a.cc.node);
-      const uint32_t size = a.table->schema().size();
-      Version* v = allocate(t, size);
-      v->wts = m.wts;
-      v->writer = RowLayout::header(a.row).writer;
-      v->older = m.older;
-      std::memcpy(v->data(), t.layout().data(a.row), size);
-      m.older = v;
-    }
-    t.install_all();
-    for (auto& a : t.accesses()) {
-      if (!a.cc.pending) continue;
-      auto& m = t.row_meta(a.row);
-      m.wts = t.meta().ts;
-      m.rts = t.meta().ts;
-      m.pending = 0;
-      a.cc.pending = false;
-      m.latch.unlock(latch_, a.cc.node);
-    }
+    install_prewrites(
+        t, latch_, [&](auto& a, RowMeta& m) { keep_version(t, a, m); }, [&](RowMeta& m) { m.rts = t.meta().ts; });
     return Rc::Ok;
   }
 
-  void abort(auto& t) {
-    for (auto& a : t.accesses()) {
-      if (!a.cc.pending) continue;
-      auto& m = t.row_meta(a.row);
-      platform::Latch::Guard g(m.latch, latch_);
-      m.pending = 0;
-      a.cc.pending = false;
-    }
-  }
+  void abort(auto& t) { drop_prewrites(t, latch_); }
 
   // Versions held in rows' chains plus those free for reuse, for tests.
   uint64_t versions_allocated() const {
@@ -211,6 +140,18 @@ class Mvcc final {
     uint64_t allocated = 0;
     std::vector<FreeList> free;  // owner only: by version size
   };
+
+  // Moves the version in the row to the head of its older versions. Row
+  // latch held.
+  void keep_version(auto& t, auto& a, RowMeta& m) {
+    const uint32_t size = a.table->schema().size();
+    Version* v = allocate(t, size);
+    v->wts = m.wts;
+    v->writer = RowLayout::header(a.row).writer;
+    v->older = m.older;
+    std::memcpy(v->data(), t.layout().data(a.row), size);
+    m.older = v;
+  }
 
   // Frees the versions no transaction can read any more: those older than
   // the newest version at or below the low-water mark. Row latch held.

@@ -15,12 +15,12 @@
 // The row word packs the version (the writer's validation timestamp) and a
 // latch: a committer holds it exclusively from validation to install; a reader
 // holds it shared only while it copies the row.
-#include <algorithm>
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
-#include "cc/lock/wait.h"
+#include "cc/common/wait.h"
+#include "cc/common/write_set_locking.h"
 #include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
@@ -48,7 +48,7 @@ class Occ final {
   };
   struct AccessMeta {
     uint64_t observed = 0;  // wts of the version copied
-    bool latched = false;   // held exclusively for commit
+    bool locked = false;    // latched exclusively for commit
   };
   struct TxnMeta {
     uint64_t start_ts = 0;
@@ -75,46 +75,34 @@ class Occ final {
   Rc insert(auto& /*t*/, auto& /*a*/) { return Rc::Ok; }
 
   Rc commit(auto& t) {
-    auto& accesses = t.accesses();
+    // The write set, inserts included, latched in address order (Abyss §4.3).
     auto& order = t.meta().write_order;
-    order.clear();
-    for (uint32_t i = 0; i < accesses.size(); i++) {
-      if (accesses[i].type != AccessType::Read) order.push_back(i);
-    }
-    std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return accesses[x].row < accesses[y].row; });
-    for (uint32_t i : order) {
-      lock_exclusive(t.row_meta(accesses[i].row));
-      accesses[i].cc.latched = true;
-    }
+    lock_write_set<LockInserts::Yes>(t, order, [](RowMeta& m) {
+      lock_exclusive(m);
+      return true;
+    });
 
     const uint64_t commit_ts = t.worker().allocate_ts();
     const uint64_t start_ts = t.meta().start_ts;
-    for (auto& a : accesses) {
+    for (auto& a : t.accesses()) {
       if (a.type == AccessType::Insert) continue;
       const auto& m = t.row_meta(a.row);
       // Sequentially consistent, as is the latching: two committers that each
       // latched a row the other read must not both see the other's row free.
-      if (!a.cc.latched && m.latch.load(platform::memory_order_seq_cst) == kExclusive) return Rc::Abort;
+      if (!a.cc.locked && m.latch.load(platform::memory_order_seq_cst) == kExclusive) return Rc::Abort;
       const uint64_t now = m.wts.load(platform::memory_order_seq_cst);
       if (now != a.cc.observed || now > start_ts) return Rc::Abort;
     }
 
-    t.install_all();
-    for (uint32_t i : order) {
-      auto& m = t.row_meta(accesses[i].row);
+    install_and_publish(t, [&](RowMeta& m) {
       m.wts.store(commit_ts, platform::memory_order_release);
       m.latch.store(0, platform::memory_order_release);
-      accesses[i].cc.latched = false;
-    }
+    });
     return Rc::Ok;
   }
 
   void abort(auto& t) {
-    for (auto& a : t.accesses()) {
-      if (!a.cc.latched) continue;
-      t.row_meta(a.row).latch.store(0, platform::memory_order_release);
-      a.cc.latched = false;
-    }
+    unlock_write_set(t, [](RowMeta& m) { m.latch.store(0, platform::memory_order_release); });
   }
 
  private:

@@ -24,19 +24,16 @@
 // other workers only read it. Epochs give the TIDs their coarse order; abyss
 // has no logging, so they serve no recovery here.
 //
-// Race-free copies: Silo's readers copy the row optimistically and re-read the
-// TID afterwards, which races with the installer's writes by design. abyss is
-// checked with ThreadSanitizer, so a reader instead registers in the row's
-// `copying` count for the length of its copy, and a committer drains that count
-// (after it holds the lock bit) before it installs. The lock bit in the TID
-// word stays the only thing validation looks at. The price: a read writes the
-// row's count twice, where Silo's reads write no shared memory.
+// Race-free copies: a reader registers in the row's `copying` count while it
+// copies, where Silo's readers re-read the TID instead (cc/common/version_word.h).
 #include <algorithm>
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
-#include "cc/lock/wait.h"
+#include "cc/common/version_word.h"
+#include "cc/common/wait.h"
+#include "cc/common/write_set_locking.h"
 #include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
@@ -75,6 +72,7 @@ class Silo final {
     platform::Atomic<uint64_t> tid{0};      // the loaded data carries TID 0 (epoch 0)
     platform::Atomic<uint32_t> copying{0};  // readers copying the row now; installers wait for 0
   };
+  using Word = VersionWord<&RowMeta::tid, kLockBit>;
   struct AccessMeta {
     uint64_t observed = 0;  // TID of the version copied (lock bit clear)
     bool locked = false;    // this transaction holds the row's lock bit
@@ -104,16 +102,14 @@ class Silo final {
     return Rc::Ok;
   }
 
+  // Silo §4.5: a locked row is waited for.
   Rc read(auto& t, auto& a) {
-    copy(t, a);
+    Word::copy(t, a, [&](uint64_t tid) { a.cc.observed = tid; });
     return Rc::Ok;
   }
   // Every write starts from a copy of the row, so it is also a read that
   // commit validates.
-  Rc write(auto& t, auto& a) {
-    copy(t, a);
-    return Rc::Ok;
-  }
+  Rc write(auto& t, auto& a) { return read(t, a); }
   // The copy taken by the read is what the write modifies; commit locks the
   // row and re-checks the TID it was copied under.
   Rc upgrade(auto& /*t*/, auto& /*a*/) { return Rc::Ok; }
@@ -121,22 +117,13 @@ class Silo final {
   Rc insert(auto& /*t*/, auto& /*a*/) { return Rc::Ok; }
 
   Rc commit(auto& t) {
-    auto& accesses = t.accesses();
+    // Phase 1 (Silo §4.4): lock the write set: updates and removals, found or
+    // not (install_all() writes both). Inserts are private until installed.
     auto& order = t.meta().write_order;
-    order.clear();
-    // The write set: updates and removals, found or not (install_all() writes
-    // both). Inserts are private until installed and are not locked.
-    for (uint32_t i = 0; i < accesses.size(); i++) {
-      const auto type = accesses[i].type;
-      if (type != AccessType::Read && type != AccessType::Insert) order.push_back(i);
-    }
-
-    // Phase 1 (Silo §4.4): lock the write set in address order.
-    std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return accesses[x].row < accesses[y].row; });
-    for (uint32_t i : order) {
-      lock(t, t.row_meta(accesses[i].row));
-      accesses[i].cc.locked = true;
-    }
+    lock_write_set<LockInserts::No>(t, order, [&](RowMeta& m) {
+      lock(t, m);
+      return true;
+    });
     // Silo §4.4 puts a fence here: the epoch read and the validation reads
     // must come after the lock bits are visible, so that of two committers
     // that each lock a row the other read, at least one sees the other's
@@ -147,7 +134,7 @@ class Silo final {
 
     // Phase 2: validate every row read or written (a write read the row first).
     uint64_t max_seen = t.meta().last_tid;
-    for (auto& a : accesses) {
+    for (auto& a : t.accesses()) {
       if (a.type == AccessType::Insert) continue;
       const uint64_t now = t.row_meta(a.row).tid.load(platform::memory_order_seq_cst);
       if ((now & ~kLockBit) != a.cc.observed) return Rc::Abort;     // changed since copied
@@ -161,65 +148,18 @@ class Silo final {
     // read above (its writer read that epoch before we read the row), so the
     // max only guards the sequence from ever going backwards.
     const uint64_t tid = std::max(max_seen + kSeqStep, epoch << kEpochShift);
-
-    // Readers that registered before our lock bit finish their copies first.
-    for (uint32_t i : order) drain_readers(t, t.row_meta(accesses[i].row));
-    // An insert is published locked, so a reader that finds it through the
-    // index waits for its TID; nothing else can reach it before that.
-    for (auto& a : accesses) {
-      if (a.type == AccessType::Insert) t.row_meta(a.row).tid.store(kLockBit, platform::memory_order_relaxed);
-    }
-
-    t.install_all();
-
-    // Storing the new TID publishes the data and clears the lock bit.
-    for (auto& a : accesses) {
-      if (a.type == AccessType::Insert) {
-        t.row_meta(a.row).tid.store(tid, platform::memory_order_release);
-      } else if (a.cc.locked) {
-        t.row_meta(a.row).tid.store(tid, platform::memory_order_release);
-        a.cc.locked = false;
-      }
-    }
+    Word::prepare_install(t, order);
+    install_and_publish(t, [&](RowMeta& m) { m.tid.store(tid, platform::memory_order_release); });
     t.meta().last_tid = tid;
     return Rc::Ok;
   }
 
-  // Releases the locks a failed commit took; nothing was installed, so each
-  // row keeps the TID it has now.
+  // Releases the locks a failed commit took.
   void abort(auto& t) {
-    for (auto& a : t.accesses()) {
-      if (!a.cc.locked) continue;
-      auto& word = t.row_meta(a.row).tid;
-      word.store(word.load(platform::memory_order_relaxed) & ~kLockBit, platform::memory_order_release);
-      a.cc.locked = false;
-    }
+    unlock_write_set(t, [](RowMeta& m) { Word::unlock(m); });
   }
 
  private:
-  // Copies the row and records its TID. A locked row is waited for (Silo §4.5:
-  // a reader spins until the lock bit is clear), charged to Wait. The reader
-  // registers in `copying` before it checks the lock bit and the committer
-  // checks `copying` after it set the bit; both sides use sequentially
-  // consistent operations, so either the committer waits for the copy or the
-  // reader sees the lock and backs off (Dekker's pattern).
-  static void copy(auto& t, auto& a) {
-    auto& m = t.row_meta(a.row);
-    retry_until_done(t.worker(), [&] {
-      // Wait without registering, so spinning readers do not hold off the
-      // committer's drain.
-      if ((m.tid.load(platform::memory_order_relaxed) & kLockBit) != 0) return Attempt::Retry;
-      m.copying.fetch_add(1, platform::memory_order_seq_cst);
-      const uint64_t v = m.tid.load(platform::memory_order_seq_cst);
-      if ((v & kLockBit) == 0) {
-        a.cc.observed = v;
-        t.snapshot(a);
-      }
-      m.copying.fetch_sub(1, platform::memory_order_release);
-      return (v & kLockBit) == 0 ? Attempt::Done : Attempt::Retry;
-    });
-  }
-
   // Takes the row's lock bit, waiting for another committer to finish.
   // Committers lock in address order and readers hold nothing while they
   // wait, so this cannot deadlock.
@@ -231,12 +171,6 @@ class Silo final {
                                          platform::memory_order_relaxed)
                  ? Attempt::Done
                  : Attempt::Retry;
-    });
-  }
-
-  static void drain_readers(auto& t, RowMeta& m) {
-    retry_until_done(t.worker(), [&] {
-      return m.copying.load(platform::memory_order_seq_cst) == 0 ? Attempt::Done : Attempt::Retry;
     });
   }
 

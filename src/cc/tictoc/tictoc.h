@@ -43,13 +43,9 @@
 //     where an older version's interval would have covered commit_ts.
 //   - §4.4 lower isolation levels: no; every run is serializable.
 //
-// Race-free copies: TicToc's readers copy the row optimistically and re-read
-// the timestamp word afterwards (Algorithm 4), which races with the
-// installer's writes by design. abyss is checked with ThreadSanitizer, so a
-// reader instead registers in the row's `copying` count for the length of its
-// copy, and a committer drains that count (after it holds the lock bit)
-// before it installs, as `occ` and `silo` do. The lock bit in the timestamp
-// word stays the only thing validation looks at.
+// Race-free copies: a reader registers in the row's `copying` count while it
+// copies, where TicToc's readers re-read the word instead (Algorithm 4;
+// cc/common/version_word.h, shared with `silo`).
 //
 // Inserts are invisible until the install indexes them; they are published
 // locked and unlocked with wts = rts = commit_ts, so no reader can see an
@@ -59,7 +55,8 @@
 #include <string_view>
 #include <vector>
 
-#include "cc/lock/wait.h"
+#include "cc/common/version_word.h"
+#include "cc/common/write_set_locking.h"
 #include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
@@ -110,6 +107,7 @@ class Tictoc final {
     platform::Atomic<uint64_t> word{0};     // the load's version: wts = rts = 0, unlocked
     platform::Atomic<uint32_t> copying{0};  // readers copying the row now; installers wait for 0
   };
+  using Word = VersionWord<&RowMeta::word, kLockBit>;
   struct AccessMeta {
     uint64_t wts = 0;     // the copied version's wts
     uint64_t rts = 0;     // its rts when copied
@@ -125,16 +123,19 @@ class Tictoc final {
   // Nothing to take: no timestamp is allocated at begin (TicToc §3.1).
   Rc begin(auto& /*t*/, bool /*restart*/) { return Rc::Ok; }
 
+  // TicToc Algorithm 1: copies the row with the (wts, rts) of the version
+  // copied; a locked row is waited for. rts extensions change the word but
+  // not the data, so they need no exclusion.
   Rc read(auto& t, auto& a) {
-    copy(t, a);
+    Word::copy(t, a, [&](uint64_t word) {
+      a.cc.wts = wts_of(word);
+      a.cc.rts = rts_of(word);
+    });
     return Rc::Ok;
   }
   // Every write starts from a copy of the row, so it is also a read: commit
   // checks that the version copied is still the row's.
-  Rc write(auto& t, auto& a) {
-    copy(t, a);
-    return Rc::Ok;
-  }
+  Rc write(auto& t, auto& a) { return read(t, a); }
   // The copy taken by the read is what the write modifies; commit locks the
   // row and re-checks the wts it was copied under.
   Rc upgrade(auto& /*t*/, auto& /*a*/) { return Rc::Ok; }
@@ -142,74 +143,44 @@ class Tictoc final {
   Rc insert(auto& /*t*/, auto& /*a*/) { return Rc::Ok; }
 
   Rc commit(auto& t) {
-    auto& accesses = t.accesses();
+    // Step 1 (TicToc Algorithm 2, §4.1): lock the write set, no-wait: updates
+    // and removals, found or not (install_all() writes both). Inserts are
+    // private until installed.
     auto& order = t.meta().write_order;
-    order.clear();
-    // The write set: updates and removals, found or not (install_all() writes
-    // both). Inserts are private until installed and are not locked.
-    for (uint32_t i = 0; i < accesses.size(); i++) {
-      const auto type = accesses[i].type;
-      if (type != AccessType::Read && type != AccessType::Insert) order.push_back(i);
-    }
-
-    // Step 1 (TicToc Algorithm 2, §4.1): lock the write set, no-wait.
-    std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return accesses[x].row < accesses[y].row; });
     uint64_t commit_ts = 0;
-    for (uint32_t i : order) {
-      auto& a = accesses[i];
+    const bool locked = lock_write_set<LockInserts::No>(t, order, [&](RowMeta& m) {
       uint64_t word = 0;
-      if (!try_lock(t.row_meta(a.row), word)) return Rc::Abort;  // abort() releases what was taken
-      a.cc.locked = true;
+      if (!try_lock(m, word)) return false;
       // Step 2, writes: later than every reader of the version replaced. The
       // rts is frozen while we hold the lock (extensions CAS an unlocked word).
       commit_ts = std::max(commit_ts, rts_of(word) + 1);
-    }
+      return true;
+    });
+    if (!locked) return Rc::Abort;  // abort() releases what was taken
     // Step 2, reads: no earlier than any version read (written rows were
     // copied too, but their wts <= rts < commit_ts already).
-    for (auto& a : accesses) {
+    for (auto& a : t.accesses()) {
       if (a.type == AccessType::Read) commit_ts = std::max(commit_ts, a.cc.wts);
     }
 
     // Step 3: validate every row read or written.
-    for (auto& a : accesses) {
+    for (auto& a : t.accesses()) {
       if (a.type == AccessType::Insert) continue;
       if (!validate(t.row_meta(a.row), a.cc, commit_ts)) return Rc::Abort;
     }
     t.meta().commit_ts = commit_ts;
 
-    // Write phase (Algorithm 3). Readers that registered before our lock bit
-    // finish their copies first.
-    for (uint32_t i : order) drain_readers(t, t.row_meta(accesses[i].row));
-    // An insert is published locked, so a reader that finds it through the
-    // index waits for its timestamps; nothing else can reach it before that.
-    for (auto& a : accesses) {
-      if (a.type == AccessType::Insert) t.row_meta(a.row).word.store(kLockBit, platform::memory_order_relaxed);
-    }
-
-    t.install_all();
-
-    // Storing wts = rts = commit_ts publishes the data and clears the lock bit.
+    // Write phase (Algorithm 3): storing wts = rts = commit_ts publishes the
+    // data and clears the lock bit.
+    Word::prepare_install(t, order);
     const uint64_t installed = pack(commit_ts, commit_ts);
-    for (auto& a : accesses) {
-      if (a.type == AccessType::Insert) {
-        t.row_meta(a.row).word.store(installed, platform::memory_order_release);
-      } else if (a.cc.locked) {
-        t.row_meta(a.row).word.store(installed, platform::memory_order_release);
-        a.cc.locked = false;
-      }
-    }
+    install_and_publish(t, [&](RowMeta& m) { m.word.store(installed, platform::memory_order_release); });
     return Rc::Ok;
   }
 
-  // Releases the locks a failed commit took; nothing was installed, and no
-  // one else changes a locked word, so each row keeps its timestamps.
+  // Releases the locks a failed commit took.
   void abort(auto& t) {
-    for (auto& a : t.accesses()) {
-      if (!a.cc.locked) continue;
-      auto& word = t.row_meta(a.row).word;
-      word.store(word.load(platform::memory_order_relaxed) & ~kLockBit, platform::memory_order_release);
-      a.cc.locked = false;
-    }
+    unlock_write_set(t, [](RowMeta& m) { Word::unlock(m); });
   }
 
  private:
@@ -217,7 +188,7 @@ class Tictoc final {
   // false at once if another committer holds it (no-wait, TicToc §4.1). A
   // CAS that lost a race with an rts extension retries; only the lock bit
   // makes it give up. Sequentially consistent: readers' `copying` count and
-  // this bit form Dekker's pattern (see copy()).
+  // this bit form Dekker's pattern (see VersionWord::copy).
   static bool try_lock(RowMeta& m, uint64_t& word) {
     word = m.word.load(platform::memory_order_relaxed);
     while (!is_locked(word)) {
@@ -252,37 +223,6 @@ class Tictoc final {
         return true;
       }
     }
-  }
-
-  // Copies the row and records the (wts, rts) of the version copied (TicToc
-  // Algorithm 1). A locked row is waited for, charged to Wait. The reader
-  // registers in `copying` before it checks the lock bit and the committer
-  // checks `copying` after it set the bit; both sides use sequentially
-  // consistent operations, so either the committer waits for the copy or the
-  // reader sees the lock and backs off (Dekker's pattern). rts extensions
-  // change the word but not the data, so they need no exclusion.
-  static void copy(auto& t, auto& a) {
-    auto& m = t.row_meta(a.row);
-    retry_until_done(t.worker(), [&] {
-      // Wait without registering, so spinning readers do not hold off the
-      // committer's drain.
-      if (is_locked(m.word.load(platform::memory_order_relaxed))) return Attempt::Retry;
-      m.copying.fetch_add(1, platform::memory_order_seq_cst);
-      const uint64_t v = m.word.load(platform::memory_order_seq_cst);
-      if (!is_locked(v)) {
-        a.cc.wts = wts_of(v);
-        a.cc.rts = rts_of(v);
-        t.snapshot(a);
-      }
-      m.copying.fetch_sub(1, platform::memory_order_release);
-      return is_locked(v) ? Attempt::Retry : Attempt::Done;
-    });
-  }
-
-  static void drain_readers(auto& t, RowMeta& m) {
-    retry_until_done(t.worker(), [&] {
-      return m.copying.load(platform::memory_order_seq_cst) == 0 ? Attempt::Done : Attempt::Retry;
-    });
   }
 };
 

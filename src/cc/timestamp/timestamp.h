@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "cc/lock/wait.h"
+#include "cc/common/to_row.h"
 #include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
@@ -39,19 +39,9 @@ class Timestamp final {
       .waits = true,                 // an access waits for an older pending pre-write
   };
 
-  struct RowMeta {
-    platform::Latch latch;
-    uint64_t wts = 0;      // timestamp of the installed version
-    uint64_t rts = 0;      // largest timestamp that read it
-    uint64_t pending = 0;  // timestamp of the pending pre-write; 0: none
-  };
-  struct AccessMeta {
-    bool prewrite = false;  // this access registered the row's pending pre-write
-    platform::McsLatch::Node node;
-  };
-  struct TxnMeta {
-    uint64_t ts = 0;
-  };
+  using RowMeta = ToRowMeta;
+  using AccessMeta = ToAccessMeta;
+  using TxnMeta = ToTxnMeta;
 
   Timestamp(const Config& config, uint32_t /*workers*/) : latch_(config.latch) {}
 
@@ -60,93 +50,37 @@ class Timestamp final {
     return Rc::Ok;
   }
 
+  // Only the newest version exists: a read older than it arrives too late.
   Rc read(auto& t, auto& a) {
-    const uint64_t ts = t.meta().ts;
     auto& m = t.row_meta(a.row);
-    Rc rc = Rc::Ok;
-    retry_until_done(t.worker(), [&] {
-      platform::Latch::Guard g(m.latch, latch_);
-      if (m.pending != 0 && m.pending < ts) return Attempt::Retry;
-      if (ts < m.wts) {
-        rc = Rc::Abort;
-      } else {
-        if (m.rts < ts) m.rts = ts;
-        t.snapshot(a);
-      }
-      return Attempt::Done;
+    return after_older_writes(t, m, latch_, [&] {
+      if (t.meta().ts < m.wts) return Rc::Abort;
+      read_newest(t, a, m);
+      return Rc::Ok;
     });
-    return rc;
   }
 
   Rc write(auto& t, auto& a) {
-    const uint64_t ts = t.meta().ts;
-    auto& m = t.row_meta(a.row);
-    Rc rc = Rc::Ok;
-    retry_until_done(t.worker(), [&] {
-      platform::Latch::Guard g(m.latch, latch_);
-      if (m.pending != 0 && m.pending < ts) return Attempt::Retry;
-      if (ts < m.rts || ts < m.wts || m.pending != 0) {
-        rc = Rc::Abort;
-      } else {
-        m.pending = ts;
-        a.cc.prewrite = true;
-        t.snapshot(a);
-      }
-      return Attempt::Done;
-    });
-    return rc;
+    return write_after_older_writes(t, a, latch_, [](RowMeta& /*m*/) {});
   }
 
   // The row was read (and copied) at this timestamp. Any install since then
   // would have a younger `wts`; a pending pre-write would be younger too.
-  Rc upgrade(auto& t, auto& a) {
-    const uint64_t ts = t.meta().ts;
-    auto& m = t.row_meta(a.row);
-    platform::Latch::Guard g(m.latch, latch_);
-    if (ts < m.rts || ts < m.wts || m.pending != 0) return Rc::Abort;
-    m.pending = ts;
-    a.cc.prewrite = true;
-    return Rc::Ok;
-  }
+  Rc upgrade(auto& t, auto& a) { return upgrade_to_prewrite(t, a, latch_); }
 
-  // An inserted row is invisible until commit indexes it; it carries its
-  // inserter's timestamp, so an older transaction that finds it afterwards
-  // arrives too late for it.
   Rc insert(auto& t, auto& a) {
-    auto& m = t.row_meta(a.row);
-    m.wts = t.meta().ts;
-    m.rts = t.meta().ts;
+    stamp_insert(t, a);
     return Rc::Ok;
   }
 
-  // Latches every pre-written row so no read copies a half-installed row.
-  // Only the pre-write's owner latches a row for longer than one check, so
-  // holding several latches at once cannot deadlock.
+  // The replaced version is gone: nothing to keep, and its `rts` stays.
   Rc commit(auto& t) {
-    for (auto& a : t.accesses()) {
-      if (a.cc.prewrite) t.row_meta(a.row).latch.lock(latch_, a.cc.node);
-    }
-    t.install_all();
-    for (auto& a : t.accesses()) {
-      if (!a.cc.prewrite) continue;
-      auto& m = t.row_meta(a.row);
-      m.wts = t.meta().ts;
-      m.pending = 0;
-      a.cc.prewrite = false;
-      m.latch.unlock(latch_, a.cc.node);
-    }
+    install_prewrites(
+        t, latch_, [](auto& /*a*/, RowMeta& /*m*/) {}, [](RowMeta& /*m*/) {});
     return Rc::Ok;
   }
 
-  void abort(auto& t) {
-    for (auto& a : t.accesses()) {
-      if (!a.cc.prewrite) continue;
-      auto& m = t.row_meta(a.row);
-      platform::Latch::Guard g(m.latch, latch_);
-      m.pending = 0;
-      a.cc.prewrite = false;
-    }
-  }
+  void abort(auto& t) { drop_prewrites(t, latch_); }
 
  private:
   platform::LatchKind latch_;

@@ -11,8 +11,9 @@
 #include <memory>
 #include <string_view>
 
+#include "cc/common/queued_locking.h"
+#include "cc/common/wait.h"
 #include "cc/lock/row_lock.h"
-#include "cc/lock/wait.h"
 #include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
@@ -20,7 +21,7 @@
 
 namespace abyss::cc {
 
-class WoundWait final {
+class WoundWait final : public QueuedLocking<WoundWait> {
  public:
   static constexpr SchemeTraits kTraits{
       .name = "wound_wait",
@@ -31,17 +32,8 @@ class WoundWait final {
       .uses_latch = true,            // the row's lock queue sits behind a latch
       .waits = true,                 // a younger requester queues for the lock
   };
-  struct RowMeta {
-    RowLock lock;
-  };
-  struct AccessMeta {
-    LockRequest req;
-  };
-  struct TxnMeta {
-    uint64_t ts = 0;
-  };
 
-  WoundWait(const Config& config, uint32_t workers) : latch_(config.latch), wounded_(new Slot[workers]) {}
+  WoundWait(const Config& config, uint32_t workers) : QueuedLocking(config), wounded_(new Slot[workers]) {}
 
   Rc begin(auto& t, bool restart) {
     if (!restart) t.meta().ts = t.worker().allocate_ts();
@@ -51,32 +43,15 @@ class WoundWait final {
     return Rc::Ok;
   }
 
-  Rc read(auto& t, auto& a) {
-    if (Rc rc = acquire(t, a, LockMode::Shared); rc != Rc::Ok) return rc;
-    t.view_in_place(a);
-    return Rc::Ok;
-  }
-
-  Rc write(auto& t, auto& a) {
-    if (Rc rc = acquire(t, a, LockMode::Exclusive); rc != Rc::Ok) return rc;
-    t.snapshot(a);
-    return Rc::Ok;
-  }
-
+  // A wounded transaction aborts at its next access, an upgrade included.
   Rc upgrade(auto& t, auto& a) {
     if (is_wounded(t)) return Rc::Abort;
-    return t.row_meta(a.row).lock.upgrade(a.cc.req, latch_) ? Rc::Ok : Rc::Abort;
+    return QueuedLocking::upgrade(t, a);
   }
-  Rc insert(auto& /*t*/, auto& /*a*/) { return Rc::Ok; }
-
-  Rc commit(auto& t) {
-    t.install_all();
-    release(t);
-    return Rc::Ok;
-  }
-  void abort(auto& t) { release(t); }
 
  private:
+  friend class QueuedLocking<WoundWait>;
+
   struct alignas(platform::kCacheLine) Slot {
     platform::Atomic<bool> flag{false};
   };
@@ -85,28 +60,18 @@ class WoundWait final {
 
   Rc acquire(auto& t, auto& a, LockMode mode) {
     if (is_wounded(t)) return Rc::Abort;
-    LockRequest& r = a.cc.req;
-    r.ts = t.meta().ts;
-    r.worker = t.worker().id;
-    const auto outcome = t.row_meta(a.row).lock.acquire(r, mode, latch_, [&](const RowLock& lock) {
-      lock.for_each_request([&](const LockRequest& o) {
-        if (o.ts > r.ts) wounded_[o.worker].flag.store(true, platform::memory_order_release);
-      });
-      return true;
-    });
-    if (outcome == RowLock::Outcome::Granted) return Rc::Ok;
-    // Queued: wait, unless wounded meanwhile; abort() then drops the request.
-    const bool granted = wait_for_grant(t.worker(), r, [&](uint64_t) { return is_wounded(t); });
-    return granted ? Rc::Ok : Rc::Abort;
+    return request(
+        t, a, mode,
+        [&](const LockRequest& r, const RowLock& lock) {
+          lock.for_each_request([&](const LockRequest& o) {
+            if (o.ts > r.ts) wounded_[o.worker].flag.store(true, platform::memory_order_release);
+          });
+          return true;
+        },
+        // Wait, unless wounded meanwhile; abort() then drops the request.
+        [&](const LockRequest& r) { return wait_for_grant(t.worker(), r, [&](uint64_t) { return is_wounded(t); }); });
   }
 
-  void release(auto& t) {
-    for (auto& a : t.accesses()) {
-      if (a.cc.req.held) t.row_meta(a.row).lock.release(a.cc.req, latch_);
-    }
-  }
-
-  platform::LatchKind latch_;
   std::unique_ptr<Slot[]> wounded_;
 };
 

@@ -1,8 +1,10 @@
 #pragma once
-// Waiting for a queued lock request, charged to the Wait category.
+// Waiting for another transaction, charged to the Wait category: for a queued
+// request to be granted (the queued 2PL schemes, H-STORE's partitions), and
+// for a conflict to clear (a pending write in TIMESTAMP and MVCC, a locked row
+// in the optimistic schemes).
 #include <cstdint>
 
-#include "cc/lock/row_lock.h"
 #include "platform/clock.h"
 #include "platform/latch.h"
 #include "stats/stats.h"
@@ -12,9 +14,10 @@ namespace abyss::cc {
 // Spins until the request is granted or `give_up()` says to stop; returns
 // whether it was granted. A request granted while giving up counts as granted
 // only if the caller then checks `granted` again, so callers that give up
-// release the request either way.
-template <class GiveUp>
-bool wait_for_grant(auto& worker, const LockRequest& r, GiveUp&& give_up) {
+// release the request either way. `Request` has a platform::Atomic<bool>
+// `granted`, set with a release store by whoever grants it.
+template <class Request, class GiveUp>
+bool wait_for_grant(auto& worker, const Request& r, GiveUp&& give_up) {
   const uint64_t t0 = platform::cycles();
   platform::SpinWait spin;
   bool granted = true;
@@ -29,13 +32,8 @@ bool wait_for_grant(auto& worker, const LockRequest& r, GiveUp&& give_up) {
   return granted;
 }
 
-}  // namespace abyss::cc
-
-namespace abyss::cc {
-
 // Calls `attempt()` until it returns a value other than `Retry`, spinning in
-// between, and charges the time spent retrying to Wait. For schemes whose
-// accesses must wait for an older pending write (TIMESTAMP, MVCC).
+// between, and charges the time spent retrying to Wait.
 enum class Attempt : uint8_t { Done, Retry };
 
 template <class Fn>
