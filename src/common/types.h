@@ -1,6 +1,6 @@
 #pragma once
 // Strong types for the ids that flow through the engine (never a bare integer), and
-// the status every transaction operation answers with (habit 4).
+// the status every transaction operation answers with.
 #include <compare>
 #include <cstdint>
 
