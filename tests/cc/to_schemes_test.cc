@@ -375,7 +375,7 @@ TEST(TimestampOrderingControl, NoneBreaksEveryRule) {
 //               | COMMIT       |   wts(0) = ts(T1)
 //    R(0)       |              |   <- older than the installed version: aborts
 TEST(TimestampScheme, ReadOlderThanTheInstalledVersionAborts) {
-  Fixture<cc::Timestamp> f;
+  Fixture<cc::BasicTimestampOrdering> f;
   int64_t v = 0;
   ASSERT_EQ(f.t0->begin(false), Rc::Ok);
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);
