@@ -11,7 +11,10 @@ struct StrongId {
   Rep value{};
   constexpr StrongId() = default;
   constexpr explicit StrongId(Rep v) : value(v) {}
-  constexpr auto operator<=>(const StrongId&) const = default;
+  constexpr bool operator==(const StrongId&) const = default;
+  // Written out rather than defaulted: clang-tidy 14's modernize-use-nullptr
+  // flags the `!= 0` inside a defaulted <=> once a strong id is ordered.
+  constexpr auto operator<=>(const StrongId& other) const { return value <=> other.value; }
 };
 
 // Id of a committed transaction in the history log; 0 is the initial load.
