@@ -19,6 +19,7 @@ struct StrongId {
 
 // Id of a committed transaction in the history log; 0 is the initial load.
 using TxnId = StrongId<struct TxnIdTag>;
+// A worker of the run, 0..threads-1; `.value` indexes per-worker arrays.
 using WorkerId = StrongId<struct WorkerIdTag, uint32_t>;
 
 inline constexpr TxnId kLoadTxn{0};

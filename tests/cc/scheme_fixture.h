@@ -155,7 +155,7 @@ struct Fixture {
     value = table->schema().column("V");
     for (uint64_t k = 0; k < kFixtureRows; k++) load_row(k);
     for (uint32_t i = 0; i < participants; i++) {
-      workers.push_back(std::make_unique<Worker>(i, participants, 1, 1));
+      workers.push_back(std::make_unique<Worker>(WorkerId{i}, participants, 1, 1));
       if (CC::kTraits.allocates_timestamps) workers.back()->ts = &ts;
       txns.push_back(std::make_unique<Txn<CC>>(cc, *workers.back(), db.layout()));
       if (CC::kTraits.declares_partitions) txns.back()->partitions() = {i};

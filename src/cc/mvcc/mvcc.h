@@ -66,7 +66,7 @@ class Mvcc final {
   Rc begin(auto& t, bool /*restart*/) {
     const uint64_t ts = t.worker().allocate_ts();
     t.meta().ts = ts;
-    Slot& s = slots_[t.worker().id];
+    Slot& s = slots_[t.worker().id.value];
     s.active.store(ts, platform::memory_order_release);
     if (s.until_refresh-- == 0) {
       s.until_refresh = refresh_every_;
@@ -156,7 +156,7 @@ class Mvcc final {
   // Frees the versions no transaction can read any more: those older than
   // the newest version at or below the low-water mark. Row latch held.
   void collect(auto& t, RowMeta& m) {
-    const uint64_t low = slots_[t.worker().id].low_water;
+    const uint64_t low = slots_[t.worker().id.value].low_water;
     Version** link = &m.older;
     if (m.wts > low) {
       Version* keep = m.older;
@@ -174,7 +174,7 @@ class Mvcc final {
   }
 
   Version* allocate(auto& t, uint32_t size) {
-    Slot& s = slots_[t.worker().id];
+    Slot& s = slots_[t.worker().id.value];
     for (FreeList& f : s.free) {
       if (f.size == size && f.head != nullptr) {
         Version* v = f.head;
@@ -189,7 +189,7 @@ class Mvcc final {
   }
 
   void release(auto& t, Version* v) {
-    Slot& s = slots_[t.worker().id];
+    Slot& s = slots_[t.worker().id.value];
     for (FreeList& f : s.free) {
       if (f.size == v->size) {
         v->older = f.head;

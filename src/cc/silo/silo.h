@@ -92,7 +92,7 @@ class Silo final {
   // Worker 0 is the epoch ticker; it is the only writer of `epoch_` and the
   // only reader or writer of `next_tick_`.
   Rc begin(auto& t, bool /*restart*/) {
-    if (t.worker().id == 0) {
+    if (t.worker().id == WorkerId{0}) {
       const uint64_t now = platform::cycles();
       if (now >= next_tick_) {
         epoch_.store(epoch_.load(platform::memory_order_relaxed) + 1, platform::memory_order_release);
