@@ -21,8 +21,14 @@ struct StrongId {
 using TxnId = StrongId<struct TxnIdTag>;
 // A worker of the run, 0..threads-1; `.value` indexes per-worker arrays.
 using WorkerId = StrongId<struct WorkerIdTag, uint32_t>;
+// A timestamp from the run's timestamp source (--ts-alloc): unique and never 0;
+// ordered within a worker, and across workers with the mutex and atomic methods.
+using Timestamp = StrongId<struct TimestampTag>;
 
 inline constexpr TxnId kLoadTxn{0};
+// Never allocated, so older than every timestamp: a row's timestamps before
+// any transaction set them, an empty pending-write or waiting slot.
+inline constexpr Timestamp kNoTimestamp{0};
 
 // What a transaction operation answers. CC aborts are ordinary control flow:
 // the runner restarts the transaction (docs/architecture.md, "One run").

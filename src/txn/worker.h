@@ -49,9 +49,10 @@ struct alignas(platform::kCacheLine) Worker {
     attempt.fill(0);
     charged = 0;
   }
-  uint64_t allocate_ts() {
+  // The platform's source hands out raw integers; the engine, Timestamps.
+  Timestamp allocate_ts() {
     const uint64_t t0 = platform::cycles();
-    const uint64_t v = ts->allocate(id.value, ts_local);
+    const Timestamp v{ts->allocate(id.value, ts_local)};
     charge(TimeCat::TsAlloc, platform::cycles() - t0);
     return v;
   }

@@ -19,6 +19,7 @@
 #include <new>
 #include <vector>
 
+#include "cc/common/atomic_timestamp.h"
 #include "common/types.h"
 #include "platform/atomic.h"
 
@@ -28,7 +29,7 @@ class WaitsForGraph final {
  public:
   struct Edge {
     WorkerId worker;
-    uint64_t ts;
+    Timestamp ts;
   };
 
   // `max_edges`: the most edges a waiter publishes. A transaction holds or
@@ -57,7 +58,7 @@ class WaitsForGraph final {
   Edge* outgoing(WorkerId worker) { return &out_[std::size_t{worker.value} * out_stride_]; }
 
   // Publishes that `worker`'s transaction `ts` waits for `edges`.
-  void publish(WorkerId worker, uint64_t ts, const Edge* edges, uint32_t n) {
+  void publish(WorkerId worker, Timestamp ts, const Edge* edges, uint32_t n) {
     Slot& s = slots_[worker.value];
     const uint64_t seq = s.seq.load(platform::memory_order_relaxed);
     s.seq.store(seq + 1, platform::memory_order_relaxed);
@@ -77,25 +78,25 @@ class WaitsForGraph final {
     const uint64_t seq = s.seq.load(platform::memory_order_relaxed);
     s.seq.store(seq + 1, platform::memory_order_relaxed);
     platform::fence();
-    s.waiter_ts.store(0, platform::memory_order_relaxed);
+    s.waiter_ts.store(kNoTimestamp, platform::memory_order_relaxed);
     s.n.store(0, platform::memory_order_relaxed);
     s.seq.store(seq + 2, platform::memory_order_release);
   }
 
   // Whether a detector chose `worker`'s transaction `ts` as a victim.
-  bool abort_requested(WorkerId worker, uint64_t ts) const {
+  bool abort_requested(WorkerId worker, Timestamp ts) const {
     return slots_[worker.value].abort_ts.load(platform::memory_order_acquire) == ts;
   }
 
   // Searches for a cycle through `me` (waiting as transaction `my_ts`). On a
   // cycle, the youngest transaction on it is the victim: returns true when
   // that is `me`, otherwise asks the victim to abort and returns false.
-  bool detect(WorkerId me, uint64_t my_ts) {
+  bool detect(WorkerId me, Timestamp my_ts) {
     Scratch& sc = scratch_[me.value];
     sc.epoch++;
     sc.frames.clear();
     uint32_t used = 0;
-    auto push = [&](WorkerId w, uint64_t ts) -> bool {
+    auto push = [&](WorkerId w, Timestamp ts) -> bool {
       const uint32_t n = snapshot(w, ts, &sc.edges[used]);
       if (n == kStale) return false;
       sc.frames.push_back({w, ts, used, used + n});
@@ -125,13 +126,13 @@ class WaitsForGraph final {
 
   struct PublishedEdge {
     platform::Atomic<uint32_t> worker{0};
-    platform::Atomic<uint64_t> ts{0};
+    AtomicTimestamp ts;
   };
 
   struct alignas(platform::kCacheLine) Slot {
     platform::Atomic<uint64_t> seq{0};
-    platform::Atomic<uint64_t> waiter_ts{0};  // 0: not waiting
-    platform::Atomic<uint64_t> abort_ts{0};
+    AtomicTimestamp waiter_ts;  // kNoTimestamp: not waiting
+    AtomicTimestamp abort_ts;
     platform::Atomic<uint32_t> n{0};
     PublishedEdge* edges = nullptr;  // max_edges_ of them, on cache lines of this slot's own
   };
@@ -161,11 +162,11 @@ class WaitsForGraph final {
 
   struct Frame {
     WorkerId worker;
-    uint64_t ts;
+    Timestamp ts;
     uint32_t begin_of_edges;
     uint32_t end;
     uint32_t next;
-    Frame(WorkerId w, uint64_t t, uint32_t b, uint32_t e) : worker(w), ts(t), begin_of_edges(b), end(e), next(b) {}
+    Frame(WorkerId w, Timestamp t, uint32_t b, uint32_t e) : worker(w), ts(t), begin_of_edges(b), end(e), next(b) {}
   };
 
   // Per-detecting-worker search state, preallocated.
@@ -177,7 +178,7 @@ class WaitsForGraph final {
   };
 
   // Copies w's edges if w is still waiting as transaction ts; kStale if not.
-  uint32_t snapshot(WorkerId w, uint64_t ts, Edge* out) const {
+  uint32_t snapshot(WorkerId w, Timestamp ts, Edge* out) const {
     const Slot& s = slots_[w.value];
     const uint64_t seq = s.seq.load(platform::memory_order_acquire);
     if ((seq & 1) != 0 || s.waiter_ts.load(platform::memory_order_relaxed) != ts) return kStale;
@@ -191,9 +192,9 @@ class WaitsForGraph final {
     return s.seq.load(platform::memory_order_relaxed) == seq ? n : kStale;
   }
 
-  bool resolve(WorkerId me, uint64_t my_ts, const Scratch& sc) {
+  bool resolve(WorkerId me, Timestamp my_ts, const Scratch& sc) {
     WorkerId victim = me;
-    uint64_t victim_ts = my_ts;
+    Timestamp victim_ts = my_ts;
     for (const Frame& f : sc.frames) {
       if (f.ts > victim_ts) {
         victim = f.worker;

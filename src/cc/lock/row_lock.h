@@ -17,7 +17,7 @@ enum class LockMode : uint8_t { None, Shared, Exclusive };
 struct LockRequest {
   enum class State : uint8_t { Idle, Waiting, Owner };
 
-  uint64_t ts = 0;  // the requesting transaction's timestamp
+  Timestamp ts;     // the requesting transaction's timestamp
   WorkerId worker;  // the requesting worker
   LockMode mode = LockMode::None;
   State state = State::Idle;  // written under the row latch

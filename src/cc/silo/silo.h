@@ -57,7 +57,8 @@ class Silo final {
 
   // TID word layout (Silo §4.2: epoch | sequence | status bits; abyss keeps
   // only the lock bit, since deletion is the row header's flag and there are
-  // no older versions).
+  // no older versions). A TID is derived from the rows accessed and the epoch,
+  // not allocated (abyss::Timestamp): it stays raw bits of the word.
   static constexpr uint64_t kLockBit = 1;
   static constexpr uint32_t kSeqShift = 1;
   static constexpr uint32_t kEpochShift = 32;  // 31 sequence bits: 2^31 commits per worker and epoch
