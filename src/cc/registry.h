@@ -59,7 +59,7 @@ using Registry = SchemeList<  //
     WaitDie,                  //
     DlDetect,                 //
     WoundWait,                //
-    Timestamp,                //
+    BasicTimestampOrdering,   //
     Mvcc,                     //
     Occ,                      //
     Hstore,                   //

@@ -48,7 +48,7 @@ RunResult run_with(const Config& given) {
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<typename W::Queries> queries;
   for (uint32_t i = 0; i < cfg.threads; i++) {
-    auto& w = workers.emplace_back(std::make_unique<Worker>(i, cfg.threads, cfg.seed, db.tables().size()));
+    auto& w = workers.emplace_back(std::make_unique<Worker>(WorkerId{i}, cfg.threads, cfg.seed, db.tables().size()));
     w->ts = &ts;
     if (!cfg.history_path.empty()) {
       w->history = std::make_unique<HistoryWriter>(cfg.history_path + ".part" + std::to_string(i));

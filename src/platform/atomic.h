@@ -16,6 +16,7 @@ using std::memory_order_acquire;
 using std::memory_order_relaxed;
 using std::memory_order_release;
 using std::memory_order_seq_cst;
+using MemoryOrder = std::memory_order;
 
 // One cache line: per-worker state and contended words are aligned to it so
 // workers do not false-share (Tale §5, "64-byte alignment").

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/arena.h"
+#include "common/types.h"
 #include "common/zipf.h"
 #include "platform/atomic.h"
 #include "platform/clock.h"
@@ -19,10 +20,10 @@
 namespace abyss {
 
 struct alignas(platform::kCacheLine) Worker {
-  Worker(uint32_t worker_id, uint32_t worker_count, uint64_t seed, std::size_t tables)
-      : id(worker_id), count(worker_count), rng(seed * 0x9e3779b97f4a7c15ULL + worker_id), cursors(tables) {}
+  Worker(WorkerId worker_id, uint32_t worker_count, uint64_t seed, std::size_t tables)
+      : id(worker_id), count(worker_count), rng(seed * 0x9e3779b97f4a7c15ULL + worker_id.value), cursors(tables) {}
 
-  uint32_t id;
+  WorkerId id;
   uint32_t count;
   Rng rng;
   Arena scratch{std::size_t{1} << 20, "a worker's private copies"};  // reset at every attempt
@@ -48,14 +49,15 @@ struct alignas(platform::kCacheLine) Worker {
     attempt.fill(0);
     charged = 0;
   }
-  uint64_t allocate_ts() {
+  // The platform's source hands out raw integers; the engine, Timestamps.
+  Timestamp allocate_ts() {
     const uint64_t t0 = platform::cycles();
-    const uint64_t v = ts->allocate(id, ts_local);
+    const Timestamp v{ts->allocate(id.value, ts_local)};
     charge(TimeCat::TsAlloc, platform::cycles() - t0);
     return v;
   }
   // Unique among all workers' commits, never 0 (0 is the load).
-  TxnId next_commit_id() { return TxnId{++commits * count + id}; }
+  TxnId next_commit_id() { return TxnId{++commits * count + id.value}; }
 };
 
 }  // namespace abyss

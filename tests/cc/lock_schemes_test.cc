@@ -217,7 +217,7 @@ TEST(WaitDieScheme, YoungerRequesterDies) {
 TEST(WaitDieScheme, RestartKeepsTheTimestamp) {
   Fixture<cc::WaitDie> f;
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);
-  const uint64_t first = f.t1->meta().ts;
+  const Timestamp first = f.t1->meta().ts;
   f.t1->abort();
   ASSERT_EQ(f.t1->begin(true), Rc::Ok);
   EXPECT_EQ(f.t1->meta().ts, first);
@@ -328,7 +328,7 @@ TEST(WaitDieScheme, RestartedTransactionKeepsItsAgeAndWaitsForAYoungerHolder) {
   Rc commit_rc = Rc::Abort;
   int64_t seen = 0;
   ASSERT_EQ(f.t0->begin(false), Rc::Ok);
-  const uint64_t first_ts = f.t0->meta().ts;
+  const Timestamp first_ts = f.t0->meta().ts;
   f.t0->abort();
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);
   ASSERT_EQ(f.write(*f.t1, 1, 42), Rc::Ok);

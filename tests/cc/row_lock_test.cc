@@ -101,16 +101,16 @@ TEST(RowLock, UpgradeOnlyForTheSoleOwner) {
 TEST(RowLock, MayWaitSeesOwnersAndWaiters) {
   RowLock l;
   LockRequest a;
-  a.ts = 5;
+  a.ts = Timestamp{5};
   LockRequest b;
-  b.ts = 7;
+  b.ts = Timestamp{7};
   LockRequest c;
-  c.ts = 9;
+  c.ts = Timestamp{9};
   ASSERT_EQ(l.acquire(a, LockMode::Exclusive, kSpin, never), RowLock::Outcome::Granted);
   ASSERT_EQ(l.acquire(b, LockMode::Exclusive, kSpin, always), RowLock::Outcome::Queued);
   uint64_t seen = 0;
   l.acquire(c, LockMode::Exclusive, kSpin, [&](const RowLock& lock) {
-    lock.for_each_request([&](const LockRequest& r) { seen += r.ts; });
+    lock.for_each_request([&](const LockRequest& r) { seen += r.ts.value; });
     return false;
   });
   EXPECT_EQ(seen, 12u);

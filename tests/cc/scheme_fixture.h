@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -18,12 +19,23 @@
 #include "cc/traits.h"
 #include "common/arena.h"
 #include "common/config.h"
+#include "common/types.h"
 #include "platform/atomic.h"
 #include "platform/clock.h"
 #include "platform/thread.h"
 #include "platform/ts_source.h"
 #include "storage/database.h"
 #include "txn/txn.h"
+
+namespace abyss {
+
+// A failed assertion prints a strong id (a Timestamp, say) as its value.
+template <class Tag, class Rep>
+void PrintTo(const StrongId<Tag, Rep>& id, std::ostream* os) {
+  *os << id.value;
+}
+
+}  // namespace abyss
 
 namespace abyss::test {
 
@@ -155,7 +167,7 @@ struct Fixture {
     value = table->schema().column("V");
     for (uint64_t k = 0; k < kFixtureRows; k++) load_row(k);
     for (uint32_t i = 0; i < participants; i++) {
-      workers.push_back(std::make_unique<Worker>(i, participants, 1, 1));
+      workers.push_back(std::make_unique<Worker>(WorkerId{i}, participants, 1, 1));
       if (CC::kTraits.allocates_timestamps) workers.back()->ts = &ts;
       txns.push_back(std::make_unique<Txn<CC>>(cc, *workers.back(), db.layout()));
       if (CC::kTraits.declares_partitions) txns.back()->partitions() = {i};

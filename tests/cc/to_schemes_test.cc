@@ -280,7 +280,7 @@ TYPED_TEST(TimestampOrdering, RestartTakesANewTimestamp) {
   Fixture<TypeParam> f;
   int64_t v = 0;
   ASSERT_EQ(f.t0->begin(false), Rc::Ok);
-  const uint64_t first = f.t0->meta().ts;
+  const Timestamp first = f.t0->meta().ts;
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);
   ASSERT_EQ(f.write(*f.t1, 0, 42), Rc::Ok);
   ASSERT_EQ(f.t1->commit(), Rc::Ok);
@@ -375,7 +375,7 @@ TEST(TimestampOrderingControl, NoneBreaksEveryRule) {
 //               | COMMIT       |   wts(0) = ts(T1)
 //    R(0)       |              |   <- older than the installed version: aborts
 TEST(TimestampScheme, ReadOlderThanTheInstalledVersionAborts) {
-  Fixture<cc::Timestamp> f;
+  Fixture<cc::BasicTimestampOrdering> f;
   int64_t v = 0;
   ASSERT_EQ(f.t0->begin(false), Rc::Ok);
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);
@@ -788,10 +788,10 @@ TEST(OccScheme, ReadChangedSinceTheCopyAbortsEvenWithAnOlderVersion) {
 TEST(OccScheme, ValidationTakesASecondTimestamp) {
   Fixture<cc::Occ> f;
   ASSERT_EQ(f.t0->begin(false), Rc::Ok);
-  const uint64_t start = f.t0->meta().start_ts;
+  const uint64_t start = f.t0->meta().start_ts.value;
   ASSERT_EQ(f.write(*f.t0, 0, 1), Rc::Ok);
   ASSERT_EQ(f.t0->commit(), Rc::Ok);
-  EXPECT_EQ(f.t0->row_meta(f.row(0)).wts.load(platform::memory_order_acquire), start + 1);
+  EXPECT_EQ(f.t0->row_meta(f.row(0)).wts.load(platform::memory_order_acquire).value, start + 1);
   EXPECT_EQ(f.probe_ts(), start + 2);
 
   // Read-only transactions validate too, and interleaved ones each take two.
@@ -801,14 +801,14 @@ TEST(OccScheme, ValidationTakesASecondTimestamp) {
   //               | R(0), COMMIT |   s+2
   //    W(1), COMMIT              |   s+3: row 1's version
   ASSERT_EQ(f.t0->begin(false), Rc::Ok);
-  const uint64_t s = f.t0->meta().start_ts;
+  const uint64_t s = f.t0->meta().start_ts.value;
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);
   int64_t v = 0;
   ASSERT_EQ(f.read(*f.t1, 0, v), Rc::Ok);
   ASSERT_EQ(f.t1->commit(), Rc::Ok);
   ASSERT_EQ(f.write(*f.t0, 1, 2), Rc::Ok);
   ASSERT_EQ(f.t0->commit(), Rc::Ok);
-  EXPECT_EQ(f.t0->row_meta(f.row(1)).wts.load(platform::memory_order_acquire), s + 3);
+  EXPECT_EQ(f.t0->row_meta(f.row(1)).wts.load(platform::memory_order_acquire).value, s + 3);
   EXPECT_EQ(f.probe_ts(), s + 4);
 }
 
@@ -958,8 +958,8 @@ TEST(HstoreScheme, ReleaseGrantsTheOldestWaiter) {
   for (Rc r : rc) ASSERT_EQ(r, Rc::Ok);
   // Which waiter is older is read back, not assumed: the order of the two
   // begins across threads is only likely, and the rule is about timestamps.
-  const uint64_t ts1 = f.t1->meta().requests[0].ts;
-  const uint64_t ts2 = f.t2->meta().requests[0].ts;
+  const Timestamp ts1 = f.t1->meta().requests[0].ts;
+  const Timestamp ts2 = f.t2->meta().requests[0].ts;
   ASSERT_NE(ts1, ts2);
   const uint32_t older = ts1 < ts2 ? 1 : 2;
   const uint32_t younger = 3 - older;

@@ -29,7 +29,7 @@ class QueuedLocking {
     LockRequest req;
   };
   struct TxnMeta {
-    uint64_t ts = 0;
+    Timestamp ts;
   };
 
   explicit QueuedLocking(const Config& config) : latch_(config.latch) {}

@@ -15,16 +15,16 @@ namespace abyss::cc {
 
 struct ToRowMeta {
   platform::Latch latch;
-  uint64_t wts = 0;      // timestamp of the newest version, the one in the row
-  uint64_t rts = 0;      // largest timestamp that read it
-  uint64_t pending = 0;  // timestamp of the pending write; 0: none
+  Timestamp wts = kNoTimestamp;      // timestamp of the newest version, the one in the row
+  Timestamp rts = kNoTimestamp;      // largest timestamp that read it
+  Timestamp pending = kNoTimestamp;  // timestamp of the pending write, if any
 };
 struct ToAccessMeta {
   bool prewrite = false;  // this access registered the row's pending write
   platform::McsLatch::Node node;
 };
 struct ToTxnMeta {
-  uint64_t ts = 0;
+  Timestamp ts;
 };
 
 // Abyss §2.2, the `wait` of T/O: an access younger than the row's pending
@@ -33,11 +33,11 @@ struct ToTxnMeta {
 // waits never form a cycle.
 template <class Access>
 Rc after_older_writes(auto& t, ToRowMeta& m, platform::LatchKind latch, Access&& access) {
-  const uint64_t ts = t.meta().ts;
+  const Timestamp ts = t.meta().ts;
   Rc rc = Rc::Ok;
   retry_until_done(t.worker(), [&] {
     platform::Latch::Guard g(m.latch, latch);
-    if (m.pending != 0 && m.pending < ts) return Attempt::Retry;
+    if (m.pending != kNoTimestamp && m.pending < ts) return Attempt::Retry;
     rc = access();
     return Attempt::Done;
   });
@@ -47,7 +47,7 @@ Rc after_older_writes(auto& t, ToRowMeta& m, platform::LatchKind latch, Access&&
 // A read of the newest version: marks it read at this timestamp and copies
 // it. Row latch held.
 void read_newest(auto& t, auto& a, ToRowMeta& m) {
-  const uint64_t ts = t.meta().ts;
+  const Timestamp ts = t.meta().ts;
   if (m.rts < ts) m.rts = ts;
   t.snapshot(a);
 }
@@ -56,8 +56,8 @@ void read_newest(auto& t, auto& a, ToRowMeta& m) {
 // has read or written the newest version or another write is pending: its
 // version would have to go under theirs. Row latch held.
 Rc prewrite(auto& t, auto& a, ToRowMeta& m) {
-  const uint64_t ts = t.meta().ts;
-  if (ts < m.rts || ts < m.wts || m.pending != 0) return Rc::Abort;
+  const Timestamp ts = t.meta().ts;
+  if (ts < m.rts || ts < m.wts || m.pending != kNoTimestamp) return Rc::Abort;
   m.pending = ts;
   a.cc.prewrite = true;
   return Rc::Ok;
@@ -112,7 +112,7 @@ void install_prewrites(auto& t, platform::LatchKind latch, Replacing&& replacing
     auto& m = t.row_meta(a.row);
     m.wts = t.meta().ts;
     installed(m);
-    m.pending = 0;
+    m.pending = kNoTimestamp;
     a.cc.prewrite = false;
     m.latch.unlock(latch, a.cc.node);
   }
@@ -124,7 +124,7 @@ void drop_prewrites(auto& t, platform::LatchKind latch) {
     if (!a.cc.prewrite) continue;
     ToRowMeta& m = t.row_meta(a.row);
     platform::Latch::Guard g(m.latch, latch);
-    m.pending = 0;
+    m.pending = kNoTimestamp;
     a.cc.prewrite = false;
   }
 }

@@ -52,7 +52,7 @@ class DlDetect final : public QueuedLocking<DlDetect> {
   friend class QueuedLocking<DlDetect>;
 
   Rc acquire(auto& t, auto& a, LockMode mode) {
-    const uint32_t me = t.worker().id;
+    const WorkerId me = t.worker().id;
     WaitsForGraph::Edge* edges = graph_.outgoing(me);
     const uint32_t max_edges = graph_.max_edges();
     uint32_t n = 0;
@@ -73,7 +73,7 @@ class DlDetect final : public QueuedLocking<DlDetect> {
   // then. Giving up leaves the request queued or, if granted meanwhile,
   // owned; abort() releases it either way.
   bool wait_detecting(auto& t, const LockRequest& r, WaitsForGraph::Edge* edges, uint32_t n) {
-    const uint32_t me = r.worker;
+    const WorkerId me = r.worker;
     graph_.publish(me, r.ts, edges, n);
     uint32_t until_detection = spins_per_detection_;
     const bool granted = wait_for_grant(t.worker(), r, [&](uint64_t t0) {

@@ -19,6 +19,8 @@
 #include <new>
 #include <vector>
 
+#include "cc/common/atomic_timestamp.h"
+#include "common/types.h"
 #include "platform/atomic.h"
 
 namespace abyss::cc {
@@ -26,8 +28,8 @@ namespace abyss::cc {
 class WaitsForGraph final {
  public:
   struct Edge {
-    uint32_t worker;
-    uint64_t ts;
+    WorkerId worker;
+    Timestamp ts;
   };
 
   // `max_edges`: the most edges a waiter publishes. A transaction holds or
@@ -53,17 +55,17 @@ class WaitsForGraph final {
 
   // `worker`'s buffer of max_edges() edges to gather whom it waits for
   // before publish(); only that worker uses it.
-  Edge* outgoing(uint32_t worker) { return &out_[std::size_t{worker} * out_stride_]; }
+  Edge* outgoing(WorkerId worker) { return &out_[std::size_t{worker.value} * out_stride_]; }
 
   // Publishes that `worker`'s transaction `ts` waits for `edges`.
-  void publish(uint32_t worker, uint64_t ts, const Edge* edges, uint32_t n) {
-    Slot& s = slots_[worker];
+  void publish(WorkerId worker, Timestamp ts, const Edge* edges, uint32_t n) {
+    Slot& s = slots_[worker.value];
     const uint64_t seq = s.seq.load(platform::memory_order_relaxed);
     s.seq.store(seq + 1, platform::memory_order_relaxed);
     platform::fence();
     if (n > max_edges_) n = max_edges_;
     for (uint32_t i = 0; i < n; i++) {
-      s.edges[i].worker.store(edges[i].worker, platform::memory_order_relaxed);
+      s.edges[i].worker.store(edges[i].worker.value, platform::memory_order_relaxed);
       s.edges[i].ts.store(edges[i].ts, platform::memory_order_relaxed);
     }
     s.n.store(n, platform::memory_order_relaxed);
@@ -71,30 +73,30 @@ class WaitsForGraph final {
     s.seq.store(seq + 2, platform::memory_order_release);
   }
 
-  void clear(uint32_t worker) {
-    Slot& s = slots_[worker];
+  void clear(WorkerId worker) {
+    Slot& s = slots_[worker.value];
     const uint64_t seq = s.seq.load(platform::memory_order_relaxed);
     s.seq.store(seq + 1, platform::memory_order_relaxed);
     platform::fence();
-    s.waiter_ts.store(0, platform::memory_order_relaxed);
+    s.waiter_ts.store(kNoTimestamp, platform::memory_order_relaxed);
     s.n.store(0, platform::memory_order_relaxed);
     s.seq.store(seq + 2, platform::memory_order_release);
   }
 
   // Whether a detector chose `worker`'s transaction `ts` as a victim.
-  bool abort_requested(uint32_t worker, uint64_t ts) const {
-    return slots_[worker].abort_ts.load(platform::memory_order_acquire) == ts;
+  bool abort_requested(WorkerId worker, Timestamp ts) const {
+    return slots_[worker.value].abort_ts.load(platform::memory_order_acquire) == ts;
   }
 
   // Searches for a cycle through `me` (waiting as transaction `my_ts`). On a
   // cycle, the youngest transaction on it is the victim: returns true when
   // that is `me`, otherwise asks the victim to abort and returns false.
-  bool detect(uint32_t me, uint64_t my_ts) {
-    Scratch& sc = scratch_[me];
+  bool detect(WorkerId me, Timestamp my_ts) {
+    Scratch& sc = scratch_[me.value];
     sc.epoch++;
     sc.frames.clear();
     uint32_t used = 0;
-    auto push = [&](uint32_t w, uint64_t ts) -> bool {
+    auto push = [&](WorkerId w, Timestamp ts) -> bool {
       const uint32_t n = snapshot(w, ts, &sc.edges[used]);
       if (n == kStale) return false;
       sc.frames.push_back({w, ts, used, used + n});
@@ -102,7 +104,7 @@ class WaitsForGraph final {
       return true;
     };
     if (!push(me, my_ts)) return false;
-    sc.visited[me] = sc.epoch;
+    sc.visited[me.value] = sc.epoch;
     while (!sc.frames.empty()) {
       Frame& f = sc.frames.back();
       if (f.next == f.end) {
@@ -112,8 +114,8 @@ class WaitsForGraph final {
       }
       const Edge e = sc.edges[f.next++];
       if (e.worker == me && e.ts == my_ts) return resolve(me, my_ts, sc);
-      if (sc.visited[e.worker] == sc.epoch) continue;
-      sc.visited[e.worker] = sc.epoch;
+      if (sc.visited[e.worker.value] == sc.epoch) continue;
+      sc.visited[e.worker.value] = sc.epoch;
       push(e.worker, e.ts);
     }
     return false;
@@ -124,13 +126,13 @@ class WaitsForGraph final {
 
   struct PublishedEdge {
     platform::Atomic<uint32_t> worker{0};
-    platform::Atomic<uint64_t> ts{0};
+    AtomicTimestamp ts;
   };
 
   struct alignas(platform::kCacheLine) Slot {
     platform::Atomic<uint64_t> seq{0};
-    platform::Atomic<uint64_t> waiter_ts{0};  // 0: not waiting
-    platform::Atomic<uint64_t> abort_ts{0};
+    AtomicTimestamp waiter_ts;  // kNoTimestamp: not waiting
+    AtomicTimestamp abort_ts;
     platform::Atomic<uint32_t> n{0};
     PublishedEdge* edges = nullptr;  // max_edges_ of them, on cache lines of this slot's own
   };
@@ -159,12 +161,12 @@ class WaitsForGraph final {
   }
 
   struct Frame {
-    uint32_t worker;
-    uint64_t ts;
+    WorkerId worker;
+    Timestamp ts;
     uint32_t begin_of_edges;
     uint32_t end;
     uint32_t next;
-    Frame(uint32_t w, uint64_t t, uint32_t b, uint32_t e) : worker(w), ts(t), begin_of_edges(b), end(e), next(b) {}
+    Frame(WorkerId w, Timestamp t, uint32_t b, uint32_t e) : worker(w), ts(t), begin_of_edges(b), end(e), next(b) {}
   };
 
   // Per-detecting-worker search state, preallocated.
@@ -176,23 +178,23 @@ class WaitsForGraph final {
   };
 
   // Copies w's edges if w is still waiting as transaction ts; kStale if not.
-  uint32_t snapshot(uint32_t w, uint64_t ts, Edge* out) const {
-    const Slot& s = slots_[w];
+  uint32_t snapshot(WorkerId w, Timestamp ts, Edge* out) const {
+    const Slot& s = slots_[w.value];
     const uint64_t seq = s.seq.load(platform::memory_order_acquire);
     if ((seq & 1) != 0 || s.waiter_ts.load(platform::memory_order_relaxed) != ts) return kStale;
     uint32_t n = s.n.load(platform::memory_order_relaxed);
     if (n > max_edges_) n = max_edges_;
     for (uint32_t i = 0; i < n; i++) {
-      out[i] = {s.edges[i].worker.load(platform::memory_order_relaxed),
+      out[i] = {WorkerId{s.edges[i].worker.load(platform::memory_order_relaxed)},
                 s.edges[i].ts.load(platform::memory_order_relaxed)};
     }
     platform::fence();
     return s.seq.load(platform::memory_order_relaxed) == seq ? n : kStale;
   }
 
-  bool resolve(uint32_t me, uint64_t my_ts, const Scratch& sc) {
-    uint32_t victim = me;
-    uint64_t victim_ts = my_ts;
+  bool resolve(WorkerId me, Timestamp my_ts, const Scratch& sc) {
+    WorkerId victim = me;
+    Timestamp victim_ts = my_ts;
     for (const Frame& f : sc.frames) {
       if (f.ts > victim_ts) {
         victim = f.worker;
@@ -200,7 +202,7 @@ class WaitsForGraph final {
       }
     }
     if (victim == me) return true;
-    slots_[victim].abort_ts.store(victim_ts, platform::memory_order_release);
+    slots_[victim.value].abort_ts.store(victim_ts, platform::memory_order_release);
     return false;
   }
 

@@ -41,7 +41,7 @@ class Hstore final {
   static constexpr uint32_t kMaxParts = 64;
 
   struct Request {
-    uint64_t ts = 0;
+    Timestamp ts;
     platform::Atomic<bool> granted{false};
     Request* next = nullptr;
   };
@@ -62,7 +62,7 @@ class Hstore final {
                                " partitions, at most " + std::to_string(kMaxParts));
     }
     auto& meta = t.meta();
-    const uint64_t ts = t.worker().allocate_ts();
+    const Timestamp ts = t.worker().allocate_ts();
     for (meta.held = 0; meta.held < parts.size(); meta.held++) {
       Request& r = meta.requests[meta.held];
       r.ts = ts;

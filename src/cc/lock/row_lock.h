@@ -6,6 +6,7 @@
 // allocates nothing.
 #include <cstdint>
 
+#include "common/types.h"
 #include "platform/atomic.h"
 #include "platform/latch.h"
 
@@ -16,8 +17,8 @@ enum class LockMode : uint8_t { None, Shared, Exclusive };
 struct LockRequest {
   enum class State : uint8_t { Idle, Waiting, Owner };
 
-  uint64_t ts = 0;      // the requesting transaction's timestamp
-  uint32_t worker = 0;  // the requesting worker
+  Timestamp ts;     // the requesting transaction's timestamp
+  WorkerId worker;  // the requesting worker
   LockMode mode = LockMode::None;
   State state = State::Idle;  // written under the row latch
   // Owned by the requester alone (a grant by another worker does not touch

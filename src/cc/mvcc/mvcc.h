@@ -17,11 +17,13 @@
 // of those can never be read again. A worker recomputes that minimum, its
 // low-water mark, at its first begin, then skips --mvcc-refresh-every
 // (default 32) begins before the next recomputation (0: every begin).
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
 #include <vector>
 
+#include "cc/common/atomic_timestamp.h"
 #include "cc/common/to_row.h"
 #include "cc/traits.h"
 #include "common/config.h"
@@ -47,7 +49,7 @@ class Mvcc final {
 
   // An older version of a row; its data follows the struct.
   struct Version {
-    uint64_t wts;
+    Timestamp wts;
     TxnId writer;
     Version* older;
     uint32_t size;
@@ -64,13 +66,13 @@ class Mvcc final {
       : latch_(config.latch), refresh_every_(config.mvcc_refresh_every), slots_(workers) {}
 
   Rc begin(auto& t, bool /*restart*/) {
-    const uint64_t ts = t.worker().allocate_ts();
+    const Timestamp ts = t.worker().allocate_ts();
     t.meta().ts = ts;
-    Slot& s = slots_[t.worker().id];
+    Slot& s = slots_[t.worker().id.value];
     s.active.store(ts, platform::memory_order_release);
     if (s.until_refresh-- == 0) {
       s.until_refresh = refresh_every_;
-      uint64_t low = ts;
+      Timestamp low = ts;
       for (const Slot& o : slots_) low = std::min(low, o.active.load(platform::memory_order_acquire));
       s.low_water = low;
     }
@@ -80,7 +82,7 @@ class Mvcc final {
   // A read older than the newest version reads the newest older one no
   // younger than itself, and is never rejected for arriving late.
   Rc read(auto& t, auto& a) {
-    const uint64_t ts = t.meta().ts;
+    const Timestamp ts = t.meta().ts;
     auto& m = t.row_meta(a.row);
     return after_older_writes(t, m, latch_, [&] {
       collect(t, m);
@@ -134,8 +136,8 @@ class Mvcc final {
     Version* head;
   };
   struct alignas(platform::kCacheLine) Slot {
-    platform::Atomic<uint64_t> active{0};  // timestamp of this worker's latest transaction
-    uint64_t low_water = 0;                // owner only: lower bound of every active timestamp
+    AtomicTimestamp active;              // timestamp of this worker's latest transaction
+    Timestamp low_water = kNoTimestamp;  // owner only: lower bound of every active timestamp
     uint32_t until_refresh = 0;
     uint64_t allocated = 0;
     std::vector<FreeList> free;  // owner only: by version size
@@ -156,7 +158,7 @@ class Mvcc final {
   // Frees the versions no transaction can read any more: those older than
   // the newest version at or below the low-water mark. Row latch held.
   void collect(auto& t, RowMeta& m) {
-    const uint64_t low = slots_[t.worker().id].low_water;
+    const Timestamp low = slots_[t.worker().id.value].low_water;
     Version** link = &m.older;
     if (m.wts > low) {
       Version* keep = m.older;
@@ -174,7 +176,7 @@ class Mvcc final {
   }
 
   Version* allocate(auto& t, uint32_t size) {
-    Slot& s = slots_[t.worker().id];
+    Slot& s = slots_[t.worker().id.value];
     for (FreeList& f : s.free) {
       if (f.size == size && f.head != nullptr) {
         Version* v = f.head;
@@ -189,7 +191,7 @@ class Mvcc final {
   }
 
   void release(auto& t, Version* v) {
-    Slot& s = slots_[t.worker().id];
+    Slot& s = slots_[t.worker().id.value];
     for (FreeList& f : s.free) {
       if (f.size == v->size) {
         v->older = f.head;

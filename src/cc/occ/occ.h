@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cc/common/atomic_timestamp.h"
 #include "cc/common/wait.h"
 #include "cc/common/write_set_locking.h"
 #include "cc/traits.h"
@@ -44,14 +45,14 @@ class Occ final {
 
   struct RowMeta {
     platform::Atomic<uint32_t> latch{0};  // kExclusive, else the count of readers copying
-    platform::Atomic<uint64_t> wts{0};    // validation timestamp of the version in the row
+    AtomicTimestamp wts;                  // validation timestamp of the version in the row
   };
   struct AccessMeta {
-    uint64_t observed = 0;  // wts of the version copied
-    bool locked = false;    // latched exclusively for commit
+    Timestamp observed;   // wts of the version copied
+    bool locked = false;  // latched exclusively for commit
   };
   struct TxnMeta {
-    uint64_t start_ts = 0;
+    Timestamp start_ts;
     std::vector<uint32_t> write_order;  // write set indexes, sorted by row address
   };
 
@@ -82,15 +83,15 @@ class Occ final {
       return true;
     });
 
-    const uint64_t commit_ts = t.worker().allocate_ts();
-    const uint64_t start_ts = t.meta().start_ts;
+    const Timestamp commit_ts = t.worker().allocate_ts();
+    const Timestamp start_ts = t.meta().start_ts;
     for (auto& a : t.accesses()) {
       if (a.type == AccessType::Insert) continue;
       const auto& m = t.row_meta(a.row);
       // Sequentially consistent, as is the latching: two committers that each
       // latched a row the other read must not both see the other's row free.
       if (!a.cc.locked && m.latch.load(platform::memory_order_seq_cst) == kExclusive) return Rc::Abort;
-      const uint64_t now = m.wts.load(platform::memory_order_seq_cst);
+      const Timestamp now = m.wts.load(platform::memory_order_seq_cst);
       if (now != a.cc.observed || now > start_ts) return Rc::Abort;
     }
 

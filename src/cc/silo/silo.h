@@ -57,7 +57,8 @@ class Silo final {
 
   // TID word layout (Silo §4.2: epoch | sequence | status bits; abyss keeps
   // only the lock bit, since deletion is the row header's flag and there are
-  // no older versions).
+  // no older versions). A TID is derived from the rows accessed and the epoch,
+  // not allocated (abyss::Timestamp): it stays raw bits of the word.
   static constexpr uint64_t kLockBit = 1;
   static constexpr uint32_t kSeqShift = 1;
   static constexpr uint32_t kEpochShift = 32;  // 31 sequence bits: 2^31 commits per worker and epoch
@@ -92,7 +93,7 @@ class Silo final {
   // Worker 0 is the epoch ticker; it is the only writer of `epoch_` and the
   // only reader or writer of `next_tick_`.
   Rc begin(auto& t, bool /*restart*/) {
-    if (t.worker().id == 0) {
+    if (t.worker().id == WorkerId{0}) {
       const uint64_t now = platform::cycles();
       if (now >= next_tick_) {
         epoch_.store(epoch_.load(platform::memory_order_relaxed) + 1, platform::memory_order_release);

@@ -78,7 +78,9 @@ class Tictoc final {
   };
 
   // Timestamp word layout (TicToc §3.6): [lock:1][delta:15][wts:48]. A row's
-  // wts grows by at least one per install, so 48 bits outlast any run.
+  // wts grows by at least one per install, so 48 bits outlast any run. These
+  // are logical timestamps computed from the data, packed into one word, not
+  // allocated ones (abyss::Timestamp): they stay raw bits of the word.
   static constexpr uint32_t kWtsBits = 48;
   static constexpr uint32_t kDeltaBits = 15;
   static constexpr uint64_t kWtsMask = (uint64_t{1} << kWtsBits) - 1;

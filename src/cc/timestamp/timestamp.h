@@ -27,7 +27,8 @@
 
 namespace abyss::cc {
 
-class Timestamp final {
+// Not named Timestamp: that is the type of an allocated timestamp (common/types.h).
+class BasicTimestampOrdering final {
  public:
   static constexpr SchemeTraits kTraits{
       .name = "timestamp",
@@ -43,7 +44,7 @@ class Timestamp final {
   using AccessMeta = ToAccessMeta;
   using TxnMeta = ToTxnMeta;
 
-  Timestamp(const Config& config, uint32_t /*workers*/) : latch_(config.latch) {}
+  BasicTimestampOrdering(const Config& config, uint32_t /*workers*/) : latch_(config.latch) {}
 
   Rc begin(auto& t, bool /*restart*/) {
     t.meta().ts = t.worker().allocate_ts();

@@ -39,7 +39,7 @@ class WoundWait final : public QueuedLocking<WoundWait> {
     if (!restart) t.meta().ts = t.worker().allocate_ts();
     // A wound is only ever set while its victim holds a request, which is
     // before the victim's abort released it, hence before this begin.
-    wounded_[t.worker().id].flag.store(false, platform::memory_order_relaxed);
+    wounded_[t.worker().id.value].flag.store(false, platform::memory_order_relaxed);
     return Rc::Ok;
   }
 
@@ -56,7 +56,7 @@ class WoundWait final : public QueuedLocking<WoundWait> {
     platform::Atomic<bool> flag{false};
   };
 
-  bool is_wounded(auto& t) const { return wounded_[t.worker().id].flag.load(platform::memory_order_acquire); }
+  bool is_wounded(auto& t) const { return wounded_[t.worker().id.value].flag.load(platform::memory_order_acquire); }
 
   Rc acquire(auto& t, auto& a, LockMode mode) {
     if (is_wounded(t)) return Rc::Abort;
@@ -64,7 +64,7 @@ class WoundWait final : public QueuedLocking<WoundWait> {
         t, a, mode,
         [&](const LockRequest& r, const RowLock& lock) {
           lock.for_each_request([&](const LockRequest& o) {
-            if (o.ts > r.ts) wounded_[o.worker].flag.store(true, platform::memory_order_release);
+            if (o.ts > r.ts) wounded_[o.worker.value].flag.store(true, platform::memory_order_release);
           });
           return true;
         },

@@ -311,9 +311,9 @@ Rc Tpcc::payment(Txn<CC>& txn, const Query& q, uint64_t& sink) const {
   }
 
   if (cfg_.inserts) {
-    uint64_t& seq = history_seq_[txn.worker().id].next;
+    uint64_t& seq = history_seq_[txn.worker().id.value].next;
     char* h = nullptr;
-    if (Rc rc = txn.insert(*history_, history_run_key(txn.worker().id, seq++), h); rc != Rc::Ok) return rc;
+    if (Rc rc = txn.insert(*history_, history_run_key(txn.worker().id.value, seq++), h); rc != Rc::Ok) return rc;
     set_int64(h, h_.c_id, c_id);
     set_int64(h, h_.c_d_id, q.c_d_id);
     set_int64(h, h_.c_w_id, q.c_w_id);

@@ -79,7 +79,7 @@ class Tsalloc final {
     // One timed section for the whole batch: timing each allocation would
     // cost as much as a clock-method allocation itself.
     const uint64_t t0 = platform::cycles();
-    for (uint32_t k = 0; k < kTimestampsPerTxn; k++) sink += w.ts->allocate(w.id, w.ts_local);
+    for (uint32_t k = 0; k < kTimestampsPerTxn; k++) sink += w.ts->allocate(w.id.value, w.ts_local);
     w.charge(TimeCat::TsAlloc, platform::cycles() - t0);
     return Rc::Ok;
   }
