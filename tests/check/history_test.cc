@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -301,6 +302,9 @@ struct Malformed {
   const char* expected;  // part of the message
 };
 
+// GoogleTest prints a case as its line.
+void PrintTo(const Malformed& m, std::ostream* os) { *os << m.line; }
+
 class HistoryMalformed : public testing::TestWithParam<Malformed> {};
 
 TEST_P(HistoryMalformed, ErrorNamesTheLine) {
@@ -334,7 +338,21 @@ INSTANTIATE_TEST_SUITE_P(
                     Malformed{R"({"id": 3, "reads": [["t", 1.5, 0]], "writes": []})", "key must be"},
                     Malformed{R"({"id": 3, "reads": [["t", 1, 0], ["t", 1, "0"]], "writes": []})",
                               "reads[1][2]: writer_id must be"},
-                    Malformed{R"({"id": 1, "reads": [], "writes": [["t", 1, null]]})", "prev_writer_id must be"}));
+                    Malformed{R"({"id": 1, "reads": [], "writes": [["t", 1, null]]})", "prev_writer_id must be"}),
+    // Each case named by its position and the message it expects.
+    [](const testing::TestParamInfo<Malformed>& info) {
+      std::string name = "case" + std::to_string(info.index) + "_";
+      for (const char* c = info.param.expected; *c != '\0'; c++) {
+        const bool word = std::isalnum(static_cast<unsigned char>(*c)) != 0;
+        if (word) {
+          name += *c;
+        } else if (name.back() != '_') {
+          name += '_';
+        }
+      }
+      if (name.back() == '_') name.pop_back();
+      return name;
+    });
 
 TEST(HistoryCheck, FileInterface) {
   const std::string path = testing::TempDir() + "abyss_history_test.jsonl";
