@@ -55,8 +55,8 @@ std::vector<std::string> ineffective_flag_notes(const CLI::App& run, const Confi
   const cc::SchemeTraits& scheme = cc::scheme(cfg.cc);
   std::vector<std::string> notes;
   for (const Knob& k : run_knobs()) {
-    if (k.ignored_because == nullptr || run.count(k.flag()) == 0) continue;
-    if (auto why = k.ignored_because(scheme, cfg); !why.empty()) notes.push_back(k.flag() + " has no effect: " + why);
+    if (run.count(k.flag()) == 0) continue;
+    if (auto why = ignored_reason(k, scheme, cfg); !why.empty()) notes.push_back(k.flag() + " has no effect: " + why);
   }
   if (scheme.declares_partitions && cfg.workload == "ycsb" && cfg.settings<YcsbConfig>().partitions < cfg.threads) {
     notes.push_back("--cc " + std::string(scheme.name) + " with " +

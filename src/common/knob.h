@@ -43,8 +43,10 @@ struct Knob {
   std::vector<std::string> choices;  // Choice: the allowed names
   std::string_view syntax;           // Text: what is allowed, e.g. "mutex|atomic|batch:N|clock"
   std::string_view help;
-  // Whether the knob changes a run of this scheme and configuration, and
-  // why not when it does not (for the note printed on stderr). Null: always.
+  // Why the knob changes nothing in a run of this scheme and configuration
+  // (for the note printed on stderr), empty when it applies; null: it always
+  // applies. A knob of one scheme (`scheme` set) needs none for the other
+  // schemes: ignored_reason (engine/knobs.h) says so from `scheme`.
   std::string (*ignored_because)(const cc::SchemeTraits&, const Config&) = nullptr;
   // Stores text into the config; returns an error line naming the value and
   // what is allowed (without the flag, which the caller prefixes), or empty.

@@ -60,16 +60,11 @@ std::string unless_backs_off(const cc::SchemeTraits& s, const Config& c) {
   if (!s.aborts) return unless_aborts(s, c);
   return c.backoff == BackoffKind::Exp ? "" : "it bounds --backoff exp only";
 }
-std::string unless_scheme(const cc::SchemeTraits& s, std::string_view name) {
-  return s.name == name ? "" : "it applies to --cc " + std::string(name) + " only";
-}
-std::string unless_dl_detect(const cc::SchemeTraits& s, const Config&) { return unless_scheme(s, "dl_detect"); }
-std::string unless_dl_searches(const cc::SchemeTraits& s, const Config& c) {
-  if (s.name != "dl_detect") return unless_dl_detect(s, c);
+// (A knob of one scheme is ignored under the others through its `scheme`
+// field; see ignored_reason.)
+std::string unless_dl_searches(const cc::SchemeTraits& /*s*/, const Config& c) {
   return c.dl_detect ? "" : "--dl-detect off searches no cycles";
 }
-std::string unless_mvcc(const cc::SchemeTraits& s, const Config&) { return unless_scheme(s, "mvcc"); }
-std::string unless_silo(const cc::SchemeTraits& s, const Config&) { return unless_scheme(s, "silo"); }
 
 std::vector<Knob> make_table() {
   std::vector<Knob> t;
@@ -165,12 +160,10 @@ std::vector<Knob> make_table() {
       "dl-timeout", "dl_timeout_us", 0, 10'000'000, +[](Config& c) -> uint32_t& { return c.dl_timeout_us; },
       "DL_DETECT: abort a lock wait after this many microseconds (0: never wait)"));
   t.back().scheme = "dl_detect";
-  t.back().ignored_because = unless_dl_detect;
   t.push_back(on_off(
       "dl-detect", "dl_detect", +[](Config& c) -> bool& { return c.dl_detect; },
       "DL_DETECT: search the waits-for graph for cycles: on | off"));
   t.back().scheme = "dl_detect";
-  t.back().ignored_because = unless_dl_detect;
   t.push_back(integer<uint32_t>(
       "dl-detect-every", "dl_detect_every", 1, 1'000'000, +[](Config& c) -> uint32_t& { return c.dl_detect_every; },
       "DL_DETECT: spins of a lock wait between two searches of the waits-for graph (Abyss §4.2)"));
@@ -188,12 +181,10 @@ std::vector<Knob> make_table() {
       "MVCC: transactions a worker begins between two recomputations of its garbage-collection low-water mark "
       "(0: at every begin; Abyss §2.2)"));
   t.back().scheme = "mvcc";
-  t.back().ignored_because = unless_mvcc;
   t.push_back(integer<uint32_t>(
       "silo-epoch-ms", "silo_epoch_ms", 1, 10'000, +[](Config& c) -> uint32_t& { return c.silo_epoch_ms; },
       "SILO: period of the global epoch, milliseconds (Silo §4.1)"));
   t.back().scheme = "silo";
-  t.back().ignored_because = unless_silo;
 
   // Each workload's own rows, from its folder (Ycsb::knobs, Tpcc::knobs).
   for (Knob& k : workload_knobs()) t.push_back(std::move(k));
@@ -235,6 +226,11 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 std::span<const Knob> run_knobs() {
   static const std::vector<Knob> table = make_table();
   return table;
+}
+
+std::string ignored_reason(const Knob& k, const cc::SchemeTraits& s, const Config& cfg) {
+  if (!k.scheme.empty() && k.scheme != s.name) return "it applies to --cc " + std::string(k.scheme) + " only";
+  return k.ignored_because == nullptr ? "" : k.ignored_because(s, cfg);
 }
 
 const Knob* find_knob(std::string_view name) {

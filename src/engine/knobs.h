@@ -26,6 +26,11 @@ std::span<const Knob> run_knobs();
 // The knob named `name` (without dashes); null when there is none.
 const Knob* find_knob(std::string_view name);
 
+// Why `k` changes nothing in a run of scheme `s` with `cfg`, for the note on
+// stderr; empty when it applies. A knob owned by another scheme never applies;
+// otherwise its own `ignored_because` decides.
+std::string ignored_reason(const Knob& k, const cc::SchemeTraits& s, const Config& cfg);
+
 // Config::to_json's content, from the table: every knob that applies to the
 // configured workload, under its JSON key.
 nlohmann::json knobs_to_json(const Config& cfg);

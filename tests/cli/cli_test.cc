@@ -345,7 +345,9 @@ TEST(CliDescribe, JsonListsEverySchemeWorkloadAndKnob) {
   ASSERT_EQ(j["knobs"].size(), run_knobs().size());
   for (const auto& k : j["knobs"]) {
     EXPECT_TRUE(k.contains("default")) << k.dump();
-    if (k["kind"] == "integer" || k["kind"] == "real") EXPECT_LE(k["min"], k["max"]) << k.dump();
+    if (k["kind"] == "integer" || k["kind"] == "real") {
+      EXPECT_LE(k["min"], k["max"]) << k.dump();
+    }
   }
   ASSERT_EQ(j["workloads"].size(), workloads().size());
   for (std::size_t i = 0; i < workloads().size(); i++) {
