@@ -7,7 +7,7 @@
 
 #include "cc/schemes.h"
 #include "engine/knobs.h"
-#include "workload/ycsb/ycsb_config.h"
+#include "workload/workloads.h"
 
 namespace abyss::cli {
 
@@ -58,13 +58,11 @@ std::vector<std::string> ineffective_flag_notes(const CLI::App& run, const Confi
     if (run.count(k.flag()) == 0) continue;
     if (auto why = ignored_reason(k, scheme, cfg); !why.empty()) notes.push_back(k.flag() + " has no effect: " + why);
   }
-  if (scheme.declares_partitions && cfg.workload == "ycsb" && cfg.settings<YcsbConfig>().partitions < cfg.threads) {
-    notes.push_back("--cc " + std::string(scheme.name) + " with " +
-                    std::to_string(cfg.settings<YcsbConfig>().partitions) + " partition(s) for " +
+  const uint32_t partitions = workload(cfg.workload).partitions(cfg);
+  if (scheme.declares_partitions && partitions < cfg.threads) {
+    notes.push_back("--cc " + std::string(scheme.name) + " with " + std::to_string(partitions) + " partition(s) for " +
                     std::to_string(cfg.threads) +
-                    " threads: workers queue on shared partition locks; the papers run one partition per worker "
-                    "(--partitions " +
-                    std::to_string(cfg.threads) + ")");
+                    " threads: workers queue on shared partition locks; the papers run one partition per worker");
   }
   return notes;
 }

@@ -10,7 +10,7 @@ namespace {
 
 template <class... W>
 std::array<WorkloadInfo, sizeof...(W)> infos(WorkloadList<W...>* /*tag*/) {
-  return {WorkloadInfo{W::kTraits, W::kTypeNames, W::metrics()}...};
+  return {WorkloadInfo{W::kTraits, W::kTypeNames, W::metrics(), &W::partitions}...};
 }
 
 template <class... W>

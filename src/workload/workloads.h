@@ -2,11 +2,13 @@
 // The registered workloads as data, for code that needs their names, traits,
 // metrics and knobs but not their classes (the knob table, reports,
 // `abyss describe`).
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/config.h"
 #include "common/knob.h"
 #include "workload/traits.h"
 
@@ -16,6 +18,7 @@ struct WorkloadInfo {
   WorkloadTraits traits;
   std::span<const std::string_view> type_names;  // transaction types, in counter order
   std::span<const WorkloadMetric> metrics;
+  uint32_t (*partitions)(const Config&);  // W::partitions: how many partitions the data is split into
 };
 
 // Every registered workload, in registry order.

@@ -356,6 +356,24 @@ TEST(CliDescribe, JsonListsEverySchemeWorkloadAndKnob) {
   }
 }
 
+// A scheme that locks partitions, given fewer partitions than workers, gets a
+// note whatever the workload: its partition count comes from the workload.
+TEST(CliRun, FewerPartitionsThanWorkersIsNotedForEveryWorkload) {
+  for (const std::string workload : {"ycsb", "tsalloc"}) {
+    std::vector<std::string> args = {"run", "--cc",       "hstore", "--workload", workload, "--threads",
+                                     "2",   "--duration", "0.05",   "--warmup",   "0"};
+    if (workload == "ycsb") args.insert(args.end(), {"--rows", "1000"});
+    const Outcome o = run_abyss(args);
+    SCOPED_TRACE(o.command);
+    EXPECT_EQ(o.exit_code, 0) << o.err;
+    EXPECT_NE(o.err.find("abyss: note: --cc hstore with 1 partition(s) for 2 threads"), std::string::npos) << o.err;
+  }
+  const Outcome one_each = run_abyss({"run", "--cc", "hstore", "--threads", "2", "--partitions", "2", "--rows", "1000",
+                                      "--duration", "0.05", "--warmup", "0"});
+  EXPECT_EQ(one_each.exit_code, 0) << one_each.err;
+  EXPECT_EQ(one_each.err.find("partition(s) for"), std::string::npos) << one_each.err;
+}
+
 // The timestamp micro-benchmark is a workload: under `none` the --ts-alloc
 // method is what it measures, so the flag is not noted as ignored, and the
 // report carries its metric.
