@@ -9,8 +9,8 @@ namespace abyss {
 
 Ycsb::Ycsb(const Config& config)
     : cfg_(config.settings<YcsbConfig>()),
-      rows_per_part_(config.settings<YcsbConfig>().rows / config.settings<YcsbConfig>().partitions),
-      zipf_(rows_per_part_, config.settings<YcsbConfig>().theta) {}
+      rows_per_part_(cfg_.rows / cfg_.partitions),
+      zipf_(rows_per_part_, cfg_.theta) {}
 
 Schema Ycsb::schema(const YcsbConfig& cfg) {
   Schema s;
@@ -115,7 +115,8 @@ void Ycsb::partitions_of(const Queries& qs, std::size_t i, std::vector<uint32_t>
 namespace {
 
 std::string unless_multi_partition(const cc::SchemeTraits& /*scheme*/, const Config& c) {
-  return c.settings<YcsbConfig>().partitions > 1 && c.settings<YcsbConfig>().parts_per_txn > 1
+  const YcsbConfig& y = c.settings<YcsbConfig>();
+  return y.partitions > 1 && y.parts_per_txn > 1
              ? ""
              : "a multi-partition transaction needs --partitions and --parts-per-txn above 1";
 }
