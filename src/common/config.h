@@ -11,7 +11,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "common/platform_choices.h"
+#include "common/latch_kind.h"
+#include "common/ts_alloc.h"
 #include "common/workload_settings.h"
 
 namespace abyss {

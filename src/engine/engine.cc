@@ -14,9 +14,9 @@
 #include "platform/latch.h"
 #include "platform/process.h"
 #include "platform/thread.h"
-#include "platform/ts_source.h"
 #include "storage/database.h"
 #include "storage/footprint.h"
+#include "txn/ts_source.h"
 #include "workload/registry.h"
 
 namespace abyss {
@@ -44,7 +44,7 @@ RunResult run_with(const Config& given) {
   result.load_seconds = static_cast<double>(platform::wall_ns() - load_start) / 1e9;
   result.rss_after_load = platform::resident_bytes();
 
-  platform::TsSource ts(cfg.ts_alloc);
+  TsSource ts(cfg.ts_alloc);
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<typename W::Queries> queries;
   for (uint32_t i = 0; i < cfg.threads; i++) {

@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cc/schemes.h"
+#include "common/latch_kind.h"
+#include "common/ts_alloc.h"
 #include "platform/file.h"
-#include "platform/latch.h"
-#include "platform/ts_source.h"
 #include "workload/workloads.h"
 
 namespace abyss {

@@ -3,13 +3,11 @@
 // (docs/architecture.md, "Layers"). Engine code uses these names; a simulated many-core
 // build replaces this folder.
 #include <atomic>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 
 namespace abyss::platform {
-
-template <class T>
-using Atomic = std::atomic<T>;
 
 using std::memory_order_acq_rel;
 using std::memory_order_acquire;
@@ -17,6 +15,44 @@ using std::memory_order_relaxed;
 using std::memory_order_release;
 using std::memory_order_seq_cst;
 using MemoryOrder = std::memory_order;
+
+// An atomic word: std::atomic<T> with only the operations the engine uses, each
+// with an explicit memory order, so a second backend (the simulator) has
+// exactly these to provide and no call relies on a default order. Every method
+// forwards inline, so the native build's code is std::atomic's.
+template <class T>
+class Atomic final {
+ public:
+  constexpr Atomic() noexcept = default;                 // value-initialised, as std::atomic<T> since C++20
+  constexpr Atomic(T desired) noexcept : v_(desired) {}  // implicit, as std::atomic<T>
+  Atomic(const Atomic&) = delete;
+  Atomic& operator=(const Atomic&) = delete;
+
+  T load(MemoryOrder order) const noexcept { return v_.load(order); }
+  void store(T desired, MemoryOrder order) noexcept { v_.store(desired, order); }
+  T exchange(T desired, MemoryOrder order) noexcept { return v_.exchange(desired, order); }
+
+  T fetch_add(T arg, MemoryOrder order) noexcept requires std::integral<T> { return v_.fetch_add(arg, order); }
+  T fetch_sub(T arg, MemoryOrder order) noexcept requires std::integral<T> { return v_.fetch_sub(arg, order); }
+
+  bool compare_exchange_weak(T& expected, T desired, MemoryOrder order) noexcept {
+    return v_.compare_exchange_weak(expected, desired, order);
+  }
+  bool compare_exchange_weak(T& expected, T desired, MemoryOrder success, MemoryOrder failure) noexcept {
+    return v_.compare_exchange_weak(expected, desired, success, failure);
+  }
+  bool compare_exchange_strong(T& expected, T desired, MemoryOrder order) noexcept {
+    return v_.compare_exchange_strong(expected, desired, order);
+  }
+  bool compare_exchange_strong(T& expected, T desired, MemoryOrder success, MemoryOrder failure) noexcept {
+    return v_.compare_exchange_strong(expected, desired, success, failure);
+  }
+
+ private:
+  std::atomic<T> v_;
+};
+static_assert(sizeof(Atomic<uint64_t>) == sizeof(std::atomic<uint64_t>),
+              "the wrapper adds nothing to a row's metadata or a bucket");
 
 // One cache line: per-worker state and contended words are aligned to it so
 // workers do not false-share (Tale §5, "64-byte alignment").

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <mutex>
 
-#include "common/platform_choices.h"
+#include "common/latch_kind.h"
 #include "platform/atomic.h"
 #include "platform/clock.h"
 
@@ -104,7 +104,7 @@ class McsLatch final {
   Atomic<Node*> tail_{nullptr};
 };
 
-// Which latch a run uses (`--latch spin|queue`; common/platform_choices.h).
+// Which latch a run uses (`--latch spin|queue`; common/latch_kind.h).
 using abyss::LatchKind;
 
 // A latch whose kind is picked at run time (one predictable branch per use).

@@ -12,10 +12,10 @@
 #include "common/zipf.h"
 #include "platform/atomic.h"
 #include "platform/clock.h"
-#include "platform/ts_source.h"
 #include "stats/stats.h"
 #include "storage/table.h"
 #include "txn/history.h"
+#include "txn/ts_source.h"
 
 namespace abyss {
 
@@ -30,8 +30,8 @@ struct alignas(platform::kCacheLine) Worker {
   // Index nodes of inserted rows and MVCC versions; lives with the database.
   Arena persistent{std::size_t{1} << 20, "a worker's index nodes and versions"};
   std::vector<RowCursor> cursors;  // one per table, for inserts
-  platform::TsLocal ts_local;
-  platform::TsSource* ts = nullptr;
+  TsLocal ts_local;
+  TsSource* ts = nullptr;
   std::unique_ptr<HistoryWriter> history;  // null unless --history
 
   // Cycles charged to each category during the current attempt, and their sum:

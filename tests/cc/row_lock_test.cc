@@ -15,8 +15,8 @@ TEST(RowLock, SharedLocksAreCompatible) {
   LockRequest b;
   EXPECT_EQ(l.acquire(a, LockMode::Shared, kSpin, never), RowLock::Outcome::Granted);
   EXPECT_EQ(l.acquire(b, LockMode::Shared, kSpin, never), RowLock::Outcome::Granted);
-  EXPECT_TRUE(a.granted.load());
-  EXPECT_TRUE(b.granted.load());
+  EXPECT_TRUE(a.granted.load(platform::memory_order_acquire));
+  EXPECT_TRUE(b.granted.load(platform::memory_order_acquire));
 }
 
 TEST(RowLock, ExclusiveConflictsAndIsRefusedWhenItMayNotWait) {
@@ -42,10 +42,10 @@ TEST(RowLock, ReleaseGrantsTheCompatibleHeadOfTheQueue) {
   ASSERT_EQ(l.acquire(a, LockMode::Exclusive, kSpin, never), RowLock::Outcome::Granted);
   ASSERT_EQ(l.acquire(b, LockMode::Shared, kSpin, always), RowLock::Outcome::Queued);
   ASSERT_EQ(l.acquire(c, LockMode::Shared, kSpin, always), RowLock::Outcome::Queued);
-  EXPECT_FALSE(b.granted.load());
+  EXPECT_FALSE(b.granted.load(platform::memory_order_acquire));
   l.release(a, kSpin);
-  EXPECT_TRUE(b.granted.load());
-  EXPECT_TRUE(c.granted.load());
+  EXPECT_TRUE(b.granted.load(platform::memory_order_acquire));
+  EXPECT_TRUE(c.granted.load(platform::memory_order_acquire));
   EXPECT_EQ(b.state, LockRequest::State::Owner);
 }
 
@@ -64,10 +64,10 @@ TEST(RowLock, QueueIsFifoSoWritersDoNotStarve) {
   ASSERT_EQ(l.acquire(b, LockMode::Exclusive, kSpin, always), RowLock::Outcome::Queued);
   ASSERT_EQ(l.acquire(c, LockMode::Shared, kSpin, always), RowLock::Outcome::Queued);
   l.release(a, kSpin);
-  EXPECT_TRUE(b.granted.load());
-  EXPECT_FALSE(c.granted.load());
+  EXPECT_TRUE(b.granted.load(platform::memory_order_acquire));
+  EXPECT_FALSE(c.granted.load(platform::memory_order_acquire));
   l.release(b, kSpin);
-  EXPECT_TRUE(c.granted.load());
+  EXPECT_TRUE(c.granted.load(platform::memory_order_acquire));
 }
 
 TEST(RowLock, CancelledWaiterLeavesTheQueue) {
@@ -81,8 +81,8 @@ TEST(RowLock, CancelledWaiterLeavesTheQueue) {
   l.release(b, kSpin);  // b gives up while waiting
   EXPECT_EQ(b.state, LockRequest::State::Idle);
   l.release(a, kSpin);
-  EXPECT_FALSE(b.granted.load());
-  EXPECT_TRUE(c.granted.load());
+  EXPECT_FALSE(b.granted.load(platform::memory_order_acquire));
+  EXPECT_TRUE(c.granted.load(platform::memory_order_acquire));
 }
 
 TEST(RowLock, UpgradeOnlyForTheSoleOwner) {

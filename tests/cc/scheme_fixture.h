@@ -23,8 +23,8 @@
 #include "platform/atomic.h"
 #include "platform/clock.h"
 #include "platform/thread.h"
-#include "platform/ts_source.h"
 #include "storage/database.h"
+#include "txn/ts_source.h"
 #include "txn/txn.h"
 
 namespace abyss {
@@ -148,7 +148,7 @@ struct Fixture {
   Database db{RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta))};
   Table* table;
   Column value;
-  platform::TsSource ts{cfg.ts_alloc};
+  TsSource ts{cfg.ts_alloc};
   CC cc;
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<std::unique_ptr<Txn<CC>>> txns;
@@ -241,7 +241,7 @@ struct Fixture {
   // The next timestamp the shared source hands out, taken by a worker id no
   // transaction uses: tells how many timestamps the transactions took.
   uint64_t probe_ts() {
-    platform::TsLocal local;
+    TsLocal local;
     return ts.allocate(static_cast<uint32_t>(workers.size()), local);
   }
 

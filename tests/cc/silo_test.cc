@@ -16,8 +16,8 @@
 #include "platform/atomic.h"
 #include "platform/clock.h"
 #include "platform/thread.h"
-#include "platform/ts_source.h"
 #include "storage/database.h"
+#include "txn/ts_source.h"
 #include "txn/txn.h"
 
 #include "scheme_fixture.h"

@@ -18,8 +18,8 @@
 #include "common/config.h"
 #include "platform/atomic.h"
 #include "platform/thread.h"
-#include "platform/ts_source.h"
 #include "storage/database.h"
+#include "txn/ts_source.h"
 #include "txn/txn.h"
 
 #include "scheme_fixture.h"
@@ -43,8 +43,17 @@ uint64_t rts(TFixture& f, uint64_t key) { return Tictoc::rts_of(word(f, key)); }
 bool locked(TFixture& f, uint64_t key) { return Tictoc::is_locked(word(f, key)); }
 
 // What another committer between its lock and its install looks like.
-void lock_by_hand(TFixture& f, uint64_t key) { f.meta(key).word.fetch_or(Tictoc::kLockBit); }
-void unlock_by_hand(TFixture& f, uint64_t key) { f.meta(key).word.fetch_and(~Tictoc::kLockBit); }
+// A compare-and-swap loop, as the scheme's own lock, since a reader may be
+// extending the row's rts meanwhile.
+void set_lock_bit(TFixture& f, uint64_t key, bool locked) {
+  platform::Atomic<uint64_t>& w = f.meta(key).word;
+  uint64_t v = w.load(platform::memory_order_relaxed);
+  while (!w.compare_exchange_weak(v, locked ? v | Tictoc::kLockBit : v & ~Tictoc::kLockBit,
+                                  platform::memory_order_seq_cst)) {
+  }
+}
+void lock_by_hand(TFixture& f, uint64_t key) { set_lock_bit(f, key, true); }
+void unlock_by_hand(TFixture& f, uint64_t key) { set_lock_bit(f, key, false); }
 
 // Gives row `read_key` rts 1 and row `write_key` wts = rts = 1: a transaction
 // that reads the first and writes the second commits at 1 and extends the read.

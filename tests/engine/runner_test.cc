@@ -8,7 +8,7 @@
 #include "common/config.h"
 #include "engine/engine.h"
 #include "platform/clock.h"
-#include "platform/ts_source.h"
+#include "txn/ts_source.h"
 #include "workload/workloads.h"
 #include "workload/ycsb/ycsb_config.h"
 

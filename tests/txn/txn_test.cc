@@ -253,12 +253,12 @@ TYPED_TEST(ConcurrentTxns, IncrementsStayConsistent) {
       if (seen[0] - 100 != seen[1] - 101) bad_reads.fetch_add(1, platform::memory_order_relaxed);
     }
   });
-  EXPECT_EQ(bad_reads.load(), 0U);
+  EXPECT_EQ(bad_reads.load(platform::memory_order_relaxed), 0U);
   const int64_t writes = static_cast<int64_t>(kThreads) * kTxnsPerThread / 2;
   EXPECT_EQ(f.committed_value(0), 100 + writes);
   EXPECT_EQ(f.committed_value(1), 101 + writes);
   if (!TypeParam::kTraits.aborts) {
-    EXPECT_EQ(aborts.load(), 0U) << "a scheme that never aborts aborted";
+    EXPECT_EQ(aborts.load(platform::memory_order_relaxed), 0U) << "a scheme that never aborts aborted";
   }
   // Nothing the threads took is left held: a writer of both rows commits alone.
   ASSERT_EQ(f.add(*f.t0, 0, 1), Rc::Ok) << "row 0 is still held";

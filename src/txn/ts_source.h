@@ -8,19 +8,19 @@
 //            abort (the pathology §4.3 describes)
 //   clock    the core's cycle counter with the worker id in the low bits:
 //            unique without any shared write
+// The method is chosen by the run's configuration (common/ts_alloc.h). This is
+// allocation policy, not a platform primitive: it is written over the
+// platform's atomic counter, mutex and cycle counter, so a second backend runs
+// the same policy on its own primitives.
 #include <cstdint>
 #include <string>
 
-#include "common/platform_choices.h"
+#include "common/ts_alloc.h"
 #include "platform/atomic.h"
 #include "platform/clock.h"
 #include "platform/latch.h"
 
-namespace abyss::platform {
-
-// The method is chosen by the run's configuration (common/platform_choices.h).
-using abyss::TsAllocConfig;
-using abyss::TsMethod;
+namespace abyss {
 
 // Per-worker allocation state: the unused rest of a batch.
 struct TsLocal {
@@ -40,19 +40,19 @@ class TsSource final {
   uint64_t allocate(uint32_t worker, TsLocal& local) {
     switch (cfg_.method) {
       case TsMethod::Mutex: {
-        MutexGuard g(mutex_);
+        platform::MutexGuard g(mutex_);
         return ++plain_;
       }
       case TsMethod::Atomic:
-        return counter_.fetch_add(1, memory_order_relaxed) + 1;
+        return counter_.fetch_add(1, platform::memory_order_relaxed) + 1;
       case TsMethod::Batch:
         if (local.next == local.end) {
-          local.next = counter_.fetch_add(cfg_.batch, memory_order_relaxed) + 1;
+          local.next = counter_.fetch_add(cfg_.batch, platform::memory_order_relaxed) + 1;
           local.end = local.next + cfg_.batch;
         }
         return local.next++;
       case TsMethod::Clock:
-        return (cycles() << kWorkerBits) | worker;
+        return (platform::cycles() << kWorkerBits) | worker;
     }
     return 0;
   }
@@ -61,9 +61,9 @@ class TsSource final {
 
  private:
   TsAllocConfig cfg_;
-  alignas(kCacheLine) Atomic<uint64_t> counter_{0};
-  alignas(kCacheLine) Mutex mutex_;
+  alignas(platform::kCacheLine) platform::Atomic<uint64_t> counter_{0};
+  alignas(platform::kCacheLine) platform::Mutex mutex_;
   uint64_t plain_ = 0;  // guarded by mutex_
 };
 
-}  // namespace abyss::platform
+}  // namespace abyss

@@ -1,4 +1,4 @@
-#include "common/platform_choices.h"
+#include "common/ts_alloc.h"
 
 #include <charconv>
 #include <string>
