@@ -11,6 +11,7 @@
 
 #include "common/out_of_memory.h"
 #include "platform/atomic.h"
+#include "platform/touch.h"
 #include "storage/row.h"
 
 namespace abyss {
@@ -35,8 +36,11 @@ class HashIndex final {
     }
   }
 
+  // The bucket head is an Atomic, seen by the platform through its load; the
+  // nodes are plain memory, touched one by one as the probe reads them.
   Row* find(uint64_t key) const {
     for (Node* n = buckets_[slot(key)].load(platform::memory_order_acquire); n != nullptr; n = n->next) {
+      platform::touch(n, sizeof(Node), platform::Access::Read);
       if (n->key == key) return n->row;
     }
     return nullptr;
@@ -45,6 +49,7 @@ class HashIndex final {
   // `node` is caller-owned memory (the worker's arena) that lives as long as
   // the index.
   void insert(uint64_t key, Row* row, Node* node) {
+    platform::touch(node, sizeof(Node), platform::Access::Write);
     node->key = key;
     node->row = row;
     auto& head = buckets_[slot(key)];

@@ -1,6 +1,7 @@
 #pragma once
 // Worker threads. Engine code hands a function per worker; the platform runs
 // them (one OS thread each here; fibers on virtual cores in the simulated build).
+// Set-up work that is not measured goes through run_parallel instead.
 #include <cstdint>
 #include <functional>
 
@@ -13,6 +14,12 @@ namespace abyss::platform {
 // not std::terminate). If a thread cannot be created, none of the fn runs and
 // that error is thrown.
 void run_threads(uint32_t n, bool pin, const std::function<void(uint32_t)>& fn);
+
+// Runs fn(i) for i in [0, n) in parallel, for set-up work outside the
+// measurement (loading the tables), with run_threads' exception behaviour.
+// Natively run_threads(n, false, fn); a simulated backend runs it on the host,
+// never on simulated cores, so loading costs no simulated time.
+inline void run_parallel(uint32_t n, const std::function<void(uint32_t)>& fn) { run_threads(n, false, fn); }
 
 uint32_t hardware_cores();
 

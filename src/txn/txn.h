@@ -13,6 +13,7 @@
 
 #include "common/types.h"
 #include "platform/clock.h"
+#include "platform/touch.h"
 #include "stats/stats.h"
 #include "storage/row.h"
 #include "storage/table.h"
@@ -42,6 +43,7 @@ class Txn final {
     if (row == nullptr) return Rc::NotFound;
     if (t.read_only()) {
       out = layout_.data(row);
+      platform::touch(out, t.schema().size(), platform::Access::Read);
       return Rc::Ok;
     }
     if (AccessT* a = find(row)) {
@@ -145,6 +147,7 @@ class Txn final {
 
   // The access reads the row in place (the scheme holds it stable).
   void view_in_place(AccessT& a) {
+    touch_row(a, platform::Access::Read);
     a.seen = RowLayout::header(a.row).writer;
     a.view = layout_.data(a.row);
   }
@@ -154,6 +157,7 @@ class Txn final {
   void snapshot(AccessT& a) {
     const uint32_t size = a.table->schema().size();
     if (a.local == nullptr) a.local = static_cast<char*>(w_.scratch.allocate(size, 8));
+    touch_row(a, platform::Access::Read);
     a.seen = RowLayout::header(a.row).writer;
     std::memcpy(a.local, layout_.data(a.row), size);
     a.view = a.local;
@@ -164,6 +168,7 @@ class Txn final {
     const uint32_t size = a.table->schema().size();
     if (a.local == nullptr) a.local = static_cast<char*>(w_.scratch.allocate(size, 8));
     a.seen = writer;
+    platform::touch(data, size, platform::Access::Read);
     std::memcpy(a.local, data, size);
     a.view = a.local;
     a.older_version = true;
@@ -180,14 +185,17 @@ class Txn final {
         case AccessType::Read:
           break;
         case AccessType::Write:
+          touch_row(a, platform::Access::Write);
           std::memcpy(layout_.data(a.row), a.local, a.table->schema().size());
           h.writer = commit_id_;
           break;
         case AccessType::Remove:
+          platform::touch(&h, sizeof(RowHeader), platform::Access::Write);
           h.flags |= RowHeader::kDeleted;
           h.writer = commit_id_;
           break;
         case AccessType::Insert: {
+          touch_row(a, platform::Access::Write);  // its data was filled in place, unshared until now
           h.writer = commit_id_;
           h.flags = RowHeader::kLive;
           auto* node = static_cast<HashIndex::Node*>(w_.persistent.allocate(sizeof(HashIndex::Node), 8));
@@ -216,6 +224,14 @@ class Txn final {
  private:
   static void refuse_read_only(const Table& t) {
     if (t.read_only()) throw std::logic_error("a transaction wrote to read-only table " + t.name());
+  }
+
+  // The row's header and data, read or written with plain loads and stores
+  // while the scheme makes that safe: the data traffic of a row access
+  // (src/platform/README.md, "Data traffic").
+  void touch_row(const AccessT& a, platform::Access how) const {
+    platform::touch(&RowLayout::header(a.row), sizeof(RowHeader), how);
+    platform::touch(layout_.data(a.row), a.table->schema().size(), how);
   }
 
   Row* lookup(Table& t, uint64_t key) {

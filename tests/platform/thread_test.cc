@@ -61,5 +61,17 @@ TEST(RunThreads, OneOfSeveralExceptionsIsRethrown) {
   }
 }
 
+TEST(RunParallel, RunsEveryIndexOnceAndPassesAnExceptionOn) {
+  std::vector<int> runs(4, 0);
+  run_parallel(4, [&](uint32_t i) { runs[i]++; });
+  for (int r : runs) EXPECT_EQ(r, 1);
+  // The loaders' case: a table too large for memory ends the load with bad_alloc.
+  EXPECT_THROW(run_parallel(3,
+                            [](uint32_t i) {
+                              if (i == 1) throw std::bad_alloc();
+                            }),
+               std::bad_alloc);
+}
+
 }  // namespace
 }  // namespace abyss::platform

@@ -30,6 +30,7 @@
 #include "common/types.h"
 #include "platform/atomic.h"
 #include "platform/latch.h"
+#include "platform/touch.h"
 #include "storage/row.h"
 
 namespace abyss::cc {
@@ -151,6 +152,10 @@ class Mvcc final {
     v->wts = m.wts;
     v->writer = RowLayout::header(a.row).writer;
     v->older = m.older;
+    // The one copy of row data a scheme makes itself: the row is read, and the
+    // version, which other workers' reads copy later, is written.
+    platform::touch(t.layout().data(a.row), size, platform::Access::Read);
+    platform::touch(v, sizeof(Version) + size, platform::Access::Write);
     std::memcpy(v->data(), t.layout().data(a.row), size);
     m.older = v;
   }

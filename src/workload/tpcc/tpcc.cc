@@ -165,7 +165,7 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
   const int64_t d_ytd = static_cast<int64_t>(cust) * 1000;  // C * 10.00: HISTORY's initial sum (3.3.2.9)
   const uint64_t delivered = cust - kNewOrdersPerDistrict;  // orders 1..delivered are delivered (4.3.3.1)
 
-  platform::run_threads(loaders, false, [&](uint32_t l) {
+  platform::run_parallel(loaders, [&](uint32_t l) {
     Loader ld(*this, init_row);
     for (uint64_t u = l; u < units; u += loaders) {
       Rng rng(seed_ * 0x9e3779b97f4a7c15ULL + u + 1);

@@ -43,7 +43,7 @@ void Ycsb::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
   for (uint32_t f = 0; f < cfg_.fields; f++) field_columns_.push_back(table_->schema().column(1 + f));
 
   const uint64_t rows = rows_per_part_ * cfg_.partitions;  // keys that partitioning can reach
-  platform::run_threads(loaders, false, [&](uint32_t l) {
+  platform::run_parallel(loaders, [&](uint32_t l) {
     RowCursor cursor;
     Arena nodes(std::size_t{8} << 20, "the index nodes of table ycsb");
     const uint64_t lo = rows * l / loaders;
