@@ -218,11 +218,17 @@ int main(int argc, char** argv) {
 
   try {
     if (run->parsed()) {
+      // On simulated cores the papers run one worker per core.
+      if (run_cfg.sim_cores > 0 && run->count("--threads") == 0) run_cfg.threads = run_cfg.sim_cores;
       if (auto err = abyss::cli::workload_flag_mismatch(*run, run_cfg); !err.empty()) {
         std::fprintf(stderr, "abyss: %s\n", err.c_str());
         return 2;
       }
       if (auto err = abyss::validate_workload(run_cfg); !err.empty()) {
+        std::fprintf(stderr, "abyss: %s\n", err.c_str());
+        return 2;
+      }
+      if (auto err = abyss::check_machine(run_cfg); !err.empty()) {
         std::fprintf(stderr, "abyss: %s\n", err.c_str());
         return 2;
       }

@@ -35,6 +35,12 @@ struct Config {
   uint64_t seed = 1;
   uint32_t queries_per_worker = 4096;  // pre-generated, served round-robin (Abyss §3.2)
 
+  // The simulated machine (docs/many-core.md): 0 runs on this machine's
+  // cores; N runs the workers on N virtual cores of `topology` (a shipped
+  // name or a file) in the simulated build.
+  uint32_t sim_cores = 0;
+  std::string topology = "mesh";
+
   TsAllocConfig ts_alloc{};
   LatchKind latch = LatchKind::Spin;
   BackoffKind backoff = BackoffKind::Exp;

@@ -12,6 +12,7 @@
 #include "engine/runner.h"
 #include "platform/clock.h"
 #include "platform/latch.h"
+#include "platform/machine.h"
 #include "platform/process.h"
 #include "platform/thread.h"
 #include "storage/database.h"
@@ -23,6 +24,10 @@ namespace abyss {
 
 namespace {
 
+// How often the coordinator looks whether every worker is ready: short, so a
+// simulated run's workers do not run long before the warm-up starts.
+constexpr uint64_t kReadyPollNs = 10'000;
+
 template <class CC, class W>
 RunResult run_with(const Config& given) {
   using RowMeta = typename CC::RowMeta;
@@ -30,8 +35,15 @@ RunResult run_with(const Config& given) {
   cfg.partitions = W::partitions(given);  // what a scheme that locks partitions sizes its table by
   RunResult result;
   result.config = cfg;
-  result.cores = platform::hardware_cores();
-  result.load_average = platform::load_average();
+  const platform::MachineInfo machine = platform::machine_info();
+  result.platform = machine.platform;
+  result.topology = machine.topology;
+  result.topology_file = machine.topology_file;
+  result.ghz = machine.ghz;
+  result.cores = machine.cores;
+  // A simulated core runs one worker and nothing else: the host's load is
+  // not the simulated machine's.
+  result.load_average = platform::kSimulated ? 0 : platform::load_average();
   const bool oversubscribed = result.oversubscribed();
   result.type_names.assign(W::kTypeNames.begin(), W::kTypeNames.end());
   result.metrics = W::metrics();
@@ -44,21 +56,30 @@ RunResult run_with(const Config& given) {
   result.load_seconds = static_cast<double>(platform::wall_ns() - load_start) / 1e9;
   result.rss_after_load = platform::resident_bytes();
 
-  TsSource ts(cfg.ts_alloc);
+  // What the workers share is on the heap, never on this thread's stack: the
+  // simulated machine numbers cache lines by first touch, and a stack's
+  // offset within its page differs from process to process (docs/many-core.md).
+  auto ts = std::make_unique<TsSource>(cfg.ts_alloc);
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<typename W::Queries> queries;
   for (uint32_t i = 0; i < cfg.threads; i++) {
     auto& w = workers.emplace_back(std::make_unique<Worker>(WorkerId{i}, cfg.threads, cfg.seed, db.tables().size()));
-    w->ts = &ts;
+    w->ts = ts.get();
     if (!cfg.history_path.empty()) {
       w->history = std::make_unique<HistoryWriter>(cfg.history_path + ".part" + std::to_string(i));
     }
     queries.push_back(workload.generate(i, cfg.queries_per_worker, w->rng));
   }
 
-  CC cc(cfg, cfg.threads);
-  platform::Atomic<uint32_t> phase{static_cast<uint32_t>(Phase::Warmup)};
-  platform::Atomic<uint32_t> ready{0};
+  auto cc = std::make_unique<CC>(cfg, cfg.threads);
+  const uint64_t host_start = platform::host_ns();
+  struct RunState {
+    alignas(platform::kCacheLine) platform::Atomic<uint32_t> phase{static_cast<uint32_t>(Phase::Warmup)};
+    alignas(platform::kCacheLine) platform::Atomic<uint32_t> ready{0};
+  };
+  auto state = std::make_unique<RunState>();
+  platform::Atomic<uint32_t>& phase = state->phase;
+  platform::Atomic<uint32_t>& ready = state->ready;
   result.workers.assign(cfg.threads, WorkerStats(W::kTypeNames.size()));
   std::vector<std::string> errors(cfg.threads);
   uint64_t window_start = 0;
@@ -68,17 +89,17 @@ RunResult run_with(const Config& given) {
     if (i == cfg.threads) {
       // Starting threads and setting up workers is not part of the run: the
       // clock starts once every worker is about to run (or has failed).
-      while (ready.load(platform::memory_order_acquire) < cfg.threads) platform::sleep_ms(1);
-      platform::sleep_ms(static_cast<uint64_t>(cfg.warmup_s * 1000));
+      while (ready.load(platform::memory_order_acquire) < cfg.threads) platform::sleep_ns(kReadyPollNs);
+      platform::sleep_ns(static_cast<uint64_t>(cfg.warmup_s * 1e9));
       window_start = platform::wall_ns();
       phase.store(static_cast<uint32_t>(Phase::Measure), platform::memory_order_release);
       // Sleeps the window in steps of at most a second, sampling memory.
-      const auto window_ms = static_cast<uint64_t>(cfg.duration_s * 1000);
-      for (uint64_t slept = 0; slept < window_ms;) {
-        const uint64_t step = std::min<uint64_t>(1000, window_ms - slept);
-        platform::sleep_ms(step);
+      const auto window_ns = static_cast<uint64_t>(cfg.duration_s * 1e9);
+      for (uint64_t slept = 0; slept < window_ns;) {
+        const uint64_t step = std::min<uint64_t>(1'000'000'000, window_ns - slept);
+        platform::sleep_ns(step);
         slept += step;
-        result.rss_samples.emplace_back(static_cast<double>(slept) / 1000, platform::resident_bytes());
+        result.rss_samples.emplace_back(static_cast<double>(slept) / 1e9, platform::resident_bytes());
       }
       phase.store(static_cast<uint32_t>(Phase::Done), platform::memory_order_release);
       window_end = platform::wall_ns();
@@ -86,7 +107,7 @@ RunResult run_with(const Config& given) {
     }
     bool counted = false;
     try {
-      result.workers[i] = run_worker(cfg, cc, workload, queries[i], *workers[i], layout, phase, oversubscribed, [&] {
+      result.workers[i] = run_worker(cfg, *cc, workload, queries[i], *workers[i], layout, phase, oversubscribed, [&] {
         ready.fetch_add(1, platform::memory_order_release);
         counted = true;
       });
@@ -99,6 +120,8 @@ RunResult run_with(const Config& given) {
   for (const auto& e : errors) {
     if (!e.empty()) throw std::runtime_error("worker failed: " + e);
   }
+  result.host_seconds = static_cast<double>(platform::host_ns() - host_start) / 1e9;
+  result.machine_counters = platform::machine_counters();
   result.seconds = static_cast<double>(window_end - window_start) / 1e9;
   result.total = WorkerStats(W::kTypeNames.size());
   for (const auto& w : result.workers) result.total.merge(w);
@@ -134,6 +157,7 @@ std::string memory_shortfall(const Config& cfg) {
 }
 
 std::string oversubscription_note(const Config& cfg) {
+  if (platform::kSimulated) return {};
   const uint32_t cores = platform::hardware_cores();
   const double load = platform::load_average();
   if (static_cast<double>(cfg.threads) + load <= cores + 0.5) return {};
@@ -145,7 +169,19 @@ std::string oversubscription_note(const Config& cfg) {
   return line;
 }
 
+std::string check_machine(const Config& cfg) {
+  if (cfg.sim_cores > 0 && cfg.threads > cfg.sim_cores) {
+    return "--threads " + std::to_string(cfg.threads) + " exceeds --sim-cores " + std::to_string(cfg.sim_cores) +
+           ": a simulated core runs one worker";
+  }
+  // The simulated build runs on simulated cores even when none were asked
+  // for (a test, the library): one per worker.
+  const uint32_t cores = platform::kSimulated && cfg.sim_cores == 0 ? cfg.threads : cfg.sim_cores;
+  return platform::use_machine(cores, cfg.topology);
+}
+
 RunResult run(const Config& cfg) {
+  if (auto err = check_machine(cfg); !err.empty()) throw std::invalid_argument(err);
   // The one place a scheme and a workload are picked: everything below is
   // instantiated for the pair, so no access branches on either.
   return cc::Registry::dispatch(cfg.cc, [&]<class CC>() {

@@ -10,8 +10,14 @@
 
 namespace abyss {
 
-// Throws std::runtime_error on a failure at run time (exit code 1).
+// Throws std::runtime_error on a failure at run time (exit code 1), and
+// std::invalid_argument when check_machine refuses the configuration.
 RunResult run(const Config& config);
+
+// Sets up the machine the run executes on (this one, or --sim-cores
+// simulated cores of --topology, docs/many-core.md); answers what is wrong
+// with the request, empty when it is set up.
+std::string check_machine(const Config& config);
 
 // The resident bytes the configuration's load and workers take under its
 // scheme, from the structures' own sizes (storage/footprint.h), so a run the

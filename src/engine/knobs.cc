@@ -60,6 +60,9 @@ std::string unless_backs_off(const cc::SchemeTraits& s, const Config& c) {
   if (!s.aborts) return unless_aborts(s, c);
   return c.backoff == BackoffKind::Exp ? "" : "it bounds --backoff exp only";
 }
+std::string unless_simulated(const cc::SchemeTraits& /*s*/, const Config& c) {
+  return c.sim_cores > 0 ? "" : "it chooses the simulated machine, used with --sim-cores N only";
+}
 // (A knob of one scheme is ignored under the others through its `scheme`
 // field; see ignored_reason.)
 std::string unless_dl_searches(const cc::SchemeTraits& /*s*/, const Config& c) {
@@ -96,13 +99,14 @@ std::vector<Knob> make_table() {
   t.push_back(std::move(k));
 
   t.push_back(integer<uint32_t>(
-      "threads", "threads", 1, 1024, +[](Config& c) -> uint32_t& { return c.threads; }, "worker threads"));
+      "threads", "threads", 1, 4096, +[](Config& c) -> uint32_t& { return c.threads; },
+      "worker threads (with --sim-cores: one per simulated core, default all of them)"));
   t.push_back(real(
-      "duration", "duration_s", 0.01, 86400, +[](Config& c) -> double& { return c.duration_s; },
-      "measurement window, seconds"));
+      "duration", "duration_s", 0.0001, 86400, +[](Config& c) -> double& { return c.duration_s; },
+      "measurement window, seconds (virtual seconds with --sim-cores)"));
   t.push_back(real(
       "warmup", "warmup_s", 0, 3600, +[](Config& c) -> double& { return c.warmup_s; },
-      "warm-up before measuring, seconds"));
+      "warm-up before measuring, seconds (virtual seconds with --sim-cores)"));
 
   k = Knob{};
   k.name = "pin";
@@ -114,6 +118,25 @@ std::vector<Knob> make_table() {
     return std::string();
   };
   k.get = [](const Config& c) { return nlohmann::json(c.pin); };
+  t.push_back(std::move(k));
+
+  t.push_back(integer<uint32_t>(
+      "sim-cores", "sim_cores", 0, 4096, +[](Config& c) -> uint32_t& { return c.sim_cores; },
+      "run on this many simulated cores, in virtual time (0: this machine's cores; docs/many-core.md)"));
+
+  k = Knob{};
+  k.name = "topology";
+  k.json = "topology";
+  k.kind = KnobKind::Text;
+  k.syntax = "mesh|numa|host|FILE";
+  k.help = "the simulated machine: mesh (Abyss §3.1), numa (Tale §2), host (this machine, calibrated) or a file";
+  k.ignored_because = unless_simulated;
+  k.set = [](Config& c, std::string_view text) {
+    if (text.empty()) return std::string("an empty topology is not one of mesh, numa, host or a file");
+    c.topology = std::string(text);
+    return std::string();
+  };
+  k.get = [](const Config& c) { return nlohmann::json(c.topology); };
   t.push_back(std::move(k));
 
   t.push_back(integer<uint64_t>(

@@ -42,6 +42,13 @@ nlohmann::json report_json(const RunResult& r) {
   j["cores"] = r.cores;
   j["load_average"] = r.load_average;
   j["oversubscribed"] = r.oversubscribed();
+  j["platform"] = r.platform;
+  if (r.platform == "sim") {
+    j["topology"] = {{"name", r.topology}, {"file", r.topology_file}, {"ghz", r.ghz}};
+    j["sim_cores"] = r.cores;
+    for (const auto& [name, n] : r.machine_counters) j["sim_counters"][name] = n;
+  }
+  j["host_seconds"] = r.host_seconds;
 
   nlohmann::json res;
   res["seconds"] = r.seconds;

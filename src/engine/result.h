@@ -29,6 +29,14 @@ struct RunResult {
   uint32_t cores = 0;
   double load_average = 0;
   bool oversubscribed() const { return static_cast<double>(config.threads) + load_average > cores + 0.5; }
+  // Which machine ran it: this one, or a simulated one (docs/many-core.md),
+  // and the host's seconds for the run itself (load excluded).
+  std::string platform = "native";
+  std::string topology;       // simulated: the topology's name
+  std::string topology_file;  // and the file it came from
+  double ghz = 0;             // simulated: the virtual cores' clock
+  double host_seconds = 0;
+  std::vector<std::pair<std::string, uint64_t>> machine_counters;  // simulated: the machine's counts
   // Resident memory each second of the measurement window: {seconds, bytes}.
   std::vector<std::pair<double, uint64_t>> rss_samples;
 

@@ -11,6 +11,8 @@ uint64_t wall_ns() {
           .count());
 }
 
+uint64_t host_ns() { return wall_ns(); }
+
 namespace {
 double measure_cycles_per_ns() {
   const uint64_t w0 = wall_ns();
@@ -29,6 +31,8 @@ double cycles_per_ns() {
 }
 
 void sleep_ms(uint64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+void sleep_ns(uint64_t ns) { std::this_thread::sleep_for(std::chrono::nanoseconds(ns)); }
 
 void yield_thread() { std::this_thread::yield(); }
 

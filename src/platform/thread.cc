@@ -76,4 +76,6 @@ void run_threads(uint32_t n, bool pin, const std::function<void(uint32_t)>& fn) 
   if (first) std::rethrow_exception(first);
 }
 
+void run_parallel(uint32_t n, const std::function<void(uint32_t)>& fn) { run_threads(n, false, fn); }
+
 }  // namespace abyss::platform

@@ -19,7 +19,7 @@ void run_threads(uint32_t n, bool pin, const std::function<void(uint32_t)>& fn);
 // measurement (loading the tables), with run_threads' exception behaviour.
 // Natively run_threads(n, false, fn); a simulated backend runs it on the host,
 // never on simulated cores, so loading costs no simulated time.
-inline void run_parallel(uint32_t n, const std::function<void(uint32_t)>& fn) { run_threads(n, false, fn); }
+void run_parallel(uint32_t n, const std::function<void(uint32_t)>& fn);
 
 uint32_t hardware_cores();
 

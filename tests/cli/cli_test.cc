@@ -168,8 +168,8 @@ std::vector<BadCase> bad_cases() {
       {"ts_alloc_batch_zero", {"run", "--ts-alloc", "batch:0"}, {"--ts-alloc", "batch:0"}},
       {"ts_alloc_batch_not_a_number", {"run", "--ts-alloc", "batch:abc"}, {"--ts-alloc", "batch:abc"}},
       // Ranges: the line names the value and the bound it broke.
-      {"threads_zero", {"run", "--threads", "0"}, {"--threads", "0", "1024"}},
-      {"threads_too_many", {"run", "--threads", "5000"}, {"--threads", "5000", "1024"}},
+      {"threads_zero", {"run", "--threads", "0"}, {"--threads", "0", "4096"}},
+      {"threads_too_many", {"run", "--threads", "5000"}, {"--threads", "5000", "4096"}},
       {"theta_one", {"run", "--theta", "1.0"}, {"--theta", "1.0"}},
       {"theta_negative", {"run", "--theta", "-0.1"}, {"--theta", "-0.1"}},
       {"write_ratio_above_one", {"run", "--write-ratio", "1.5"}, {"--write-ratio", "1.5"}},
@@ -216,7 +216,7 @@ std::vector<BadCase> bad_cases() {
       {"bench_alone_names_the_specs", {"bench"}, {"./abyss bench", "ycsb", "hstore", "tpcc", "latch", "ts"}},
       {"demo_is_a_spec", {"demo"}, {"./abyss", "demo", "harness/specs/demo.toml"}},
       // Numbers that are not numbers, or do not fit.
-      {"threads_not_a_number", {"run", "--threads", "abc"}, {"--threads", "abc", "not", "number", "1024"}},
+      {"threads_not_a_number", {"run", "--threads", "abc"}, {"--threads", "abc", "not", "number", "4096"}},
       {"threads_not_an_integer", {"run", "--threads", "1.5"}, {"--threads", "1.5", "integer"}},
       {"seed_negative", {"run", "--seed", "-1"}, {"--seed", "-1", "18446744073709551615"}},
       {"seed_above_64_bits", {"run", "--seed", "18446744073709551616"}, {"--seed", "18446744073709551616"}},

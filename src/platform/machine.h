@@ -1,0 +1,38 @@
+#pragma once
+// Which machine a run executes on. The native build runs on this machine's
+// cores; the simulated build (ABYSS_PLATFORM=sim, docs/many-core.md) runs on
+// a machine of `--sim-cores` virtual cores laid out as a topology file says.
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace abyss::platform {
+
+#if defined(ABYSS_SIM)
+inline constexpr bool kSimulated = true;
+#else
+inline constexpr bool kSimulated = false;
+#endif
+
+// Sets up the machine the next runs use: `cores` simulated cores of the
+// named topology (a file in src/platform/sim/topologies/, or a path to one).
+// Answers an error naming what is wrong, empty on success; the native build
+// accepts only cores == 0 (this machine).
+std::string use_machine(uint32_t cores, const std::string& topology);
+
+struct MachineInfo {
+  std::string platform;  // "native" or "sim"
+  std::string topology;  // sim: the topology's name
+  std::string topology_file;
+  uint32_t cores = 0;  // sim: the virtual cores; native: the hardware threads
+  double ghz = 0;      // sim: the virtual cores' clock
+};
+MachineInfo machine_info();
+
+// What the simulated machine counted during the last run (switches between
+// cores, line accesses, private-cache hits, transfers between cores, memory
+// reads, parks), by name; empty natively.
+std::vector<std::pair<std::string, uint64_t>> machine_counters();
+
+}  // namespace abyss::platform
