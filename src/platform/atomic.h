@@ -2,13 +2,20 @@
 // The platform layer is the only code that touches hardware primitives
 // (docs/architecture.md, "Layers"). Engine code uses these names; a simulated many-core
 // build replaces this folder.
-#include <atomic>
-#include <concepts>
 #include <cstddef>
 #include <cstdint>
 
+#if defined(ABYSS_SIM)
+// The simulated build: Atomic<T> and the memory orders on a simulated core.
+#include "platform/sim/atomic.h"
+#else
+#include <atomic>
+#include <concepts>
+#endif
+
 namespace abyss::platform {
 
+#if !defined(ABYSS_SIM)
 using std::memory_order_acq_rel;
 using std::memory_order_acquire;
 using std::memory_order_relaxed;
@@ -51,13 +58,19 @@ class Atomic final {
  private:
   std::atomic<T> v_;
 };
-static_assert(sizeof(Atomic<uint64_t>) == sizeof(std::atomic<uint64_t>),
-              "the wrapper adds nothing to a row's metadata or a bucket");
+#endif  // !ABYSS_SIM
+static_assert(sizeof(Atomic<uint64_t>) == sizeof(uint64_t), "the wrapper adds nothing to a row's metadata or a bucket");
 
 // One cache line: per-worker state and contended words are aligned to it so
 // workers do not false-share (Tale §5, "64-byte alignment").
 inline constexpr std::size_t kCacheLine = 64;
 
+#if defined(ABYSS_SIM)
+// The simulated machine is sequentially consistent: a fence orders nothing
+// more, and a spin-wait hint is a few cycles of local work.
+inline void fence() {}
+inline void cpu_relax() { sim::pause(); }
+#else
 inline void fence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
 // A spin-wait hint to the core (PAUSE on x86).
@@ -68,5 +81,6 @@ inline void cpu_relax() {
   asm volatile("yield" ::: "memory");
 #endif
 }
+#endif  // ABYSS_SIM
 
 }  // namespace abyss::platform

@@ -4,7 +4,9 @@
 // latch, and an MCS queuing latch where each waiter spins on its own node, so a
 // release touches one other core instead of all of them.
 #include <cstdint>
+#if !defined(ABYSS_SIM)
 #include <mutex>
+#endif
 
 #include "common/latch_kind.h"
 #include "platform/atomic.h"
@@ -12,6 +14,17 @@
 
 namespace abyss::platform {
 
+#if defined(ABYSS_SIM)
+// On a simulated core a wait parks the core until a line it loaded since its
+// last wait is written, or a deadline passes (docs/many-core.md, "Waiting").
+class SpinWait final {
+ public:
+  void once() { sim::spin(steps_++); }
+
+ private:
+  uint32_t steps_ = 0;
+};
+#else
 // Spins with a pause hint, then yields the core, then naps: on an
 // oversubscribed machine (more workers than cores) the thread being waited for
 // may be preempted, and a yield does not always let it run again (it may be
@@ -39,6 +52,7 @@ class SpinWait final {
   uint32_t spins_ = 0;
   uint32_t yields_ = 0;
 };
+#endif
 
 class SpinLatch final {
  public:
@@ -144,6 +158,18 @@ struct Latch::Guard {
 };
 
 // A blocking mutex, for the `--ts-alloc mutex` baseline and rare registrations.
+#if defined(ABYSS_SIM)
+// Simulated: a test-and-set word whose waiters park (a futex-backed mutex
+// is one uncontended atomic too).
+class Mutex final {
+ public:
+  void lock() { latch_.lock(); }
+  void unlock() { latch_.unlock(); }
+
+ private:
+  SpinLatch latch_;
+};
+#else
 class Mutex final {
  public:
   void lock() { m_.lock(); }
@@ -152,6 +178,7 @@ class Mutex final {
  private:
   std::mutex m_;
 };
+#endif
 
 class MutexGuard final {
  public:

@@ -6,6 +6,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#if defined(ABYSS_SIM)
+#include "platform/sim/machine.h"
+#endif
+
 namespace abyss::platform {
 
 enum class Access : uint8_t { Read, Write };
@@ -15,6 +19,10 @@ enum class Access : uint8_t { Read, Write };
 // charges the coherence cost of the cache lines they span; natively it does
 // nothing, and its arguments are computed only if they have side effects.
 // Not a waiting point.
+#if defined(ABYSS_SIM)
+inline void touch(const void* p, std::size_t bytes, Access a) { sim::touch(p, bytes, a == Access::Write); }
+#else
 inline void touch(const void* /*p*/, std::size_t /*bytes*/, Access /*a*/) {}
+#endif
 
 }  // namespace abyss::platform

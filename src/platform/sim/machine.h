@@ -1,0 +1,87 @@
+#pragma once
+// The simulated machine: virtual cores as fibers on one host thread, virtual
+// time from a cache-coherence cost model (docs/many-core.md).
+//
+// The scheduler always resumes the core with the smallest virtual clock
+// (ties by core id), and a core runs on only while its clock stays below
+// every other core's. Every shared-memory operation goes through `access` or
+// `touch`, which first lets every core that is behind catch up, so
+// operations take effect in virtual-time order and a run is a function of
+// its inputs alone.
+//
+// The platform primitives (platform/atomic.h, latch.h, clock.h, thread.h,
+// touch.h) call the functions below; outside a simulated run (loading,
+// set-up, the report) they cost nothing and never switch.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "platform/sim/topology.h"
+
+namespace abyss::platform::sim {
+
+enum class Op : uint8_t { Load, Store, Rmw };
+
+// Builds the machine that later runs use: `cores` virtual cores laid out as
+// the topology says. Answers an error, empty on success. Until it is
+// called, a run uses a default machine (the `host` layout with as many
+// cores as the run has workers).
+std::string configure(uint32_t cores, const Topology& topology);
+
+// The configured machine's core count, topology name and clock rate.
+uint32_t cores();
+const Topology& topology();
+
+// Runs fn(i) for i in [0, n) on virtual cores 0..n-1 (an i beyond the
+// machine's cores shares the last one's place) and returns once all have
+// ended; an exception from one fn is rethrown after all have ended.
+void run(uint32_t n, const std::function<void(uint32_t)>& fn);
+
+// True inside a simulated run, on one of its virtual cores.
+bool active();
+
+// One atomic word at p (within one cache line).
+void access(const void* p, Op op);
+
+// Row data: every line of [p, p + bytes), read or written.
+void touch(const void* p, std::size_t bytes, bool write);
+
+// A step of a wait for another core (SpinWait::once): parks the core until
+// a line it loaded since its last wait is written or `step`'s deadline
+// passes. Never spins the host.
+void spin(uint32_t step);
+
+// The core waits `ps` picoseconds of virtual time (backoff, naps, sleeps,
+// yields).
+void wait_ps(uint64_t ps);
+
+// A pause hint: a few cycles of local work.
+void pause();
+
+// Virtual time of the running core in picoseconds (outside a run: the end
+// of the last run).
+uint64_t now_ps();
+
+// The running core's cycle counter. Reading it takes the topology's
+// `clock_cycles`, at least one cycle, so two reads never answer the same
+// value (the `clock` timestamp method relies on that, as on real cores).
+uint64_t now_cycles();
+
+// The Abyss §4.3 hardware timestamp counter: one cycle at the centre of the
+// chip, reached over the network (no cache line moves).
+uint64_t hardware_counter_next();
+
+// Statistics of the last run, for the report: host seconds spent in the
+// scheduler, context switches, accesses, and cache behaviour.
+struct Stats {
+  uint64_t switches = 0;
+  uint64_t accesses = 0;
+  uint64_t private_hits = 0;
+  uint64_t remote_transfers = 0;
+  uint64_t memory_reads = 0;
+  uint64_t parks = 0;
+};
+Stats stats();
+
+}  // namespace abyss::platform::sim

@@ -1,0 +1,39 @@
+// platform/machine.h on the simulated build.
+#include <string>
+
+#include "platform/machine.h"
+#include "platform/sim/machine.h"
+#include "platform/sim/topology.h"
+
+namespace abyss::platform {
+
+namespace {
+std::string topology_path(const std::string& name) {
+  // A bare name is one of the shipped files; anything else is a path.
+  if (name.find('/') == std::string::npos && !name.ends_with(".toml")) {
+    return std::string(ABYSS_TOPOLOGY_DIR) + "/" + name + ".toml";
+  }
+  return name;
+}
+}  // namespace
+
+std::string use_machine(uint32_t cores, const std::string& topology) {
+  if (cores == 0) return "the simulated build needs --sim-cores N (1 to 4096)";
+  sim::Topology t;
+  if (auto err = sim::load_topology(topology_path(topology), t); !err.empty()) return err;
+  return sim::configure(cores, t);
+}
+
+MachineInfo machine_info() {
+  const sim::Topology& t = sim::topology();
+  return {"sim", t.name, t.source, sim::cores(), t.ghz};
+}
+
+std::vector<std::pair<std::string, uint64_t>> machine_counters() {
+  const sim::Stats s = sim::stats();
+  return {{"switches", s.switches},         {"accesses", s.accesses},
+          {"private_hits", s.private_hits}, {"remote_transfers", s.remote_transfers},
+          {"memory_reads", s.memory_reads}, {"parks", s.parks}};
+}
+
+}  // namespace abyss::platform
