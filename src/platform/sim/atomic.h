@@ -8,7 +8,6 @@
 // simulated machine is sequentially consistent.
 #include <concepts>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
 #include "platform/sim/machine.h"
@@ -72,7 +71,7 @@ class Atomic final {
   // as on x86.
   bool cas(T& expected, T desired) {
     sim::access(&v_, sim::Op::Rmw);
-    if (std::memcmp(&v_, &expected, sizeof(T)) == 0) {
+    if (v_ == expected) {
       v_ = desired;
       return true;
     }

@@ -33,7 +33,7 @@ constexpr uint32_t kIdBits = 12;  // a scheduling key is (clock << kIdBits) | co
 constexpr uint32_t kMaxCores = 1u << kIdBits;
 constexpr uint64_t kNever = ~uint64_t{0};
 constexpr uint16_t kNoOwner = 0xffff;
-constexpr std::size_t kStackBytes = 256 * 1024;
+constexpr std::size_t kStackBytes = std::size_t{256} * 1024;
 constexpr uint32_t kWatchLines = 4;
 // A touch of more lines than this is a block (docs/many-core.md).
 constexpr uint32_t kLinesPerBlock = 2;
@@ -418,7 +418,13 @@ class Machine final {
   // Wakes the watchdog's view of progress.
   void tick() { progress_.store(progress_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 
-  uint64_t cycles(double n) const { return static_cast<uint64_t>(n * ps_per_cycle_ + 0.5); }
+  // Costs are never negative: to the nearest picosecond, without a libm call
+  // on the hot path.
+  uint64_t cycles(double n) const {
+    const double ps = n * ps_per_cycle_;
+    const auto whole = static_cast<uint64_t>(ps);
+    return whole + (ps - static_cast<double>(whole) >= 0.5 ? 1 : 0);
+  }
   void charge(Core& c, double n) { c.clock += cycles(n); }
 
   // Lets every core behind this one catch up, so what this core does next
