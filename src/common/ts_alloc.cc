@@ -6,13 +6,15 @@
 namespace abyss {
 
 std::string TsAllocConfig::parse(const std::string& text, TsAllocConfig& out) {
-  std::string allowed = "'" + text + "' is not one of mutex, atomic, batch:N (1 <= N <= 1000000), clock";
+  std::string allowed = "'" + text + "' is not one of mutex, atomic, batch:N (1 <= N <= 1000000), clock, hw";
   if (text == "mutex") {
     out = {TsMethod::Mutex, 1};
   } else if (text == "atomic") {
     out = {TsMethod::Atomic, 1};
   } else if (text == "clock") {
     out = {TsMethod::Clock, 1};
+  } else if (text == "hw") {
+    out = {TsMethod::Hardware, 1};
   } else if (text.rfind("batch:", 0) == 0) {
     const char* first = text.data() + 6;
     const char* last = text.data() + text.size();
@@ -36,6 +38,8 @@ std::string TsAllocConfig::to_string() const {
       return "batch:" + std::to_string(batch);
     case TsMethod::Clock:
       return "clock";
+    case TsMethod::Hardware:
+      return "hw";
   }
   return "?";
 }

@@ -177,7 +177,12 @@ std::string check_machine(const Config& cfg) {
   // The simulated build runs on simulated cores even when none were asked
   // for (a test, the library): one per worker.
   const uint32_t cores = platform::kSimulated && cfg.sim_cores == 0 ? cfg.threads : cfg.sim_cores;
-  return platform::use_machine(cores, cfg.topology);
+  if (auto err = platform::use_machine(cores, cfg.topology); !err.empty()) return err;
+  if (cfg.ts_alloc.method == TsMethod::Hardware && !platform::has_hardware_counter()) {
+    return "--ts-alloc hw is the simulated mesh chip's timestamp counter (Abyss §4.3): it needs --sim-cores N "
+           "with --topology mesh";
+  }
+  return {};
 }
 
 RunResult run(const Config& cfg) {

@@ -121,7 +121,7 @@ std::vector<Knob> make_table() {
   t.push_back(std::move(k));
 
   t.push_back(integer<uint32_t>(
-      "sim-cores", "sim_cores", 0, 4096, +[](Config& c) -> uint32_t& { return c.sim_cores; },
+      "sim-cores", "sim_cores", 0, 4095, +[](Config& c) -> uint32_t& { return c.sim_cores; },
       "run on this many simulated cores, in virtual time (0: this machine's cores; docs/many-core.md)"));
 
   k = Knob{};
@@ -151,8 +151,10 @@ std::vector<Knob> make_table() {
   k.name = "ts-alloc";
   k.json = "ts_alloc";
   k.kind = KnobKind::Text;
-  k.syntax = "mutex|atomic|batch:N|clock";
-  k.help = "timestamp allocation: mutex | atomic | batch:N (N in 1..1000000) | clock (Abyss §4.3)";
+  k.syntax = "mutex|atomic|batch:N|clock|hw";
+  k.help =
+      "timestamp allocation: mutex | atomic | batch:N (N in 1..1000000) | clock | hw (the simulated "
+      "chip's counter, --sim-cores with --topology mesh) (Abyss §4.3)";
   k.ignored_because = unless_allocates_timestamps;
   k.set = [](Config& c, std::string_view text) {
     TsAllocConfig parsed;

@@ -4,7 +4,9 @@
 // latch, and an MCS queuing latch where each waiter spins on its own node, so a
 // release touches one other core instead of all of them.
 #include <cstdint>
-#if !defined(ABYSS_SIM)
+#if defined(ABYSS_SIM)
+#include <memory>
+#else
 #include <mutex>
 #endif
 
@@ -159,15 +161,17 @@ struct Latch::Guard {
 
 // A blocking mutex, for the `--ts-alloc mutex` baseline and rare registrations.
 #if defined(ABYSS_SIM)
-// Simulated: a test-and-set word whose waiters park (a futex-backed mutex
-// is one uncontended atomic too).
+// Simulated: an MCS queue lock with one queue node per simulated core, so a
+// release hands the lock to the next waiter alone, as a blocking mutex's
+// wake-up does, rather than every waiter retrying at once.
 class Mutex final {
  public:
-  void lock() { latch_.lock(); }
-  void unlock() { latch_.unlock(); }
+  void lock() { latch_.lock(nodes_[sim::current_core()]); }
+  void unlock() { latch_.unlock(nodes_[sim::current_core()]); }
 
  private:
-  SpinLatch latch_;
+  McsLatch latch_;
+  std::unique_ptr<McsLatch::Node[]> nodes_ = std::make_unique<McsLatch::Node[]>(sim::kMaxCores);
 };
 #else
 class Mutex final {

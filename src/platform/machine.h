@@ -21,6 +21,12 @@ inline constexpr bool kSimulated = false;
 // accepts only cores == 0 (this machine).
 std::string use_machine(uint32_t cores, const std::string& topology);
 
+// The next value of the simulated chip's hardware timestamp counter (Abyss
+// §4.3: one cycle at the centre tile, reached over the mesh). Only the mesh
+// topology has one: use_machine's caller checks `has_hardware_counter()`.
+bool has_hardware_counter();
+uint64_t hardware_counter_next();
+
 struct MachineInfo {
   std::string platform;  // "native" or "sim"
   std::string topology;  // sim: the topology's name

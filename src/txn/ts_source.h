@@ -19,6 +19,7 @@
 #include "platform/atomic.h"
 #include "platform/clock.h"
 #include "platform/latch.h"
+#include "platform/machine.h"
 
 namespace abyss {
 
@@ -30,8 +31,9 @@ struct TsLocal {
 
 class TsSource final {
  public:
-  // Bits for the worker id in Clock timestamps: up to 1024 workers.
-  static constexpr uint32_t kWorkerBits = 10;
+  // Bits for the worker id in Clock timestamps: up to 4096 workers (the
+  // --threads bound).
+  static constexpr uint32_t kWorkerBits = 12;
 
   explicit TsSource(TsAllocConfig cfg) : cfg_(cfg) {}
 
@@ -53,6 +55,8 @@ class TsSource final {
         return local.next++;
       case TsMethod::Clock:
         return (platform::cycles() << kWorkerBits) | worker;
+      case TsMethod::Hardware:
+        return platform::hardware_counter_next();
     }
     return 0;
   }

@@ -166,6 +166,8 @@ std::vector<BadCase> bad_cases() {
       {"dl_detect_maybe", {"run", "--dl-detect", "maybe"}, {"--dl-detect", "maybe", "on", "off"}},
       {"ts_alloc_bogus", {"run", "--ts-alloc", "bogus"}, {"--ts-alloc", "bogus", "mutex", "atomic", "batch", "clock"}},
       {"ts_alloc_batch_zero", {"run", "--ts-alloc", "batch:0"}, {"--ts-alloc", "batch:0"}},
+      {"ts_alloc_hw_needs_the_simulated_mesh", {"run", "--ts-alloc", "hw"}, {"--ts-alloc", "hw", "--sim-cores"}},
+      {"sim_cores_needs_the_simulated_build", {"run", "--sim-cores", "64"}, {"--sim-cores", "simulated"}},
       {"ts_alloc_batch_not_a_number", {"run", "--ts-alloc", "batch:abc"}, {"--ts-alloc", "batch:abc"}},
       // Ranges: the line names the value and the bound it broke.
       {"threads_zero", {"run", "--threads", "0"}, {"--threads", "0", "4096"}},

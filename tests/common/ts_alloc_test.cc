@@ -15,6 +15,9 @@ TEST(TsAlloc, ParsesEveryMethodAndRejectsOthers) {
   EXPECT_EQ(c.to_string(), "batch:16");
   EXPECT_EQ(TsAllocConfig::parse("clock", c), "");
   EXPECT_EQ(c.method, TsMethod::Clock);
+  EXPECT_EQ(TsAllocConfig::parse("hw", c), "");
+  EXPECT_EQ(c.method, TsMethod::Hardware);
+  EXPECT_EQ(c.to_string(), "hw");
   for (const char* bad : {"", "batch", "batch:", "batch:0", "batch:x", "batch:2000000", "atomics", "Mutex"}) {
     EXPECT_NE(TsAllocConfig::parse(bad, c), "") << bad;
   }

@@ -79,6 +79,23 @@ TEST_P(SimDeterminism, SameSeedSameReportInTwoProcesses) {
 
 INSTANTIATE_TEST_SUITE_P(Cores, SimDeterminism, ::testing::Values(64u, 1024u));
 
+// Abyss §4.3's hardware counter exists on the simulated mesh chip, and only
+// there: every timestamp it hands out is distinct, and the numa machine
+// refuses it before the run.
+TEST(SimHardwareCounter, MeshHasItNumaRefusesIt) {
+  const std::string json = temp_path("ts.json");
+  const auto ran = run_abyss({"run", "--sim-cores", "64", "--workload", "tsalloc", "--cc", "none", "--ts-alloc", "hw",
+                              "--duration", "0.0002", "--warmup", "0.00005", "--json", json});
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  const nlohmann::json report = nlohmann::json::parse(slurp(json));
+  std::filesystem::remove(json);
+  EXPECT_GT(report["results"]["timestamps_per_second"].get<double>(), 0);
+  const auto refused = run_abyss({"run", "--sim-cores", "64", "--topology", "numa", "--workload", "tsalloc", "--cc",
+                                  "none", "--ts-alloc", "hw", "--duration", "0.0002"});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("--ts-alloc hw"), std::string::npos) << refused.err;
+}
+
 struct HistoryCase {
   std::string name;
   std::vector<std::string> workload;

@@ -30,7 +30,7 @@ namespace {
 namespace ctx = boost::context;
 
 constexpr uint32_t kIdBits = 12;  // a scheduling key is (clock << kIdBits) | core
-constexpr uint32_t kMaxCores = 1u << kIdBits;
+static_assert(kMaxCores == 1u << kIdBits, "a scheduling key holds a core index");
 constexpr uint64_t kNever = ~uint64_t{0};
 constexpr uint16_t kNoOwner = 0xffff;
 constexpr std::size_t kStackBytes = std::size_t{256} * 1024;
@@ -237,6 +237,7 @@ class Machine final {
   uint32_t cores() const { return cores_; }
   const Topology& topology() const { return topo_; }
   bool running() const { return cur_ != nullptr; }
+  uint32_t current_id() const { return cur_->id; }
   uint64_t now() const { return cur_ != nullptr ? cur_->clock : base_; }
 
   void run(uint32_t n, const std::function<void(uint32_t)>& fn) {
@@ -785,7 +786,8 @@ Machine& machine_for(uint32_t n) {
 }  // namespace
 
 std::string configure(uint32_t cores, const Topology& topology) {
-  if (cores == 0 || cores > kMaxCores) return "the simulated machine has 1 to 4096 cores";
+  if (cores == 0 || cores >= kMaxCores)
+    return "the simulated machine has 1 to 4095 cores (a run also needs one for its coordinator)";
   if (machine_slot() && machine_slot()->running()) return "a simulated run is in progress";
   machine_slot() = std::make_unique<Machine>(cores, topology);
   return {};
@@ -801,6 +803,8 @@ const Topology& topology() {
 void run(uint32_t n, const std::function<void(uint32_t)>& fn) { machine_for(n).run(n, fn); }
 
 bool active() { return machine_slot() && machine_slot()->running(); }
+
+uint32_t current_core() { return active() ? machine_slot()->current_id() : 0; }
 
 void access(const void* p, Op op) {
   if (active()) machine_slot()->access(p, op);

@@ -23,6 +23,13 @@ namespace abyss::platform::sim {
 
 enum class Op : uint8_t { Load, Store, Rmw };
 
+// The most simulated cores a run may have (a run's workers and its
+// coordinator each take one).
+inline constexpr uint32_t kMaxCores = 4096;
+
+// The running simulated core's index (0 outside a run).
+uint32_t current_core();
+
 // Builds the machine that later runs use: `cores` virtual cores laid out as
 // the topology says. Answers an error, empty on success. Until it is
 // called, a run uses a default machine (the `host` layout with as many

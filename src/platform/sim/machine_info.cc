@@ -18,11 +18,15 @@ std::string topology_path(const std::string& name) {
 }  // namespace
 
 std::string use_machine(uint32_t cores, const std::string& topology) {
-  if (cores == 0) return "the simulated build needs --sim-cores N (1 to 4096)";
+  if (cores == 0) return "the simulated build needs --sim-cores N (1 to 4095)";
   sim::Topology t;
   if (auto err = sim::load_topology(topology_path(topology), t); !err.empty()) return err;
   return sim::configure(cores, t);
 }
+
+bool has_hardware_counter() { return sim::topology().layout == sim::Layout::Mesh; }
+
+uint64_t hardware_counter_next() { return sim::hardware_counter_next(); }
 
 MachineInfo machine_info() {
   const sim::Topology& t = sim::topology();
