@@ -94,8 +94,12 @@ std::string write_report_json(const RunResult& r, const std::string& path) {
 
 void print_report(const RunResult& r, std::FILE* out) {
   const auto& c = r.config;
-  std::fprintf(out, "abyss run: workload=%s cc=%s threads=%u duration=%.2fs  (config %s)\n", c.workload.c_str(),
+  std::fprintf(out, "abyss run: workload=%s cc=%s threads=%u duration=%gs  (config %s)\n", c.workload.c_str(),
                c.cc.c_str(), c.threads, r.seconds, c.hash().c_str());
+  if (r.platform == "sim") {
+    std::fprintf(out, "  on %u simulated cores of topology %s; the host took %.2f s\n", r.cores, r.topology.c_str(),
+                 r.host_seconds);
+  }
   std::fprintf(out, "  throughput   %12.0f txn/s\n", r.throughput());
   for (const WorkloadMetric& m : r.metrics) {
     std::fprintf(out, "  %-12s %12.0f %s\n", std::string(m.label).c_str(), m.compute(r.total, r.seconds),

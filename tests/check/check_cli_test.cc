@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dump_fixture.h"
+#include "support/run_abyss.h"
 
 namespace abyss {
 namespace {
@@ -24,48 +25,9 @@ using testing_dump::copy_dump;
 using testing_dump::Csv;
 using testing_dump::table;
 
-// build/<preset>/tests/abyss_tests -> build/<preset>/apps/abyss.
-fs::path abyss_binary() { return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "apps" / "abyss"; }
-
-std::string temp_path(const std::string& what) {
-  static int counter = 0;
-  return testing::TempDir() + "abyss_check_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + "_" +
-         what;
-}
-
-std::string quoted(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-struct Outcome {
-  int exit_code = -1;  // -1: did not exit normally
-  std::string out;
-  std::string err;
-  std::string command;
-};
-
-Outcome run_abyss(const std::vector<std::string>& args) {
-  const std::string out_path = temp_path("stdout");
-  const std::string err_path = temp_path("stderr");
-  Outcome o;
-  o.command = quoted(abyss_binary().string());
-  for (const auto& a : args) o.command += " " + quoted(a);
-  const std::string line = "timeout 120 " + o.command + " </dev/null >" + quoted(out_path) + " 2>" + quoted(err_path);
-  const int status = std::system(line.c_str());
-  if (status != -1 && WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);
-  o.out = slurp(out_path);
-  o.err = slurp(err_path);
-  fs::remove(out_path);
-  fs::remove(err_path);
-  return o;
-}
+using test::Outcome;
+using test::run_abyss;
+using test::temp_path;
 
 // Exit 2, nothing on stdout, and one newline-terminated line on stderr that
 // starts with `prefix`.

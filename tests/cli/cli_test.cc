@@ -23,6 +23,7 @@
 #include "common/config.h"
 #include "engine/knobs.h"
 #include "stats/stats.h"
+#include "support/run_abyss.h"
 #include "workload/tpcc/tpcc_config.h"
 #include "workload/workloads.h"
 #include "workload/ycsb/ycsb_config.h"
@@ -32,66 +33,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The test binary is build/<preset>/tests/abyss_tests and the CLI is
-// build/<preset>/apps/abyss, in every preset; resolving from our own
-// executable (not the working directory) works under ctest and by hand.
-fs::path abyss_binary() { return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "apps" / "abyss"; }
-
-// A path under the test temp dir that no other test (or concurrent ctest
-// process) uses.
-std::string temp_path(const std::string& what) {
-  static int counter = 0;
-  return testing::TempDir() + "abyss_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + "_" + what;
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      q += "'\\''";
-    } else {
-      q += c;
-    }
-  }
-  return q + "'";
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-struct Outcome {
-  int exit_code = -1;  // -1: did not exit normally (signal)
-  std::string out;
-  std::string err;
-  std::string command;  // for failure messages
-};
-
-Outcome run_abyss(const std::vector<std::string>& args) {
-  const std::string out_path = temp_path("stdout");
-  const std::string err_path = temp_path("stderr");
-  Outcome o;
-  o.command = shell_quote(abyss_binary().string());
-  for (const auto& a : args) {
-    o.command += ' ';
-    o.command += shell_quote(a);
-  }
-  // `timeout` turns a hang into a failed test instead of a stuck suite.
-  std::string line = "timeout 120 ";
-  line += o.command;
-  line += " </dev/null >";
-  line += shell_quote(out_path);
-  line += " 2>";
-  line += shell_quote(err_path);
-  const int status = std::system(line.c_str());
-  if (status != -1 && WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);
-  o.out = slurp(out_path);
-  o.err = slurp(err_path);
-  fs::remove(out_path);
-  fs::remove(err_path);
-  return o;
-}
+using test::Outcome;
+using test::run_abyss;
+using test::slurp;
+using test::temp_path;
 
 bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 
