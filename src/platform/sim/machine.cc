@@ -231,6 +231,12 @@ class Machine final {
       slices_ = (cores_ + per - 1) / per;  // the fewest sockets that hold the cores (Tale §2)
       controllers_ = slices_;
       centre_ = 0;
+      for (uint32_t a = 0; a < slices_; a++) {
+        uint32_t far = 0;
+        for (uint32_t b = 0; b < slices_; b++) far = std::max(far, numa_distance(a, b));
+        numa_invalidation_ps_.push_back(cycles(topo_.shared.latency_cycles) +
+                                        static_cast<uint64_t>((memory_ns(far) - memory_ns(0)) * 1000));
+      }
     }
   }
 
@@ -593,9 +599,7 @@ class Machine final {
       return cycles(2 * hops(c.place, home) * topo_.hop_cycles + 2 * reach * topo_.hop_cycles + n);
     }
     // Sharers may sit on any socket in use: a round trip over the farthest link.
-    uint32_t far = 0;
-    for (uint32_t s2 = 0; s2 < slices_; s2++) far = std::max(far, numa_distance(c.socket, s2));
-    return cycles(topo_.shared.latency_cycles) + static_cast<uint64_t>((memory_ns(far) - memory_ns(0)) * 1000);
+    return numa_invalidation_ps_[c.socket];
   }
 
   uint64_t read_line(Core& c, LineState& s, uint32_t lines) {
@@ -749,6 +753,7 @@ class Machine final {
   uint32_t centre_ = 0;
   std::vector<double> mean_hops_;
   std::vector<uint32_t> far_hops_;
+  std::vector<uint64_t> numa_invalidation_ps_;  // per socket: invalidating sharers anywhere in use
   std::vector<TagArray> shared_;
   std::vector<uint64_t> memory_busy_;
   Directory dir_;
