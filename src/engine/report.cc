@@ -53,7 +53,7 @@ nlohmann::json report_json(const RunResult& r) {
   nlohmann::json res;
   res["seconds"] = r.seconds;
   res["throughput"] = r.throughput();
-  for (const WorkloadMetric& m : r.metrics) res[std::string(m.json)] = m.compute(r.total, r.seconds);
+  for (const WorkloadMetric& m : r.metrics) res[std::string(m.json)] = m.compute(r.total, r.seconds, r.config);
   for (std::size_t c = 0; c < kCounters; c++) res[std::string(kCounterNames[c])] = r.count(static_cast<Counter>(c));
   res["abort_rate"] = r.abort_rate();
   res["load_seconds"] = r.load_seconds;
@@ -102,7 +102,7 @@ void print_report(const RunResult& r, std::FILE* out) {
   }
   std::fprintf(out, "  throughput   %12.0f txn/s\n", r.throughput());
   for (const WorkloadMetric& m : r.metrics) {
-    std::fprintf(out, "  %-12s %12.0f %s\n", std::string(m.label).c_str(), m.compute(r.total, r.seconds),
+    std::fprintf(out, "  %-12s %12.0f %s\n", std::string(m.label).c_str(), m.compute(r.total, r.seconds, r.config),
                  std::string(m.unit).c_str());
   }
   std::fprintf(out, "  commits      %12llu\n", static_cast<unsigned long long>(r.count(Counter::Commits)));

@@ -6,6 +6,7 @@
 // lists the classes.
 #include <string_view>
 
+#include "common/config.h"
 #include "stats/stats.h"
 
 namespace abyss {
@@ -20,12 +21,13 @@ struct WorkloadTraits {
 };
 
 // A number a run of the workload reports beside throughput, from the merged
-// per-type counters (TPC-C's tpmC: NewOrder commits per minute).
+// per-type counters and the run's configuration (TPC-C's tpmC: NewOrder
+// commits per minute).
 struct WorkloadMetric {
   std::string_view json;   // key under "results" in the JSON report
   std::string_view label;  // the readable report's row name
   std::string_view unit;   // shown after the value
-  double (*compute)(const WorkerStats& total, double seconds);
+  double (*compute)(const WorkerStats& total, double seconds, const Config& config);
 };
 
 }  // namespace abyss

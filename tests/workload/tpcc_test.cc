@@ -233,7 +233,7 @@ TEST_P(TpccRun, ShortRunCommitsBothTypesAndStaysConsistent) {
   EXPECT_EQ(r.total.types[1][Counter::LogicalAborts], 0u) << "Payment never rolls back";
   ASSERT_EQ(r.metrics.size(), 1u);
   EXPECT_EQ(r.metrics[0].json, "tpmC");
-  EXPECT_GT(r.metrics[0].compute(r.total, r.seconds), 0);
+  EXPECT_GT(r.metrics[0].compute(r.total, r.seconds, r.config), 0);
   const auto report = check::check_tpcc_dir(cfg.dump_dir);
   EXPECT_TRUE(report.all_pass()) << report.summary();
   fs::remove_all(cfg.dump_dir);

@@ -465,7 +465,7 @@ namespace {
 
 constexpr WorkloadMetric kTpccMetrics[] = {
     {"tpmC", "tpmC", "NewOrder commits/min",
-     [](const WorkerStats& total, double seconds) {
+     [](const WorkerStats& total, double seconds, const Config& /*config*/) {
        return seconds > 0 && total.types.size() > Tpcc::kNewOrderTxn
                   ? static_cast<double>(total.types[Tpcc::kNewOrderTxn][Counter::Commits]) * 60 / seconds
                   : 0.0;

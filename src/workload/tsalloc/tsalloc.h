@@ -2,7 +2,7 @@
 // The timestamp allocation micro-benchmark of Abyss §4.3 (Figure 6): workers
 // that do nothing but take timestamps from the shared source, so the run
 // measures the `--ts-alloc` method alone. A transaction takes
-// kTimestampsPerTxn timestamps and touches no data; the database is empty.
+// --ts-per-txn timestamps and touches no data; the database is empty.
 // Run it under `--cc none`, whose begin and commit take no timestamp of their
 // own, and read `timestamps_per_second` from the report.
 #include <array>
@@ -23,6 +23,14 @@
 
 namespace abyss {
 
+// The micro-benchmark's one setting (Tsalloc::knobs).
+struct TsallocConfig {
+  // Enough allocations per transaction that the runner's per-transaction
+  // work is small beside them, as in a tight allocation loop. Fewer let a
+  // slow method (mutex on many simulated cores) commit within a short window.
+  uint32_t per_txn = 256;
+};
+
 class Tsalloc final {
  public:
   static constexpr WorkloadTraits kTraits{
@@ -31,23 +39,25 @@ class Tsalloc final {
       .spec = "Abyss §4.3, Figure 6",
       .allocates_timestamps = true,  // taking timestamps is all it does
   };
-  // Enough allocations per transaction that the runner's per-transaction
-  // work is small beside them, as in a tight allocation loop.
-  static constexpr uint32_t kTimestampsPerTxn = 256;
   static constexpr std::array<std::string_view, 1> kTypeNames = {"allocate"};
 
   static std::span<const WorkloadMetric> metrics() {
     static constexpr WorkloadMetric kMetrics[] = {
         {"timestamps_per_second", "timestamps/s", "timestamps taken per second",
-         [](const WorkerStats& total, double seconds) {
-           return seconds > 0 ? static_cast<double>(total.types[0][Counter::Commits]) * kTimestampsPerTxn / seconds
-                              : 0.0;
+         [](const WorkerStats& total, double seconds, const Config& config) {
+           const double per_txn = config.settings<TsallocConfig>().per_txn;
+           return seconds > 0 ? static_cast<double>(total.types[0][Counter::Commits]) * per_txn / seconds : 0.0;
          }},
     };
     return kMetrics;
   }
-  // The allocation method is the run-wide --ts-alloc; nothing of its own.
-  static std::vector<Knob> knobs() { return {}; }
+  // The allocation method is the run-wide --ts-alloc; the count per
+  // transaction is the workload's own.
+  static std::vector<Knob> knobs() {
+    return {integer<uint32_t>(
+        "ts-per-txn", "tsalloc.per_txn", 1, 1000000,
+        +[](Config& c) -> uint32_t& { return c.settings<TsallocConfig>().per_txn; }, "timestamps per transaction")};
+  }
   static std::string validate(const Config& /*config*/) { return {}; }
   // No data to split: one partition (H-STORE then runs transactions one at a time).
   static uint32_t partitions(const Config& /*config*/) { return 1; }
@@ -58,7 +68,7 @@ class Tsalloc final {
     std::size_t size() const { return count; }
   };
 
-  explicit Tsalloc(const Config& /*config*/) {}
+  explicit Tsalloc(const Config& config) : per_txn_(config.settings<TsallocConfig>().per_txn) {}
   void load(Database& /*db*/, uint32_t /*loaders*/, void (* /*init_row*/)(void* meta)) {}
   Queries generate(uint32_t /*worker*/, uint32_t count, Rng& /*rng*/) const { return {count}; }
   uint8_t type_of(const Queries& /*qs*/, std::size_t /*i*/) const { return 0; }
@@ -79,10 +89,13 @@ class Tsalloc final {
     // One timed section for the whole batch: timing each allocation would
     // cost as much as a clock-method allocation itself.
     const uint64_t t0 = platform::cycles();
-    for (uint32_t k = 0; k < kTimestampsPerTxn; k++) sink += w.ts->allocate(w.id.value, w.ts_local);
+    for (uint32_t k = 0; k < per_txn_; k++) sink += w.ts->allocate(w.id.value, w.ts_local);
     w.charge(TimeCat::TsAlloc, platform::cycles() - t0);
     return Rc::Ok;
   }
+
+ private:
+  uint32_t per_txn_;
 };
 
 }  // namespace abyss
