@@ -308,6 +308,8 @@ class Machine final {
   void access(const void* p, Op op) {
     Core& c = *cur_;
     tick();
+    stats_.calls++;
+    if (op == Op::Rmw) stats_.rmws++;
     charge(c, topo_.compute.per_call_cycles);
     const uint64_t line = translate(reinterpret_cast<uintptr_t>(p) >> 6);
     LineState* s = settle(c, line);
@@ -321,6 +323,8 @@ class Machine final {
     if (bytes == 0) return;
     Core& c = *cur_;
     tick();
+    stats_.calls++;
+    stats_.bytes += bytes;
     charge(c, topo_.compute.per_call_cycles + topo_.compute.per_byte_cycles * static_cast<double>(bytes));
     const auto addr = reinterpret_cast<uintptr_t>(p);
     const uint64_t first = addr >> 6;
@@ -349,6 +353,7 @@ class Machine final {
   void spin(uint32_t step) {
     Core& c = *cur_;
     tick();
+    stats_.pauses++;
     charge(c, topo_.compute.pause_cycles);
     // Only a time-based condition needs the deadline: a written line wakes
     // the core at once. It grows like the native wait's pause, yield, nap.
@@ -364,11 +369,13 @@ class Machine final {
 
   void pause() {
     Core& c = *cur_;
+    stats_.pauses++;
     charge(c, topo_.compute.pause_cycles);
   }
 
   uint64_t read_cycles() {
     Core& c = *cur_;
+    stats_.clock_reads++;
     c.clock += std::max(clock_read_ps_, uint64_t{1});
     // The cycle count at a picosecond clock; ps_per_cycle_ is exact for the
     // topologies' rates (1000/ghz), and the division rounds down the same way
@@ -379,6 +386,7 @@ class Machine final {
   uint64_t hardware_counter_next() {
     Core& c = *cur_;
     tick();
+    stats_.calls++;
     charge(c, topo_.compute.per_call_cycles);
     sync(c);
     const uint64_t one_way = topo_.layout == Layout::Mesh ? cycles(hops(c.place, centre_) * topo_.hop_cycles) : 0;

@@ -79,11 +79,17 @@ uint64_t now_cycles();
 // chip, reached over the network (no cache line moves).
 uint64_t hardware_counter_next();
 
-// Statistics of the last run, for the report: host seconds spent in the
-// scheduler, context switches, accesses, and cache behaviour.
+// Statistics of the last run, for the report: context switches, the engine
+// events the topology's compute costs are charged for (what
+// `abyss sim calibrate` fits them to), line accesses and cache behaviour.
 struct Stats {
   uint64_t switches = 0;
-  uint64_t accesses = 0;
+  uint64_t calls = 0;        // access, touch and hardware-counter calls (per_call_cycles)
+  uint64_t bytes = 0;        // bytes of row data touched (per_byte_cycles)
+  uint64_t rmws = 0;         // atomic read-modify-writes (rmw_cycles)
+  uint64_t pauses = 0;       // spin-wait steps and pause hints (pause_cycles)
+  uint64_t clock_reads = 0;  // cycle-counter reads (clock_cycles)
+  uint64_t accesses = 0;     // line accesses (a touch of a block is one)
   uint64_t private_hits = 0;
   uint64_t remote_transfers = 0;
   uint64_t memory_reads = 0;

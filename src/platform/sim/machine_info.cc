@@ -35,9 +35,17 @@ MachineInfo machine_info() {
 
 std::vector<std::pair<std::string, uint64_t>> machine_counters() {
   const sim::Stats s = sim::stats();
-  return {{"switches", s.switches},         {"accesses", s.accesses},
-          {"private_hits", s.private_hits}, {"remote_transfers", s.remote_transfers},
-          {"memory_reads", s.memory_reads}, {"parks", s.parks}};
+  return {{"switches", s.switches},
+          {"calls", s.calls},
+          {"bytes", s.bytes},
+          {"rmws", s.rmws},
+          {"pauses", s.pauses},
+          {"clock_reads", s.clock_reads},
+          {"accesses", s.accesses},
+          {"private_hits", s.private_hits},
+          {"remote_transfers", s.remote_transfers},
+          {"memory_reads", s.memory_reads},
+          {"parks", s.parks}};
 }
 
 }  // namespace abyss::platform
