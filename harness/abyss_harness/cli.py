@@ -72,9 +72,7 @@ def _binary(args: argparse.Namespace) -> Path:
 def _run_fn(args: argparse.Namespace) -> tuple[runner.RunFn, int, object | None]:
     """The run function, how many runs go at a time, and the cluster client (if any)."""
     binary = _binary(args)
-    note = engine.revision_mismatch(binary)
-    if note:
-        print(note, file=sys.stderr)
+    client = None
     if getattr(args, "cluster", None):
         from . import cluster
 
@@ -82,6 +80,10 @@ def _run_fn(args: argparse.Namespace) -> tuple[runner.RunFn, int, object | None]
             client = cluster.connect(args.cluster)
         except cluster.ClusterError as e:
             raise UsageError(str(e)) from None
+    note = engine.revision_mismatch(binary)
+    if note:
+        print(note, file=sys.stderr)
+    if client is not None:
         return (cluster.ClusterRunner(client, binary, timeout_s=args.timeout),
                 args.jobs or cluster.worker_threads(client), client)
     return EngineRunner(binary, timeout_s=args.timeout), _jobs(args), None

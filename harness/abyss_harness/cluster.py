@@ -51,9 +51,12 @@ def run_remote(binary: str, argv: list[str], timeout_s: float | None) -> tuple[i
         return p.returncode, out, time.monotonic() - t0, text
 
 
-def connect(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> Any:
-    """A `distributed.Client` of the scheduler at `address`, or ClusterError."""
+def connect(address: str, timeout_s: float | None = None) -> Any:
+    """A `distributed.Client` of the scheduler at `address`, or ClusterError
+    (after `timeout_s`, default CONNECT_TIMEOUT_S)."""
     import logging
+
+    timeout_s = CONNECT_TIMEOUT_S if timeout_s is None else timeout_s
 
     import cloudpickle
     from distributed import Client

@@ -11,6 +11,7 @@ report print the exact command that re-runs a point).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -18,7 +19,7 @@ import shlex
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 #: Knobs whose value may be written "cores" in a spec: the machine's core count.
 CORES_KNOBS: frozenset[str] = frozenset({"threads", "partitions", "warehouses"})
@@ -333,6 +334,18 @@ def use_sim(on: bool = True) -> None:
     same in both builds and is read from the native one when it is there."""
     global _SIM_MODE
     _SIM_MODE = on
+
+
+@contextlib.contextmanager
+def sim_mode(on: bool) -> Iterator[None]:
+    """`use_sim(on)` for the duration of a block (a spec parsed for --sim
+    asks the simulated build about its text values)."""
+    before = _SIM_MODE
+    use_sim(on or before)
+    try:
+        yield
+    finally:
+        use_sim(before)
 
 
 def find_binary(sim: bool | None = None) -> Path:

@@ -88,10 +88,11 @@ def _point(spec: Spec, sweep: Sweep, combo: dict[str, Any]) -> Point:
 def points(spec: Spec) -> list[Point]:
     """Every point of every sweep, the last axis varying fastest."""
     out: list[Point] = []
-    for sweep in spec.sweeps:
-        names = list(sweep.axes)
-        for values in itertools.product(*(sweep.axes[n] for n in names)):
-            out.append(_point(spec, sweep, dict(zip(names, values))))
+    with engine.sim_mode(spec.sim):
+        for sweep in spec.sweeps:
+            names = list(sweep.axes)
+            for values in itertools.product(*(sweep.axes[n] for n in names)):
+                out.append(_point(spec, sweep, dict(zip(names, values))))
     return out
 
 

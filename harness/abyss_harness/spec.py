@@ -363,6 +363,13 @@ def parse_spec(text: str, source: str = "spec", *, full_scale: bool = False,
     equal to its threads and `--topology` (`topology`, else the section's,
     else mesh). A spec without a `[sim]` section is refused.
     """
+    with engine.sim_mode(sim):
+        return _parse_spec(text, source, full_scale=full_scale, cores=cores, overrides=overrides,
+                           sim=sim, topology=topology)
+
+
+def _parse_spec(text: str, source: str, *, full_scale: bool, cores: int | None,
+                overrides: dict[str, str] | None, sim: bool, topology: str | None) -> Spec:
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
