@@ -6,11 +6,16 @@ tpcc|latch ...` runs `sweep harness/specs/bench-NAME.toml ...`, `./abyss bench
 ts ...` `sweep harness/specs/ts-alloc.toml ...`). Exit codes follow the engine's:
 0 success, 2 bad input (one line naming the key or value and what is
 allowed; nothing is run), 1 a failure while running.
+
+`--sim` runs a spec on the simulated many-core machine (its `[sim]`
+section), several runs at a time (`--jobs`) or on a Dask cluster
+(`--cluster`); docs/harness.md, "Simulated sweeps".
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -56,14 +61,62 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def _run_fn(args: argparse.Namespace) -> EngineRunner:
+def _binary(args: argparse.Namespace) -> Path:
     binary = engine.find_binary()
     if not binary.is_file():
-        raise UsageError(f"engine binary not found at {binary}; build it with ./abyss build release")
+        which, preset = ("simulated engine", "sim") if getattr(args, "sim", False) else ("engine binary", "release")
+        raise UsageError(f"{which} not found at {binary}; build it with ./abyss build {preset}")
+    return binary
+
+
+def _run_fn(args: argparse.Namespace) -> tuple[runner.RunFn, int, object | None]:
+    """The run function, how many runs go at a time, and the cluster client (if any)."""
+    binary = _binary(args)
+    client = None
+    if getattr(args, "cluster", None):
+        from . import cluster
+
+        try:
+            client = cluster.connect(args.cluster)
+        except cluster.ClusterError as e:
+            raise UsageError(str(e)) from None
     note = engine.revision_mismatch(binary)
     if note:
         print(note, file=sys.stderr)
-    return EngineRunner(binary, timeout_s=args.timeout)
+    if client is not None:
+        return (cluster.ClusterRunner(client, binary, timeout_s=args.timeout),
+                args.jobs or cluster.worker_threads(client), client)
+    return EngineRunner(binary, timeout_s=args.timeout), _jobs(args), None
+
+
+def _jobs(args: argparse.Namespace) -> int:
+    """Runs at a time: --jobs, else the host's CPUs for --sim, else 1."""
+    if getattr(args, "jobs", None):
+        return args.jobs
+    return (os.cpu_count() or 1) if getattr(args, "sim", False) else 1
+
+
+def _check_modes(args: argparse.Namespace) -> None:
+    """--sim and the options that only mean something with it."""
+    sim = getattr(args, "sim", False)
+    if getattr(args, "topology", None) and not sim:
+        raise UsageError("--topology chooses the simulated machine: use it with --sim")
+    if getattr(args, "cluster", None) and not sim:
+        raise UsageError("--cluster runs simulated sweeps only (add --sim): a native run measures "
+                         "the machine it runs on")
+    if (getattr(args, "jobs", None) or 1) > 1 and not sim:
+        raise UsageError("--jobs N > 1 runs points side by side, for simulated sweeps only (add --sim): "
+                         "native runs measure the machine and would disturb each other")
+    if sim and getattr(args, "full_scale", False):
+        raise UsageError("--sim and --full-scale: a spec's [sim] section has its own sizes; drop --full-scale")
+    engine.use_sim(sim)
+
+
+def _load(args: argparse.Namespace, name: str) -> Spec:
+    _check_modes(args)
+    sim = getattr(args, "sim", False)
+    return reproduce.load(name, full_scale=getattr(args, "full_scale", False), overrides=_overrides(args),
+                          sim=sim, topology=getattr(args, "topology", None))
 
 
 def _positive_int(text: str) -> int:
@@ -140,10 +193,16 @@ def _sweep_and_summarize(spec: Spec, args: argparse.Namespace,
     results = _results_dir(args.results)
     if args.dry_run:
         runs = grid.runs(spec, args.reps)
-        runner.dry_run(spec, runs, runner.experiment_dir(results, spec), console, args.prime_runs)
+        runner.dry_run(spec, runs, runner.experiment_dir(results, spec), console, args.prime_runs,
+                       jobs=_jobs(args))
         return runner.experiment_dir(results, spec), runner.SweepResult(total=len(runs))
-    exp_dir, res = runner.sweep(spec, results, _run_fn(args), console, reps=args.reps,
-                                prime_runs=args.prime_runs)
+    run_fn, jobs, client = _run_fn(args)
+    try:
+        exp_dir, res = runner.sweep(spec, results, run_fn, console, reps=args.reps,
+                                    prime_runs=args.prime_runs, jobs=jobs)
+    finally:
+        if client is not None:
+            client.close()
     from . import report
 
     report.print_summary(store.load_experiment(exp_dir), console)
@@ -154,7 +213,7 @@ def _sweep_and_summarize(spec: Spec, args: argparse.Namespace,
 
 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
-    spec = reproduce.load(args.spec, full_scale=args.full_scale, overrides=_overrides(args))
+    spec = _load(args, args.spec)
     exp_dir, res = _sweep_and_summarize(spec, args, console)
     if args.dry_run:
         return EXIT_OK
@@ -187,21 +246,31 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_reproduce(args: argparse.Namespace, console: Console) -> int:
     if args.list:
-        t = Table(title="Paper experiments (./abyss reproduce NAME)"
-                  + (" at full scale" if args.full_scale else ", scaled to this machine"),
-                  title_justify="left", show_lines=False)
-        for col in ("name", "reproduces", "what", "runs", "about"):
+        _check_modes(args)
+        scale = (" on the simulated machine (--sim)" if args.sim else " at full scale" if args.full_scale
+                 else ", scaled to this machine")
+        t = Table(title="Paper experiments (./abyss reproduce NAME)" + scale, title_justify="left",
+                  show_lines=False)
+        for col in ("name", "reproduces", "what", "runs", "about", "--sim"):
             t.add_column(col, justify="right" if col in ("runs", "about") else "left",
-                         no_wrap=col in ("name", "runs", "about"))
-        for e in reproduce.catalogue(full_scale=args.full_scale):
-            t.add_row(e.name, e.figure, e.title, str(e.runs), runner.fmt_duration(e.seconds))
+                         no_wrap=col in ("name", "runs", "about", "--sim"))
+        jobs = _jobs(args)
+        for e in reproduce.catalogue(full_scale=args.full_scale, sim=args.sim, topology=args.topology):
+            t.add_row(e.name, e.figure, e.title, str(e.runs), runner.fmt_duration(e.seconds / jobs),
+                      f"yes ({e.sim})" if e.sim else "no")
         console.print(t)
+        if args.sim:
+            console.print(f"(times with {jobs} run(s) at a time; experiments without a [sim] section "
+                          "are left out)", highlight=False, markup=False)
         return EXIT_OK
     if not args.name:
         raise UsageError("name an experiment (see ./abyss reproduce --list)")
-    spec = reproduce.load(args.name, full_scale=args.full_scale, overrides=_overrides(args))
+    spec = _load(args, args.name)
     if spec.figure:
         console.print(f"[bold]{spec.name}[/]: {spec.figure}. {spec.description}", highlight=False)
+    if spec.sim:
+        console.print(f"simulated: topology {spec.topology}, --sim-cores = threads"
+                      + (f"; scaled: {spec.scaled}" if spec.scaled else ""), highlight=False)
     exp_dir, res = _sweep_and_summarize(spec, args, console)
     if not args.dry_run:
         _report(exp_dir, console)
@@ -252,11 +321,25 @@ def build_parser() -> argparse.ArgumentParser:
                              "a comma-separated list or a range (1..cores) sweeps it; --NAME VALUE "
                              "(an engine flag such as --duration 0.3) means the same")
 
+    def sim_options(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--sim", action="store_true",
+                        help="run on the simulated many-core machine: the spec's [sim] section, "
+                             "--sim-cores = threads, results in <name>-sim-<topology>/")
+        sp.add_argument("--topology", metavar="T",
+                        help="with --sim: mesh, numa, host or a topology file (default: the spec's)")
+        sp.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
+                        help="with --sim: runs at a time (default: this host's CPUs; "
+                             "with --cluster: the cluster's worker threads)")
+        sp.add_argument("--cluster", metavar="ADDRESS",
+                        help="with --sim: run each point as a task on the Dask scheduler at ADDRESS "
+                             "(tcp://host:8786; the workers see this checkout at the same path)")
+
     sp = sub.add_parser("sweep", allow_abbrev=False, help="run an experiment spec's grid (resumes where it stopped)")
     sp.add_argument("spec", metavar="SPEC", help="a spec file, or the name of one in harness/specs/")
     sp.add_argument("--full-scale", action="store_true", help="use the spec's [full_scale] sizes")
     sp.add_argument("--report", action="store_true", help="write the report afterwards")
-    run_options(sp, "the spec's reps, else 3")
+    run_options(sp, "the spec's reps, else 3; 1 with --sim")
+    sim_options(sp)
     sp.set_defaults(func=cmd_sweep)
 
     sp = sub.add_parser("report", help="write report.md and report.html with plots and tables")
@@ -268,7 +351,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("name", nargs="?", metavar="NAME", help="experiment name (see --list)")
     sp.add_argument("--list", action="store_true", help="list the paper experiments")
     sp.add_argument("--full-scale", action="store_true", help="the papers' sizes instead of scaled ones")
-    run_options(sp, "the spec's reps")
+    run_options(sp, "the spec's reps; 1 with --sim")
+    sim_options(sp)
     sp.set_defaults(func=cmd_reproduce)
 
     sp = sub.add_parser("demo", allow_abbrev=False, help="every scheme on YCSB (low, high contention) and TPC-C, then a report")
@@ -289,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     prog = f"abyss {args.command}"
     try:
         return args.func(args, console)
-    except (SpecError, UsageError, EngineUsageError) as e:
+    except (SpecError, UsageError, EngineUsageError, engine.ParamError) as e:
         print(f"{prog}: {e}", file=sys.stderr)      # one line, never wrapped
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -11,6 +11,7 @@ report print the exact command that re-runs a point).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -18,7 +19,7 @@ import shlex
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 #: Knobs whose value may be written "cores" in a spec: the machine's core count.
 CORES_KNOBS: frozenset[str] = frozenset({"threads", "partitions", "warehouses"})
@@ -125,7 +126,9 @@ def format_value(value: Any) -> str:
 @functools.lru_cache(maxsize=None)
 def describe() -> dict[str, Any]:
     """`abyss describe --json` of the engine binary: its schemes, workloads and knobs."""
-    binary = find_binary()
+    binary = find_binary(sim=False)
+    if not binary.is_file() and find_binary(sim=True).is_file():
+        binary = find_binary(sim=True)
     if not binary.is_file():
         raise EngineError(f"engine binary not built ({binary}); ./abyss build release builds it")
     try:
@@ -136,14 +139,24 @@ def describe() -> dict[str, Any]:
         raise EngineError(f"{binary} describe --json failed: {e}") from None
 
 
-@functools.lru_cache(maxsize=None)
 def check_text(flag: str, value: str, workload: str | None = None) -> str | None:
     """The engine's own verdict on a text value (`--ts-alloc batch:0`): its error line, or None.
 
     Text knobs have a syntax of their own; rather than a copy of each parser,
-    the engine is asked (`abyss run --dry-run`), once per distinct value.
+    the engine is asked (`abyss run --dry-run`), once per distinct value. In
+    sim mode (`use_sim`) the simulated build answers, which knows values the
+    native one refuses (`--ts-alloc hw`). Without a binary to ask, the run
+    itself will say.
     """
-    argv = [str(find_binary()), "run", "--dry-run"] + (["--workload", workload] if workload else []) + [flag, value]
+    binary = find_binary()
+    if not binary.is_file():
+        return None
+    return _check_text(str(binary), flag, value, workload)
+
+
+@functools.lru_cache(maxsize=None)
+def _check_text(binary: str, flag: str, value: str, workload: str | None) -> str | None:
+    argv = [binary, "run", "--dry-run"] + (["--workload", workload] if workload else []) + [flag, value]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     if proc.returncode == 0:
         return None
@@ -312,8 +325,36 @@ def repo_root() -> Path:
     return Path.cwd()
 
 
-def find_binary() -> Path:
-    """The engine binary: $ABYSS_BIN, else the release build of the checkout."""
+_SIM_MODE = False
+
+
+def use_sim(on: bool = True) -> None:
+    """Make `find_binary()` answer the simulated build (for --sim): runs and
+    the checks of text values go to it. The knob table (`describe`) is the
+    same in both builds and is read from the native one when it is there."""
+    global _SIM_MODE
+    _SIM_MODE = on
+
+
+@contextlib.contextmanager
+def sim_mode(on: bool) -> Iterator[None]:
+    """`use_sim(on)` for the duration of a block (a spec parsed for --sim
+    asks the simulated build about its text values)."""
+    before = _SIM_MODE
+    use_sim(on or before)
+    try:
+        yield
+    finally:
+        use_sim(before)
+
+
+def find_binary(sim: bool | None = None) -> Path:
+    """The engine binary: $ABYSS_BIN, else the release build of the checkout;
+    with `sim` (default: whether `use_sim` is on) $ABYSS_SIM_BIN, else the
+    simulated build (build/sim/apps/abyss)."""
+    if _SIM_MODE if sim is None else sim:
+        env = os.environ.get("ABYSS_SIM_BIN")
+        return Path(env) if env else repo_root() / "build" / "sim" / "apps" / "abyss"
     env = os.environ.get("ABYSS_BIN")
     return Path(env) if env else repo_root() / "build" / "release" / "apps" / "abyss"
 

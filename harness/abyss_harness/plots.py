@@ -169,7 +169,7 @@ def _medians(df: pd.DataFrame, keys: list[str], y: str) -> pd.DataFrame:
 
 
 def plot_lines(df: pd.DataFrame, *, x: str, y: str, series: str | None, title: str,
-               stem: Path, logx: bool = False) -> list[Path]:
+               stem: Path, logx: bool = False, logy: bool = False) -> list[Path]:
     """A metric against x, one line per series value, median with min..max bars."""
     label, scale = metric_label(y)
     keys = [x] + ([series] if series else [])
@@ -193,7 +193,9 @@ def plot_lines(df: pd.DataFrame, *, x: str, y: str, series: str | None, title: s
         ax.set_xticklabels([engine.format_value(v) for v in xs])
     ax.set_xlabel(X_LABELS.get(x, x))
     ax.set_ylabel(label)
-    if _zero_based(y):
+    if logy:
+        ax.set_yscale("log")
+    elif _zero_based(y):
         ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
     ax.set_title(title, fontsize="medium")
@@ -380,7 +382,7 @@ def render_experiment(exp: store.Experiment, out_dir: Path) -> list[Figure]:
                 stem = out_dir / "".join(ch if ch.isalnum() or ch in "-_." else "" for ch in slug)
                 if p.kind == "lines":
                     files = plot_lines(fd, x=p.x, y=p.y, series=p.series, title=title, stem=stem,
-                                       logx=p.logx)
+                                       logx=p.logx, logy=p.logy)
                 elif p.kind == "bars":
                     files = plot_bars(fd, x=p.x, y=p.y, series=p.series, title=title, stem=stem)
                 else:

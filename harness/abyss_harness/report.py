@@ -207,9 +207,14 @@ def experiment_blocks(exp: store.Experiment, figures: list[plots.Figure], base: 
     if manifest:
         total, present = len(manifest.get("runs", [])), len(exp.runs)
         scale = "the papers' sizes (--full-scale)" if spec.get("full_scale") else "scaled to this machine"
+        if spec.get("sim"):
+            scale = (f"simulated (--sim, topology {spec.get('topology')}, --sim-cores = threads, "
+                     "virtual seconds)")
         blocks.append(Block("p", text=f"Spec {spec.get('name')} ({spec.get('source', '')}), {scale}; "
                                       f"{spec.get('reps')} repetition(s) per point; "
                                       f"{present} of {total} runs present."))
+    if spec.get("sim") and spec.get("scaled"):
+        blocks.append(Block("p", text=f"Scaled from the paper: {spec['scaled']}"))
     blocks.append(Block("h2", text="Environment"))
     blocks.append(Block("table", header=["", "value"], rows=environment_rows(exp.runs)))
     problems = list(exp.problems)

@@ -52,22 +52,30 @@ class Entry:
     description: str
     runs: int
     seconds: float
+    sim: str | None = None     # the topology of its [sim] section; None: it cannot run with --sim
 
 
-def catalogue(*, full_scale: bool = False, cores: int | None = None) -> list[Entry]:
-    """The paper experiments, with their run counts and a rough duration."""
+def catalogue(*, full_scale: bool = False, cores: int | None = None, sim: bool = False,
+              topology: str | None = None) -> list[Entry]:
+    """The paper experiments, with their run counts and a rough duration;
+    with `sim`, those that have a [sim] section, resolved for it."""
     out = []
     for name, path in spec_paths().items():
         spec = load_spec(path, full_scale=full_scale, cores=cores)
-        if not spec.figure:
+        if not spec.figure or (sim and spec.sim_topology is None):
             continue
+        topo = spec.sim_topology
+        if sim:
+            spec = load_spec(path, cores=cores, sim=True, topology=topology)
         runs = grid.runs(spec)
         out.append(Entry(name=spec.name, figure=spec.figure, title=spec.title,
                          description=spec.description, runs=len(runs),
-                         seconds=sum(grid.estimate_seconds(r) for r in runs)))
+                         seconds=sum(grid.estimate_seconds(r) for r in runs), sim=topo))
     return out
 
 
 def load(name: str, *, full_scale: bool = False, cores: int | None = None,
-         overrides: dict[str, str] | None = None) -> Spec:
-    return load_spec(resolve(name), full_scale=full_scale, cores=cores, overrides=overrides)
+         overrides: dict[str, str] | None = None, sim: bool = False,
+         topology: str | None = None) -> Spec:
+    return load_spec(resolve(name), full_scale=full_scale, cores=cores, overrides=overrides,
+                     sim=sim, topology=topology)

@@ -7,19 +7,28 @@ complete report, and an interrupted sweep resumes by skipping every run
 whose file exists. A spec may ask for priming runs (`prime_runs`): runs of
 the first pending point made before the sweep and discarded, so that the
 first measured run does not pay for a cold machine (caches, frequency).
+
+Simulated sweeps (`--sim`) run several points side by side (`jobs`): a
+thread pool calls the run function, and the main thread alone moves each
+finished report into place, so the store is what a one-at-a-time sweep
+would have written. The run function may also hand each run to a Dask
+cluster (cluster.py); the file handling is the same.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
 
 from . import grid, store, tables
 from .grid import Run
@@ -79,8 +88,15 @@ class SweepResult:
 
 
 def experiment_dir(results: Path, spec: Spec) -> Path:
-    """Where a spec's results live: results/<name>, or <name>-full-scale."""
-    return results / (spec.name + ("-full-scale" if spec.full_scale else ""))
+    """Where a spec's results live: results/<name>, or <name>-full-scale, or
+    for a simulated sweep <name>-sim-<topology> (a topology file by its
+    stem), so that native and simulated runs, and two simulated machines,
+    never share a directory."""
+    suffix = "-full-scale" if spec.full_scale else ""
+    if spec.sim:
+        topo = re.sub(r"[^A-Za-z0-9_.-]+", "", Path(spec.topology).stem) or "topology"
+        suffix += f"-sim-{topo}"
+    return results / (spec.name + suffix)
 
 
 def manifest_for(spec: Spec, runs: list[Run]) -> dict:
@@ -103,15 +119,16 @@ def fmt_duration(seconds: float) -> str:
 
 
 def dry_run(spec: Spec, runs: list[Run], exp_dir: Path, console: Console,
-            prime_runs: int | None = None) -> None:
+            prime_runs: int | None = None, jobs: int = 1) -> None:
     """List every run: whether it would be skipped, and the command."""
     todo = [r for r in runs if not (exp_dir / r.file).exists()]
     prime = spec.prime_runs if prime_runs is None else prime_runs
     est = sum(grid.estimate_seconds(r) for r in todo)
     if todo and prime:
         est += prime * grid.estimate_seconds(todo[0])
+    side = f" with {jobs} side by side" if jobs > 1 else ""
     console.print(f"[bold]{spec.name}[/]: {len(runs)} runs ({len(runs) - len(todo)} already done) "
-                  f"-> {exp_dir}; about {fmt_duration(est)} to go")
+                  f"-> {exp_dir}; about {fmt_duration(est / jobs)} to go{side}")
     if todo and prime:
         console.print(f"prime x{prime}  abyss {' '.join(todo[0].argv)}  (discarded)", highlight=False,
                       soft_wrap=True)
@@ -157,10 +174,83 @@ def prime(run: Run, count: int, exp_dir: Path, run_fn: RunFn, console: Console) 
             console.print(f"[red]priming run failed[/] ({outcome.returncode}); going on", highlight=False)
 
 
+def _finish(run: Run, outcome: Outcome, exp_dir: Path, result: SweepResult, console: Console) -> Outcome:
+    """Keep a finished run: its report moved into place, or its .err file.
+    Raises EngineUsageError when the engine refused the flags (exit 2)."""
+    final = exp_dir / run.file
+    tmp = final.with_suffix(".json.part")
+    err = final.with_suffix(".err")
+    if outcome.ok and tmp.exists():
+        tmp.replace(final)
+        err.unlink(missing_ok=True)
+        result.ran += 1
+        return outcome
+    tmp.unlink(missing_ok=True)
+    if outcome.ok:
+        outcome = Outcome(1, "the engine exited 0 but wrote no JSON report", outcome.seconds)
+    err.write_text(f"abyss {' '.join(run.argv)}\nexit {outcome.returncode}\n{outcome.output}",
+                   encoding="utf-8")
+    result.failed.append((run, outcome))
+    first_line = (outcome.output.strip().splitlines() or [""])[0]
+    console.print(f"[red]failed[/] ({outcome.returncode}) {run.label()}: {first_line}", highlight=False)
+    if outcome.returncode == 2:
+        raise EngineUsageError(first_line or f"abyss {' '.join(run.argv)}: exit 2")
+    return outcome
+
+
+def _guarded(run_fn: RunFn, argv: list[str], path: Path) -> Outcome:
+    """run_fn on a pool thread: an exception becomes a failed outcome."""
+    t0 = time.monotonic()
+    try:
+        return run_fn(argv, path)
+    except Exception as e:  # noqa: BLE001 - reported as the run's failure
+        return Outcome(1, f"{type(e).__name__}: {e}", time.monotonic() - t0)
+
+
+def _execute_parallel(spec: Spec, todo: list[Run], exp_dir: Path, run_fn: RunFn, console: Console,
+                      jobs: int, result: SweepResult) -> None:
+    """Up to `jobs` runs at a time, the longest (by estimate) first, so the
+    last to finish are short ones. Each run writes its own .part file; this
+    thread alone moves finished reports into place and draws the progress."""
+    order = sorted(todo, key=grid.estimate_seconds, reverse=True)
+    live = console.is_terminal
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
+                        console=console, disable=not live, transient=False)
+    t0 = time.monotonic()
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="abyss-run")
+    pending: dict[Future[Outcome], Run] = {}
+    try:
+        with progress:
+            task = progress.add_task(f"{spec.name} ({jobs} jobs)", total=len(order))
+            for run in order:
+                tmp = (exp_dir / run.file).with_suffix(".json.part")
+                pending[pool.submit(_guarded, run_fn, run.argv, tmp)] = run
+            done_count = 0
+            while pending:
+                done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                for fut in done:
+                    run = pending.pop(fut)
+                    outcome = _finish(run, fut.result(), exp_dir, result, console)
+                    done_count += 1
+                    progress.update(task, advance=1, description=f"{spec.name}: {run.label()}")
+                    if not live:
+                        elapsed = time.monotonic() - t0
+                        left = elapsed / done_count * (len(order) - done_count)
+                        console.print(f"[{done_count:{len(str(len(order)))}d}/{len(order)}] {run.label()}  "
+                                      f"{outcome.seconds:.1f} s, about {fmt_duration(left)} left",
+                                      highlight=False)
+    finally:
+        for fut in pending:
+            fut.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def execute(spec: Spec, runs: list[Run], exp_dir: Path, run_fn: RunFn,
-            console: Console, prime_runs: int | None = None) -> SweepResult:
+            console: Console, prime_runs: int | None = None, jobs: int = 1) -> SweepResult:
     """Run every run of the grid whose JSON is not there yet, after the
-    priming runs (`prime_runs`, default the spec's) when there is any."""
+    priming runs (`prime_runs`, default the spec's) when there is any; with
+    `jobs` > 1, that many at a time (no priming)."""
     exp_dir.mkdir(parents=True, exist_ok=True)
     (exp_dir / store.RUNS_DIR).mkdir(exist_ok=True)
     store.write_manifest(exp_dir, manifest_for(spec, runs))
@@ -171,6 +261,10 @@ def execute(spec: Spec, runs: list[Run], exp_dir: Path, run_fn: RunFn,
         console.print(f"{spec.name}: {result.skipped} of {len(runs)} runs already in {exp_dir}; "
                       "skipping them")
     t0 = time.monotonic()
+    if jobs > 1 and todo:
+        _execute_parallel(spec, todo, exp_dir, run_fn, console, jobs, result)
+        result.seconds = time.monotonic() - t0
+        return result
     if todo:
         prime(todo[0], spec.prime_runs if prime_runs is None else prime_runs, exp_dir, run_fn, console)
     eta = _Eta(todo)
@@ -182,26 +276,8 @@ def execute(spec: Spec, runs: list[Run], exp_dir: Path, run_fn: RunFn,
         task = progress.add_task(spec.name, total=len(todo), eta=eta.text())
         for i, run in enumerate(todo, 1):
             progress.update(task, description=f"{spec.name}: {run.label()}")
-            final = exp_dir / run.file
-            tmp = final.with_suffix(".json.part")
-            err = final.with_suffix(".err")
-            outcome = run_fn(run.argv, tmp)
-            if outcome.ok and tmp.exists():
-                tmp.replace(final)
-                err.unlink(missing_ok=True)
-                result.ran += 1
-            else:
-                tmp.unlink(missing_ok=True)
-                if outcome.ok:
-                    outcome = Outcome(1, "the engine exited 0 but wrote no JSON report", outcome.seconds)
-                err.write_text(f"abyss {' '.join(run.argv)}\nexit {outcome.returncode}\n{outcome.output}",
-                               encoding="utf-8")
-                result.failed.append((run, outcome))
-                first_line = (outcome.output.strip().splitlines() or [""])[0]
-                console.print(f"[red]failed[/] ({outcome.returncode}) {run.label()}: {first_line}",
-                              highlight=False)
-                if outcome.returncode == 2:
-                    raise EngineUsageError(first_line or f"abyss {' '.join(run.argv)}: exit 2")
+            tmp = (exp_dir / run.file).with_suffix(".json.part")
+            outcome = _finish(run, run_fn(run.argv, tmp), exp_dir, result, console)
             eta.update(run, outcome.seconds)
             progress.update(task, advance=1, eta=eta.text())
             if not live:
@@ -212,11 +288,12 @@ def execute(spec: Spec, runs: list[Run], exp_dir: Path, run_fn: RunFn,
 
 
 def sweep(spec: Spec, results: Path, run_fn: RunFn, console: Console,
-          reps: int | None = None, prime_runs: int | None = None) -> tuple[Path, SweepResult]:
+          reps: int | None = None, prime_runs: int | None = None,
+          jobs: int = 1) -> tuple[Path, SweepResult]:
     """Expand, run what is missing, and rebuild the experiment's tables."""
     runs = grid.runs(spec, reps)
     exp_dir = experiment_dir(results, spec)
-    result = execute(spec, runs, exp_dir, run_fn, console, prime_runs)
+    result = execute(spec, runs, exp_dir, run_fn, console, prime_runs, jobs)
     exp = store.load_experiment(exp_dir)
     store.write_tables(exp)
     tables.write_text(exp)

@@ -3,7 +3,8 @@
 A spec names the fixed parameters of `abyss run` (the only command a spec
 drives), the swept axes, optional per-scheme overrides, optional sub-sweeps
 that share the top-level settings (`[[sweep]]`), overrides for
-`--full-scale`, the plots
+`--full-scale`, overrides for
+`--sim` (the simulated many-core machine, `[sim]`), the plots
 that show the result and the text tables printed after the sweep
 (`[[table]]`, rendered by tables.py). Values given on the command line
 (`--set NAME=VALUE`) replace the spec's own in every sweep. docs/harness.md describes the format; this module turns
@@ -27,10 +28,12 @@ from .engine import Param, ParamError
 from .metrics import is_metric, metric_names
 
 TOP_KEYS = ("name", "title", "figure", "description", "command", "reps", "prime_runs",
-            "fixed", "axes", "per_scheme", "sweep", "full_scale", "plot", "table")
-SWEEP_KEYS = ("label", "title", "fixed", "axes", "per_scheme", "full_scale")
+            "fixed", "axes", "per_scheme", "sweep", "full_scale", "sim", "plot", "table")
+SWEEP_KEYS = ("label", "title", "fixed", "axes", "per_scheme", "full_scale", "sim")
 FULL_SCALE_KEYS = ("fixed", "axes", "reps")
-PLOT_KEYS = ("kind", "x", "y", "series", "bar", "where", "title", "logx", "sweeps", "name")
+SIM_KEYS = ("fixed", "axes", "topology", "cores", "scaled")
+SWEEP_SIM_KEYS = ("fixed", "axes")
+PLOT_KEYS = ("kind", "x", "y", "series", "bar", "where", "title", "logx", "logy", "sweeps", "name")
 PLOT_KINDS = ("lines", "bars", "breakdown")
 TABLE_KEYS = ("title", "rows", "columns", "cells", "ratio_to", "column_label", "labels", "headers",
               "formats", "scales", "sweeps")
@@ -52,6 +55,44 @@ COMMAND = "run"
 DEFAULT_REPS = 3
 MAX_PRIME_RUNS = 10
 DEFAULT_LABEL = "main"
+
+#: With --sim: the topology when the spec's [sim] names none, the simulated
+#: machine's size ("cores" in a value), and one repetition (a simulated run
+#: is a function of its seed).
+SIM_TOPOLOGY = "mesh"
+SIM_CORES = 1024
+SIM_REPS = 1
+#: The parameters a window rule may set (see PerCore).
+PER_CORE_PARAMS = ("duration", "warmup")
+
+
+@dataclass(frozen=True)
+class PerCore:
+    """A virtual window that shrinks as the simulated cores grow:
+    `duration = { core_seconds = 0.016, min = 0.0005, max = 0.016 }` is
+    clamp(core_seconds / threads, min, max), rounded to 3 significant digits.
+    Few cores get a long enough window to commit something, many cores (each
+    of which costs the host as much as the others) a short one."""
+
+    core_seconds: float
+    min: float
+    max: float
+
+    def at(self, threads: int) -> float:
+        v = min(self.max, max(self.min, self.core_seconds / max(1, threads)))
+        return float(f"{v:.3g}")
+
+    def to_json(self) -> dict[str, float]:
+        return {"core_seconds": self.core_seconds, "min": self.min, "max": self.max}
+
+
+#: What --sim sets before the spec's [sim] section: the papers' 128-query
+#: queues per worker, and windows by the rule above.
+SIM_DEFAULT_FIXED: dict[str, Any] = {
+    "queries_per_worker": 128,
+    "duration": PerCore(core_seconds=0.016, min=0.0005, max=0.016),
+    "warmup": PerCore(core_seconds=0.004, min=0.0001, max=0.004),
+}
 
 
 class SpecError(Exception):
@@ -93,6 +134,7 @@ class PlotSpec:
     where: dict[str, Any] = field(default_factory=dict)
     title: str | None = None
     logx: bool = False
+    logy: bool = False
     sweeps: list[str] | None = None
     name: str | None = None
 
@@ -140,6 +182,10 @@ class Spec:
     prime_runs: int = 0
     tables: list[TableSpec] = field(default_factory=list)
     overrides: dict[str, Any] = field(default_factory=dict)   # --set: name -> value or list of values
+    sim: bool = False                  # resolved for the simulated machine (--sim)
+    topology: str = ""                 # with sim: the --topology of every run
+    sim_topology: str | None = None    # the [sim] section's topology (default mesh); None: no [sim]
+    scaled: str = ""                   # the [sim] section's note on what departs from the paper
 
     def axis_names(self) -> list[str]:
         """Every swept parameter over all sweeps, in first-seen order."""
@@ -151,6 +197,8 @@ class Spec:
     def to_json(self) -> dict[str, Any]:
         """The resolved spec as plain data, kept in the results manifest."""
         def enc(v: Any) -> Any:
+            if isinstance(v, PerCore):
+                return v.to_json()
             return {"same_as": v.name} if isinstance(v, SameAs) else v
         return {
             "name": self.name, "title": self.title, "figure": self.figure,
@@ -165,6 +213,7 @@ class Spec:
             "prime_runs": self.prime_runs,
             "overrides": self.overrides,
             "tables": [dict(t.__dict__) for t in self.tables],
+            "sim": self.sim, "topology": self.topology, "scaled": self.scaled,
         }
 
 
@@ -203,6 +252,8 @@ class _Parser:
         return table[name]
 
     def value(self, param: Param, raw: Any, where: str, *, same_as_ok: bool = True) -> Any:
+        if isinstance(raw, dict) and same_as_ok and "core_seconds" in raw:
+            return self.per_core(param, raw, where)
         if isinstance(raw, dict):
             if same_as_ok and set(raw) == {"same_as"} and isinstance(raw["same_as"], str):
                 if param.kind is not int:
@@ -214,6 +265,24 @@ class _Parser:
             return param.normalize(raw, self.cores)
         except ParamError as e:
             raise self.fail(where, str(e)) from None
+
+    def per_core(self, param: Param, raw: dict[str, Any], where: str) -> PerCore:
+        if param.name not in PER_CORE_PARAMS:
+            raise self.fail(where, "{ core_seconds = ... } is only for " + " and ".join(PER_CORE_PARAMS))
+        extra = set(raw) - {"core_seconds", "min", "max"}
+        if extra:
+            raise self.fail(where, f"unknown key {sorted(extra)[0]!r}; allowed: core_seconds, min, max")
+        nums = {}
+        for k in ("core_seconds", "min", "max"):
+            v = raw.get(k, raw["core_seconds"] if k == "max" else param.lo)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0:
+                raise self.fail(f"{where}.{k}", f"{v!r} is not a number of seconds")
+            nums[k] = float(v)
+        if not nums["core_seconds"] > 0 or nums["min"] > nums["max"]:
+            raise self.fail(where, "need core_seconds > 0 and min <= max")
+        for k in ("min", "max"):
+            self.value(param, nums[k], f"{where}.{k}", same_as_ok=False)
+        return PerCore(**nums)
 
     def fixed(self, table: dict[str, Param], raw: Any, where: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -278,20 +347,47 @@ def _layer(fixed: dict[str, Any], axes: dict[str, list[Any]],
 
 
 def parse_spec(text: str, source: str = "spec", *, full_scale: bool = False,
-               cores: int | None = None, overrides: dict[str, str] | None = None) -> Spec:
+               cores: int | None = None, overrides: dict[str, str] | None = None,
+               sim: bool = False, topology: str | None = None) -> Spec:
     """Parse spec TOML text; raise SpecError naming the first problem.
 
     `overrides` are `--set NAME=VALUE` words of the command line: a value
     fixes the parameter in every sweep, a comma-separated list (or a range
     such as "1..cores") sweeps it; either replaces what the spec says,
     per-scheme values included.
+
+    With `sim` the spec is resolved for the simulated machine: the sim
+    defaults (SIM_DEFAULT_FIXED), then the spec's `[sim]` and each sweep's
+    `sim` replace its values, "cores" means the simulated machine's size
+    (`[sim] cores`, default SIM_CORES), and every run gets `--sim-cores`
+    equal to its threads and `--topology` (`topology`, else the section's,
+    else mesh). A spec without a `[sim]` section is refused.
     """
-    cores = cores or os.cpu_count() or 1
-    P = _Parser(source, cores)
+    with engine.sim_mode(sim):
+        return _parse_spec(text, source, full_scale=full_scale, cores=cores, overrides=overrides,
+                           sim=sim, topology=topology)
+
+
+def _parse_spec(text: str, source: str, *, full_scale: bool, cores: int | None,
+                overrides: dict[str, str] | None, sim: bool, topology: str | None) -> Spec:
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{source}: not valid TOML: {e}") from None
+    raw_sim = raw.get("sim")
+    sim_topology = None
+    if isinstance(raw_sim, dict):
+        sim_topology = raw_sim.get("topology", SIM_TOPOLOGY)
+    if sim:
+        if raw_sim is None:
+            raise SpecError(f"{source}: has no [sim] section, so it cannot run simulated (--sim); "
+                            "./abyss reproduce --list says which experiments can")
+        sim_cores = raw_sim.get("cores", SIM_CORES) if isinstance(raw_sim, dict) else SIM_CORES
+        if isinstance(sim_cores, bool) or not isinstance(sim_cores, int) or not 1 <= sim_cores <= 4095:
+            raise SpecError(f"{source}: sim.cores: {sim_cores!r} is not an integer from 1 to 4095")
+        cores = sim_cores
+    cores = cores or os.cpu_count() or 1
+    P = _Parser(source, cores)
     P.keys(raw, TOP_KEYS, "")
 
     name = raw.get("name")
@@ -332,15 +428,35 @@ def parse_spec(text: str, source: str = "spec", *, full_scale: bool = False,
     _same_level(P, top_fs_fixed, top_fs_axes, "full_scale.")
     top_per = _per_scheme(P, table, raw.get("per_scheme"), "per_scheme")
     ov_fixed, ov_axes = _overrides(P, table, overrides or {})
+    top_sim = P.table(raw_sim, "sim")
+    P.keys(top_sim, SIM_KEYS, "sim.")
+    for key in ("topology", "scaled"):
+        if key in top_sim and not isinstance(top_sim[key], str):
+            raise P.fail(f"sim.{key}", f"{top_sim[key]!r} must be a string")
+    sim_fixed: dict[str, Any] = {}
+    sim_axes: dict[str, list[Any]] = {}
+    if sim:
+        reps = SIM_REPS
+        prime_runs = 0        # no cold machine to warm: a simulated run is deterministic
+        topology = topology or top_sim.get("topology", SIM_TOPOLOGY)
+        sim_fixed = P.fixed(table, top_sim.get("fixed"), "sim.fixed")
+        sim_axes = P.axes(table, top_sim.get("axes"), "sim.axes")
+        _same_level(P, sim_fixed, sim_axes, "sim.")
+        sim_fixed = {**SIM_DEFAULT_FIXED, **sim_fixed}
+        for k in sim_axes:
+            sim_fixed.pop(k, None)
+        sim_fixed["sim_cores"] = SameAs("threads")
+        sim_fixed["topology"] = P.value(table["topology"], topology, "--topology", same_as_ok=False)
 
     raw_sweeps = raw.get("sweep", [{}])
     if not isinstance(raw_sweeps, list) or not raw_sweeps:
         raise P.fail("sweep", "must be an array of tables ([[sweep]])")
     top = _Top(fixed=top_fixed, axes=top_axes, fs_fixed=top_fs_fixed, fs_axes=top_fs_axes,
-               per_scheme=top_per, title=raw.get("title", name), ov_fixed=ov_fixed, ov_axes=ov_axes)
+               per_scheme=top_per, title=raw.get("title", name), ov_fixed=ov_fixed, ov_axes=ov_axes,
+               sim_fixed=sim_fixed, sim_axes=sim_axes)
     sweeps: list[Sweep] = []
     for i, rs in enumerate(raw_sweeps):
-        sweep = _sweep(P, table, top, rs, i, len(raw_sweeps), full_scale)
+        sweep = _sweep(P, table, top, rs, i, len(raw_sweeps), full_scale, sim)
         if any(s.label == sweep.label for s in sweeps):
             raise P.fail(f"sweep[{i}].label", f"{sweep.label!r} is used by two sweeps")
         sweeps.append(sweep)
@@ -348,7 +464,9 @@ def parse_spec(text: str, source: str = "spec", *, full_scale: bool = False,
     spec = Spec(name=name, title=raw.get("title", name), figure=raw.get("figure", ""),
                 description=raw.get("description", "").strip(), command=command, reps=reps,
                 sweeps=sweeps, plots=[], source=source, text=text, full_scale=full_scale, cores=cores,
-                prime_runs=prime_runs, overrides={**ov_fixed, **ov_axes})
+                prime_runs=prime_runs, overrides={**ov_fixed, **ov_axes}, sim=sim,
+                topology=(topology or "") if sim else "", sim_topology=sim_topology,
+                scaled=" ".join(str(top_sim.get("scaled", "")).split()))
     raw_plots = raw.get("plot", [])
     if not isinstance(raw_plots, list):
         raise P.fail("plot", "must be an array of tables ([[plot]])")
@@ -372,10 +490,12 @@ class _Top:
     title: str
     ov_fixed: dict[str, Any] = field(default_factory=dict)
     ov_axes: dict[str, list[Any]] = field(default_factory=dict)
+    sim_fixed: dict[str, Any] = field(default_factory=dict)      # with --sim: defaults and [sim]
+    sim_axes: dict[str, list[Any]] = field(default_factory=dict)
 
 
 def _sweep(P: _Parser, table: dict[str, Param], top: _Top, rs: Any, i: int, count: int,
-           full_scale: bool) -> Sweep:
+           full_scale: bool, sim: bool = False) -> Sweep:
     """One [[sweep]] merged over the top level: sweep values replace top-level
     ones, then (with --full-scale) the top-level and the sweep's full_scale."""
     loc = f"sweep[{i}]"
@@ -399,6 +519,14 @@ def _sweep(P: _Parser, table: dict[str, Param], top: _Top, rs: Any, i: int, coun
     if full_scale:
         _layer(fixed, axes, top.fs_fixed, top.fs_axes)
         _layer(fixed, axes, fs_fixed, fs_axes)
+    sw_sim = P.table(rs.get("sim"), f"{loc}.sim")
+    P.keys(sw_sim, SWEEP_SIM_KEYS, f"{loc}.sim.")
+    if sim:
+        sim_fixed = P.fixed(table, sw_sim.get("fixed"), f"{loc}.sim.fixed")
+        sim_axes = P.axes(table, sw_sim.get("axes"), f"{loc}.sim.axes")
+        _same_level(P, sim_fixed, sim_axes, f"{loc}.sim.")
+        _layer(fixed, axes, top.sim_fixed, top.sim_axes)
+        _layer(fixed, axes, sim_fixed, sim_axes)
     _layer(fixed, axes, top.ov_fixed, top.ov_axes)
     per = {c: dict(o) for c, o in top.per_scheme.items()}
     for c, o in _per_scheme(P, table, rs.get("per_scheme"), f"{loc}.per_scheme").items():
@@ -507,14 +635,15 @@ def _plot(P: _Parser, spec: Spec, table: dict[str, Param], rp: Any, i: int) -> P
         labels = [s.label for s in spec.sweeps]
         if not isinstance(sweeps, list) or any(s not in labels for s in sweeps):
             raise P.fail(f"{loc}.sweeps", f"{sweeps!r}: each must be one of {', '.join(labels)}")
-    logx = rp.get("logx", False)
-    if not isinstance(logx, bool):
-        raise P.fail(f"{loc}.logx", f"{logx!r} is not true or false")
+    logx, logy = rp.get("logx", False), rp.get("logy", False)
+    for key, v in (("logx", logx), ("logy", logy)):
+        if not isinstance(v, bool):
+            raise P.fail(f"{loc}.{key}", f"{v!r} is not true or false")
     name = rp.get("name", f"{i + 1:02d}-{kind}")
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise P.fail(f"{loc}.name", f"{name!r}: lower-case letters, digits, '-', '_' or '.'")
     return PlotSpec(kind=kind, x=x, y=y, series=series, bar=bar, where=where,
-                    title=rp.get("title"), logx=logx, sweeps=sweeps, name=name)
+                    title=rp.get("title"), logx=logx, logy=logy, sweeps=sweeps, name=name)
 
 
 _INT_RE = re.compile(r"^[+-]?\d+$")
@@ -732,11 +861,13 @@ def _checked_fields(P: _Parser, template: str, where: str) -> list[str]:
 
 
 def load_spec(path: str | Path, *, full_scale: bool = False, cores: int | None = None,
-              overrides: dict[str, str] | None = None) -> Spec:
+              overrides: dict[str, str] | None = None, sim: bool = False,
+              topology: str | None = None) -> Spec:
     """Read and parse a spec file (see parse_spec)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise SpecError(f"{path}: cannot read spec: {e.strerror}") from None
-    return parse_spec(text, str(path), full_scale=full_scale, cores=cores, overrides=overrides)
+    return parse_spec(text, str(path), full_scale=full_scale, cores=cores, overrides=overrides,
+                      sim=sim, topology=topology)
