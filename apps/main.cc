@@ -20,6 +20,7 @@
 #include "engine/describe.h"
 #include "engine/engine.h"
 #include "engine/knobs.h"
+#include "engine/probe.h"
 #include "engine/report.h"
 #include "workload/workloads.h"
 
@@ -57,6 +58,34 @@ int check_tpcc_command(const std::string& dir, bool inserts) {
   } catch (const std::exception& e) {
     return check_failure(dir, e);
   }
+}
+
+// `abyss probe`: the measurements `abyss sim calibrate` reads.
+int probe_command(bool as_json) {
+  abyss::HostProbe p;
+  if (auto err = abyss::probe_host(p); !err.empty()) {
+    std::fprintf(stderr, "abyss: %s\n", err.c_str());
+    return 2;
+  }
+  if (as_json) {
+    nlohmann::json j;
+    j["core_ghz"] = p.core_ghz;
+    j["clock_read_ns"] = p.clock_read_ns;
+    j["independent_ns"] = p.independent_ns;
+    j["stream_gbps"] = p.stream_gbps;
+    for (const auto& [bytes, ns] : p.latency_ns) j["latency_ns"].push_back({{"bytes", bytes}, {"ns", ns}});
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  std::printf("core clock        %8.2f GHz\n", p.core_ghz);
+  std::printf("cycle counter     %8.1f ns per read\n", p.clock_read_ns);
+  for (const auto& [bytes, ns] : p.latency_ns) {
+    std::printf("latency %8llu KiB %8.1f ns  (%.0f cycles)\n", static_cast<unsigned long long>(bytes >> 10), ns,
+                ns * p.core_ghz);
+  }
+  std::printf("independent reads %8.1f ns per read of the largest set\n", p.independent_ns);
+  std::printf("stream read       %8.1f GB/s\n", p.stream_gbps);
+  return 0;
 }
 
 int check_history_command(const std::string& path) {
@@ -161,6 +190,11 @@ int main(int argc, char** argv) {
   CLI::App* describe = app.add_subcommand("describe", "the schemes, workloads and knobs of this binary");
   describe->add_flag("--json", describe_as_json, "as JSON (what the harness reads)");
 
+  bool probe_as_json = false;
+  CLI::App* probe = app.add_subcommand(
+      "probe", "measure this machine's clock, memory latencies and bandwidth (what abyss sim calibrate reads)");
+  probe->add_flag("--json", probe_as_json, "as JSON");
+
   app.add_subcommand("version", "print the build's git revision and type");
 
   // demo and the bench tables are harness specs, run by ./abyss through
@@ -258,6 +292,7 @@ int main(int argc, char** argv) {
       }
       return 0;
     }
+    if (probe->parsed()) return probe_command(probe_as_json);
     if (check_history->parsed()) return check_history_command(history_path);
     if (check_tpcc->parsed()) return check_tpcc_command(tpcc_dir, tpcc_inserts);
     std::printf("abyss %s (%s)\n", std::string(abyss::git_rev()).c_str(), std::string(abyss::build_type()).c_str());

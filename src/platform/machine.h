@@ -37,8 +37,26 @@ struct MachineInfo {
 MachineInfo machine_info();
 
 // What the simulated machine counted during the last run (switches between
-// cores, line accesses, private-cache hits, transfers between cores, memory
-// reads, parks), by name; empty natively.
+// cores, the engine events its compute costs are charged for, line accesses,
+// private-cache hits, transfers between cores, memory reads, parks), by name;
+// empty natively.
 std::vector<std::pair<std::string, uint64_t>> machine_counters();
+
+// This machine's speed, measured (the numbers `abyss sim calibrate` writes
+// into the `host` topology): the core clock, the cost of reading the cycle
+// counter, the load-to-use latency of a
+// random dependent read within working sets of growing size, the time per
+// read of random independent reads of the largest set (the overlap an
+// out-of-order core gets), and one core's read bandwidth streaming a buffer
+// far larger than its caches.
+struct HostProbe {
+  double core_ghz = 0;
+  double clock_read_ns = 0;                             // one read of the cycle counter
+  std::vector<std::pair<uint64_t, double>> latency_ns;  // (working-set bytes, ns per read)
+  double independent_ns = 0;  // ns per read of random lines of the largest set, reads not waiting on each other
+  double stream_gbps = 0;
+};
+// Native only: the simulated build answers an error, empty on success.
+std::string probe_host(const std::vector<uint64_t>& working_sets, HostProbe& out);
 
 }  // namespace abyss::platform

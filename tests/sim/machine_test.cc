@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,55 @@ TEST(SimTopology, ShippedFilesLoad) {
 TEST(SimTopology, BadFilesAreNamed) {
   Topology t;
   EXPECT_NE(load_topology("/nonexistent/x.toml", t).find("/nonexistent/x.toml"), std::string::npos);
+}
+
+// A directory of topology files: a host with known compute costs, and the
+// files a test adds beside it.
+class TopologyDir {
+ public:
+  TopologyDir() : dir_(std::filesystem::path(::testing::TempDir()) / "abyss-topologies") {
+    std::filesystem::create_directories(dir_);
+    write("host",
+          "name = \"host\"\nlayout = \"numa\"\n[[private]]\nbytes = 32768\n[numa]\ncores_per_socket = 4\n"
+          "memory_ns = [100]\n[compute]\nper_call_cycles = 7\nper_byte_cycles = 0.5\nrmw_cycles = 9\n");
+  }
+  ~TopologyDir() { std::filesystem::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    const std::string path = (dir_ / (name + ".toml")).string();
+    std::ofstream(path, std::ios::trunc) << text;
+    return path;
+  }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+std::string mesh_with_compute(const std::string& compute) {
+  return "name = \"m\"\nlayout = \"mesh\"\n[[private]]\nbytes = 32768\n[mesh]\nhop_cycles = 2\n[compute]\n" + compute;
+}
+
+TEST(SimTopology, ComputeLikeHostTakesItsCostsAndKeepsItsOwn) {
+  TopologyDir dir;
+  Topology t;
+  ASSERT_EQ(load_topology(dir.write("m", mesh_with_compute("like = \"host\"\nrmw_cycles = 2\n")), t), "");
+  EXPECT_EQ(t.compute.per_call_cycles, 7);
+  EXPECT_EQ(t.compute.per_byte_cycles, 0.5);
+  EXPECT_EQ(t.compute.rmw_cycles, 2);
+  // The shipped mesh and numa files take the shipped host's costs.
+  EXPECT_EQ(shipped("mesh").compute.per_call_cycles, shipped("host").compute.per_call_cycles);
+  EXPECT_EQ(shipped("numa").compute.per_byte_cycles, shipped("host").compute.per_byte_cycles);
+}
+
+TEST(SimTopology, ComputeLikeIsRefusedWhenMissingNestedOrAPath) {
+  TopologyDir dir;
+  Topology t;
+  EXPECT_NE(load_topology(dir.write("m", mesh_with_compute("like = \"nowhere\"\n")), t).find("nowhere.toml"),
+            std::string::npos);
+  dir.write("chain", mesh_with_compute("like = \"host\"\n"));
+  EXPECT_NE(load_topology(dir.write("m", mesh_with_compute("like = \"chain\"\n")), t).find("itself 'like'"),
+            std::string::npos);
+  EXPECT_NE(load_topology(dir.write("m", mesh_with_compute("like = \"../host\"\n")), t).find("beside this file"),
+            std::string::npos);
 }
 
 // Each core adds to one shared counter; every add is a read-modify-write of

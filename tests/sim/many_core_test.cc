@@ -96,6 +96,27 @@ TEST(SimHardwareCounter, MeshHasItNumaRefusesIt) {
   EXPECT_NE(refused.err.find("--ts-alloc hw"), std::string::npos) << refused.err;
 }
 
+// The probe measures the host: the simulated build has none to measure and
+// says which binary does.
+TEST(SimProbe, RefusedWithTheNativeBinaryNamed) {
+  const auto refused = run_abyss({"probe"});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("native build"), std::string::npos) << refused.err;
+}
+
+// --ts-per-txn sets the timestamps per transaction, and timestamps/s counts
+// them: with one per transaction the two rates are equal.
+TEST(SimTsalloc, TimestampsPerSecondCountsTsPerTxn) {
+  const std::string json = temp_path("ts1.json");
+  const auto ran = run_abyss({"run", "--sim-cores", "4", "--workload", "tsalloc", "--cc", "none", "--ts-alloc",
+                              "atomic", "--ts-per-txn", "1", "--duration", "0.0002", "--warmup", "0", "--json", json});
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  const nlohmann::json r = nlohmann::json::parse(slurp(json))["results"];
+  std::filesystem::remove(json);
+  EXPECT_GT(r["throughput"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(r["timestamps_per_second"].get<double>(), r["throughput"].get<double>());
+}
+
 struct HistoryCase {
   std::string name;
   std::vector<std::string> workload;

@@ -48,4 +48,8 @@ std::vector<std::pair<std::string, uint64_t>> machine_counters() {
           {"parks", s.parks}};
 }
 
+std::string probe_host(const std::vector<uint64_t>& /*working_sets*/, HostProbe& /*out*/) {
+  return "the probe measures this machine: run it with the native build (build/release/apps/abyss probe)";
+}
+
 }  // namespace abyss::platform

@@ -120,9 +120,15 @@ std::string read_level(const toml::table* t, const std::string& where, CacheLeve
   return r.finish();
 }
 
-}  // namespace
+std::string load(const std::string& path, Topology& out, bool nested);
 
-std::string load_topology(const std::string& path, Topology& out) {
+// The directory of a topology file's path, with its slash ("" for a bare name).
+std::string directory_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
+std::string load(const std::string& path, Topology& out, bool nested) {
   toml::table doc;
   try {
     doc = toml::parse_file(path);
@@ -187,7 +193,18 @@ std::string load_topology(const std::string& path, Topology& out) {
   numa.numbers("memory_gbps", t.memory_gbps);
   if (auto err = numa.finish(); !err.empty()) return err;
 
+  // `like = "host"`: start from another topology's compute costs (the
+  // calibrated host's), then apply this table's own keys.
   Reader compute(doc["compute"].as_table(), at + "[compute]: ");
+  std::string like;
+  compute.text("like", like);
+  if (!like.empty()) {
+    if (nested) return at + "[compute]: 'like' names a topology whose [compute] is itself 'like' another";
+    if (like.find('/') != std::string::npos) return at + "[compute]: 'like' must name a topology beside this file";
+    Topology base;
+    if (auto err = load(directory_of(path) + like + ".toml", base, true); !err.empty()) return err;
+    t.compute = base.compute;
+  }
   compute.number("per_call_cycles", t.compute.per_call_cycles);
   compute.number("per_byte_cycles", t.compute.per_byte_cycles);
   compute.number("rmw_cycles", t.compute.rmw_cycles);
@@ -205,5 +222,9 @@ std::string load_topology(const std::string& path, Topology& out) {
   out = std::move(t);
   return {};
 }
+
+}  // namespace
+
+std::string load_topology(const std::string& path, Topology& out) { return load(path, out, false); }
 
 }  // namespace abyss::platform::sim

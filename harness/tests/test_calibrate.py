@@ -1,0 +1,117 @@
+"""abyss sim calibrate: the fit, the topology it writes, and a real (tiny) calibration."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from abyss_harness import calibrate, engine
+
+from conftest import needs_engine
+
+SIM = engine.repo_root() / "build" / "sim" / "apps" / "abyss"
+needs_sim = pytest.mark.skipif(not SIM.is_file(), reason=f"simulated engine not built ({SIM})")
+
+PROBE = {"core_ghz": 3.0, "clock_read_ns": 10.0, "independent_ns": 15.0, "stream_gbps": 12.0,
+         "latency_ns": [{"bytes": b, "ns": ns} for b, ns in
+                        [(16 << 10, 1.5), (256 << 10, 4.0), (4 << 20, 20.0), (16 << 20, 120.0), (512 << 20, 250.0)]]}
+
+
+def test_nnls_recovers_nonnegative_solution_and_clamps_negative_ones():
+    rows = [[1, 0, 2], [0, 1, 1], [1, 1, 0], [2, 1, 1], [1, 3, 1]]
+    truth = [2.0, 0.5, 1.5]
+    rhs = [sum(a * x for a, x in zip(r, truth)) for r in rows]
+    assert calibrate.nnls(rows, rhs) == pytest.approx(truth)
+    # With the third unknown's true value negative, the best non-negative fit
+    # sets it to 0; check against every support tried by hand on a grid.
+    rhs = [sum(a * x for a, x in zip(r, [2.0, 0.5, -1.0])) for r in rows]
+    x = calibrate.nnls(rows, rhs)
+    assert min(x) >= 0 and x[2] == 0
+
+    def resid(v):
+        return sum((sum(a * b for a, b in zip(r, v)) - y) ** 2 for r, y in zip(rows, rhs))
+
+    grid = [i / 10 for i in range(0, 41)]
+    assert resid(x) <= min(resid(v) for v in itertools.product(grid, grid, [0.0])) + 1e-9
+
+
+def _samples(costs, extra_ns, ghz=3.0):
+    out = []
+    for i, (calls, nbytes, rmws, misses) in enumerate(
+            [(100, 2000, 10, 20), (300, 9000, 40, 5), (150, 500, 60, 40), (80, 16000, 5, 12), (220, 4000, 30, 2)]):
+        events = {"calls": calls, "bytes": nbytes, "rmws": rmws, "memory_reads": misses}
+        sim_ns = 1000.0 + 7 * i
+        work = sum(events[k] * costs[key] for k, key in calibrate.EVENTS) / ghz
+        out.append(calibrate.Sample("s", f"w{i}", sim_ns + work + misses * extra_ns, sim_ns, events))
+    return out
+
+
+def test_fit_recovers_the_costs_and_the_memory_latency_that_made_the_times():
+    costs = {"per_call_cycles": 20.0, "per_byte_cycles": 0.5, "rmw_cycles": 30.0}
+    fitted, extra = calibrate.fit_costs(_samples(costs, 40.0), 3.0, 200.0)
+    assert fitted == pytest.approx(costs, rel=1e-6)
+    assert extra == pytest.approx(40.0, rel=1e-6)
+
+
+def test_fit_holds_the_memory_latency_to_the_dependent_reads_bound():
+    costs = {"per_call_cycles": 20.0, "per_byte_cycles": 0.5, "rmw_cycles": 30.0}
+    _, extra = calibrate.fit_costs(_samples(costs, 400.0), 3.0, 100.0)
+    assert extra == 100.0
+
+
+def test_topology_text_is_a_complete_host_topology():
+    probe = calibrate.read_probe(json.dumps(PROBE))
+    costs = {"per_call_cycles": 12.0, "per_byte_cycles": 0.25, "rmw_cycles": 20.0}
+    t = tomllib.loads(calibrate.topology_text(probe, costs, 55.0, "2026-01-01"))
+    assert t["name"] == "host" and t["ghz"] == pytest.approx(3.0)
+    assert [p["latency_cycles"] for p in t["private"]] == pytest.approx([4.5, 12.0])
+    assert t["shared"]["latency_cycles"] == pytest.approx(60.0)
+    assert t["numa"]["memory_ns"] == [55.0]
+    assert t["line_transfer_cycles"] == pytest.approx(16.0)  # 64 bytes at 12 GB/s, 3 GHz
+    assert t["compute"]["rmw_cycles"] == 20.0 and t["compute"]["per_byte_cycles"] == 0.25
+    assert t["compute"]["clock_cycles"] == 30.0  # 10 ns at 3 GHz
+
+
+@needs_sim
+def test_written_topology_loads_in_the_simulator(tmp_path: Path):
+    probe = calibrate.read_probe(json.dumps(PROBE))
+    path = tmp_path / "host.toml"
+    path.write_text(calibrate.topology_text(probe, {}, 55.0, "2026-01-01"))
+    p = subprocess.run([str(SIM), "run", "--sim-cores", "2", "--topology", str(path), "--rows", "1000",
+                        "--duration", "0.0005", "--warmup", "0"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+
+
+@needs_engine
+@needs_sim
+def test_garbled_probe_file_is_a_usage_error(tmp_path: Path, capsys):
+    bad = tmp_path / "probe.json"
+    bad.write_text("{\"core_ghz\": 3")
+    assert calibrate.main(["--probe", str(bad), "--out", str(tmp_path / "h.toml")]) == 2
+    assert "probe" in capsys.readouterr().err
+    assert not (tmp_path / "h.toml").exists()
+
+
+@needs_engine
+@needs_sim
+def test_calibration_end_to_end_writes_a_topology_and_a_table(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(calibrate, "WORKLOADS",
+                        {"ycsb-theta0": ["--workload", "ycsb", "--theta", "0", "--rows", "4096"]})
+    probe = tmp_path / "probe.json"
+    probe.write_text(json.dumps(PROBE))
+    out, report = tmp_path / "host.toml", tmp_path / "cal.json"
+    rc = calibrate.main(["--probe", str(probe), "--out", str(out), "--json", str(report), "--schemes", "no_wait",
+                         "--threads", "1,2", "--duration", "0.05", "--sim-duration", "0.002",
+                         "--sim-warmup", "0.001"])
+    assert rc == 0
+    t = tomllib.loads(out.read_text())
+    assert t["compute"]["clock_cycles"] == 30.0
+    assert min(t["compute"][key] for _, key in calibrate.EVENTS) >= 0
+    r = json.loads(report.read_text())
+    assert [row["threads"] for row in r["rows"]] == [1, 2]
+    assert all(row["native"] > 0 and row["sim"] > 0 for row in r["rows"])

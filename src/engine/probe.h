@@ -1,0 +1,18 @@
+#pragma once
+// `abyss probe`: this machine's clock, memory latencies and bandwidth, the
+// measurements `abyss sim calibrate` writes into the simulator's host
+// topology (docs/many-core.md, "Calibration").
+#include <string>
+
+#include "platform/machine.h"
+
+namespace abyss {
+
+using HostProbe = platform::HostProbe;
+
+// Measures within the private caches, the last-level cache and far beyond it.
+// Answers an error (the simulated build has no host to measure), empty on
+// success.
+std::string probe_host(HostProbe& out);
+
+}  // namespace abyss
