@@ -81,6 +81,20 @@ class CoreHeap final {
     }
     return c;
   }
+  // Pushes c with key k and pops the core with the smallest key: what push
+  // then pop answers (c itself if k is the smallest), with one sift instead
+  // of two. Keys are unique (they hold the core index), so the order cores
+  // leave the heap in does not depend on its arrangement.
+  uint32_t push_pop(uint32_t c, uint64_t k) {
+    key_[c] = k;
+    if (heap_.empty() || k < key_[heap_[0]]) return c;
+    const uint32_t top = heap_[0];
+    pos_[top] = kAbsent;
+    heap_[0] = c;
+    pos_[c] = 0;
+    down(0);
+    return top;
+  }
   // Lowers c's key (never raises it).
   void lower(uint32_t c, uint64_t k) {
     if (k >= key_[c]) return;
@@ -453,10 +467,15 @@ class Machine final {
   // comes first. Control passes straight from one core's fiber to the
   // next; the scheduler's fiber is resumed only when no core can run.
   void yield(Core& c) {
-    heap_.push(c.id, c.parked ? c.wake_key : key_of(c.clock, c.id));
-    Core* next = next_core();
-    if (next == &c) return;
-    switch_to(next != nullptr ? next->fiber : scheduler_, c.id);
+    const uint64_t k = c.parked ? c.wake_key : key_of(c.clock, c.id);
+    const uint64_t first = std::min(k, heap_.top_key());
+    if (time_of(first) == kNoDeadline) {
+      heap_.push(c.id, k);
+      switch_to(scheduler_, c.id);  // no core can run: the scheduler reports it
+      return;
+    }
+    Core& next = make_current(heap_.push_pop(c.id, k), first);
+    if (&next != &c) switch_to(next.fiber, c.id);
   }
 
   // Takes the core to run next off the heap and makes it the running one
@@ -465,12 +484,16 @@ class Machine final {
   Core* next_core() {
     const uint64_t k = heap_.top_key();
     if (time_of(k) == kNoDeadline) return nullptr;
-    Core& c = run_cores_[heap_.pop()];
+    return &make_current(heap_.pop(), k);
+  }
+  // Core `id`, just taken off the heap with key k, becomes the running one.
+  Core& make_current(uint32_t id, uint64_t k) {
+    Core& c = run_cores_[id];
     if (c.parked) wake(c, time_of(k));
     cur_ = &c;
     threshold_ = heap_.top_key();
     stats_.switches++;
-    return &c;
+    return c;
   }
 
   // Suspends the running fiber (core `me`, or the scheduler) and resumes
