@@ -32,6 +32,7 @@ namespace ctx = boost::context;
 constexpr uint32_t kIdBits = 12;  // a scheduling key is (clock << kIdBits) | core
 static_assert(kMaxCores == 1u << kIdBits, "a scheduling key holds a core index");
 constexpr uint64_t kNever = ~uint64_t{0};
+constexpr uint32_t kScheduler = ~0u;  // the run's own fiber, in place of a core index
 constexpr uint16_t kNoOwner = 0xffff;
 constexpr std::size_t kStackBytes = std::size_t{256} * 1024;
 constexpr uint32_t kWatchLines = 4;
@@ -79,6 +80,20 @@ class CoreHeap final {
       down(0);
     }
     return c;
+  }
+  // Pushes c with key k and pops the core with the smallest key: what push
+  // then pop answers (c itself if k is the smallest), with one sift instead
+  // of two. Keys are unique (they hold the core index), so the order cores
+  // leave the heap in does not depend on its arrangement.
+  uint32_t push_pop(uint32_t c, uint64_t k) {
+    key_[c] = k;
+    if (heap_.empty() || k < key_[heap_[0]]) return c;
+    const uint32_t top = heap_[0];
+    pos_[top] = kAbsent;
+    heap_[0] = c;
+    pos_[c] = 0;
+    down(0);
+    return top;
   }
   // Lowers c's key (never raises it).
   void lower(uint32_t c, uint64_t k) {
@@ -188,7 +203,9 @@ class Directory final {
 
 struct Core {
   ctx::fiber fiber;  // the core's own context while it is not running
-  ctx::fiber back;   // the scheduler's, while the core runs
+  // Unused since cores switch to one another directly. It keeps Core's size,
+  // so the host heap's layout, which engine objects follow, stays as it was.
+  ctx::fiber unused;
   uint64_t clock = 0;
   uint64_t wake_key = 0;  // while parked: when it resumes at the latest
   uint32_t id = 0;
@@ -261,9 +278,9 @@ class Machine final {
       c.clock = base_;
       place(c, i < cores_ ? i : cores_ - 1);
       c.fiber = ctx::fiber(std::allocator_arg, ctx::protected_fixedsize_stack(kStackBytes),
-                           [this, i, &fn, &first](ctx::fiber&& back) {
+                           [this, i, &fn, &first](ctx::fiber&& from) {
+                             slot(hand_) = std::move(from);
                              Core& me = run_cores_[i];
-                             me.back = std::move(back);
                              try {
                                fn(i);
                              } catch (const ctx::detail::forced_unwind&) {
@@ -272,30 +289,28 @@ class Machine final {
                                if (!first) first = std::current_exception();
                              }
                              me.done = true;
-                             return std::move(me.back);
+                             // The scheduler counts it; the fiber ends.
+                             return std::move(scheduler_);
                            });
       heap_.push(i, key_of(c.clock, i));
     }
     Watchdog dog(progress_);
     uint32_t ended = 0;
+    // The cores pass control among themselves (yield); the scheduler is back
+    // only when a core ends, or when no core can run.
     while (ended < n) {
-      const uint64_t k = heap_.top_key();
-      if (time_of(k) == kNoDeadline) {
+      Core* c = next_core();
+      if (c == nullptr) {
+        cur_ = nullptr;
         throw std::runtime_error("every simulated core waits for a line no core will access (a simulator fault)");
       }
-      Core& c = run_cores_[heap_.pop()];
-      if (c.parked) wake(c, time_of(k));
-      cur_ = &c;
-      threshold_ = heap_.top_key();
-      stats_.switches++;
-      c.fiber = std::move(c.fiber).resume();
+      switch_to(c->fiber, kScheduler);
+      Core& last = *cur_;
       cur_ = nullptr;
-      if (c.done) {
+      if (last.done) {
         ended++;
-        base_ = std::max(base_, c.clock);
-        continue;
+        base_ = std::max(base_, last.clock);
       }
-      heap_.push(c.id, c.parked ? c.wake_key : key_of(c.clock, c.id));
     }
     watchers_.clear();
     queues_.clear();
@@ -447,7 +462,50 @@ class Machine final {
   void sync(Core& c) {
     if (key_of(c.clock, c.id) > threshold_) yield(c);
   }
-  void yield(Core& c) { c.back = std::move(c.back).resume(); }
+  // The running core gives way: it goes back into the heap, and the core
+  // with the smallest key runs next - itself, if a parked core's deadline
+  // comes first. Control passes straight from one core's fiber to the
+  // next; the scheduler's fiber is resumed only when no core can run.
+  void yield(Core& c) {
+    const uint64_t k = c.parked ? c.wake_key : key_of(c.clock, c.id);
+    const uint64_t first = std::min(k, heap_.top_key());
+    if (time_of(first) == kNoDeadline) {
+      heap_.push(c.id, k);
+      switch_to(scheduler_, c.id);  // no core can run: the scheduler reports it
+      return;
+    }
+    Core& next = make_current(heap_.push_pop(c.id, k), first);
+    if (&next != &c) switch_to(next.fiber, c.id);
+  }
+
+  // Takes the core to run next off the heap and makes it the running one
+  // (every resume of a core, itself included, counts as a switch); nullptr
+  // if every core waits without a deadline.
+  Core* next_core() {
+    const uint64_t k = heap_.top_key();
+    if (time_of(k) == kNoDeadline) return nullptr;
+    return &make_current(heap_.pop(), k);
+  }
+  // Core `id`, just taken off the heap with key k, becomes the running one.
+  Core& make_current(uint32_t id, uint64_t k) {
+    Core& c = run_cores_[id];
+    if (c.parked) wake(c, time_of(k));
+    cur_ = &c;
+    threshold_ = heap_.top_key();
+    stats_.switches++;
+    return c;
+  }
+
+  // Suspends the running fiber (core `me`, or the scheduler) and resumes
+  // `to`. Whichever fiber resumes this one later hands over its own context,
+  // kept in the slot of its owner (hand_); a fiber that ended hands over an
+  // empty one.
+  void switch_to(ctx::fiber& to, uint32_t me) {
+    hand_ = me;
+    ctx::fiber from = std::move(to).resume();
+    if (from) slot(hand_) = std::move(from);
+  }
+  ctx::fiber& slot(uint32_t owner) { return owner == kScheduler ? scheduler_ : run_cores_[owner].fiber; }
 
   // Waits until the line is free of a transfer in flight, then answers it.
   // Cores that find it busy queue for it in arrival order; each access to a
@@ -751,6 +809,7 @@ class Machine final {
   };
 
   uint32_t cores_;
+  uint32_t hand_ = kScheduler;  // the fiber that switched away last: a core, or kScheduler
   Topology topo_;
   double ps_per_cycle_ = 1;
   uint64_t clock_read_ps_ = 1;
@@ -778,6 +837,11 @@ class Machine final {
   std::vector<Core> run_cores_;
   CoreHeap heap_;
   Core* cur_ = nullptr;
+  // The run's own context while the cores run. (With hand_, which fills
+  // padding, it leaves the Machine's heap block the same size as before:
+  // engine objects allocated after it keep their place in the heap, and so
+  // which of them share a cache line.)
+  ctx::fiber scheduler_;
   uint64_t threshold_ = kNever;
   uint64_t base_ = 0;
   uint64_t counter_ = 0;
