@@ -74,12 +74,14 @@ def test_every_sim_spec_parses_and_fig6_adds_the_hardware_counter() -> None:
                  "tale-fig2", "tale-fig3"):
         assert name in sim_specs
     native = reproduce.load("abyss-fig6", cores=2)
-    assert "hw" not in native.sweeps[0].axes["ts_alloc"]
-    assert native.sweeps[0].fixed.get("ts_per_txn") is None
+    assert all("hw" not in sw.axes["ts_alloc"] for sw in native.sweeps)
+    assert all(sw.fixed.get("ts_per_txn") is None for sw in native.sweeps)
     if engine.find_binary(sim=True).is_file():
         engine.use_sim(True)
         spec = reproduce.load("abyss-fig6", sim=True)
-        assert spec.sweeps[0].axes["ts_alloc"][-1] == "hw" and spec.sweeps[0].fixed["ts_per_txn"] == 16
+        shared, scalable = spec.sweeps
+        assert shared.fixed["ts_per_txn"] == 1 and shared.fixed["duration"] == 0.005
+        assert scalable.axes["ts_alloc"][-1] == "hw" and scalable.fixed["ts_per_txn"] == 16
         assert spec.sweeps[0].axes["threads"] == ABYSS_CORES
         assert spec.plots[0].logy and spec.plots[0].logx
 
