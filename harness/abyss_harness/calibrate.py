@@ -69,7 +69,7 @@ WORKLOADS: dict[str, list[str]] = {
 }
 
 #: Working sets of the latency probe (abyss probe): L1, L2, last-level cache, memory.
-PROBE_LEVELS = {"l1": 16 << 10, "l2": 256 << 10, "l3": 4 << 20, "memory": 512 << 20}
+PROBE_LEVELS = {"l1": 16 << 10, "l2": 256 << 10, "l3": 2 << 20, "memory": 512 << 20}
 
 #: How far a simulated throughput may be from the native one and still agree.
 TOLERANCE = 0.15
@@ -89,6 +89,15 @@ class Probe:
     latency_ns: dict[int, float]
     independent_ns: float
     stream_gbps: float
+
+    def shared_bytes(self) -> int:
+        """The last-level cache this machine's cores get: the largest working set
+        whose reads stay nearer the cache's latency than memory's (on a shared
+        host, less than the part's nominal size)."""
+        l3, mem = self.level_ns("l3"), self.level_ns("memory")
+        fits = [b for b, ns in self.latency_ns.items() if PROBE_LEVELS["l3"] <= b < PROBE_LEVELS["memory"]
+                and ns <= (l3 + mem) / 2]
+        return max(fits, default=PROBE_LEVELS["l3"])
 
     def level_ns(self, level: str) -> float:
         want = PROBE_LEVELS[level]
@@ -113,7 +122,7 @@ def topology_text(probe: Probe, costs: dict[str, float], memory_ns: float, when:
         "# This machine, as one socket. Written by `abyss sim calibrate` on " + when + "",
         "# (docs/many-core.md, \"Calibration\"): the clock, latencies and bandwidth",
         "# measured by `abyss probe`; the compute costs fitted to native runs of",
-        "# every scheme. Cache sizes are the machine's (lscpu).",
+        "# every scheme. Private cache sizes are the machine's (lscpu).",
     ]
     lines += [
         'name = "host"',
@@ -131,8 +140,8 @@ def topology_text(probe: Probe, costs: dict[str, float], memory_ns: float, when:
         "ways = 8",
         f"latency_cycles = {cyc['l2']:.1f}",
         "",
-        "[shared]                       # L3",
-        "bytes = 33554432",
+        "[shared]                       # L3: what the probe's reads found of it",
+        f"bytes = {probe.shared_bytes()}",
         "ways = 16",
         f"latency_cycles = {cyc['l3']:.1f}",
         "",

@@ -189,6 +189,17 @@ def plot_lines(df: pd.DataFrame, *, x: str, y: str, series: str | None, title: s
     if logx:
         ax.set_xscale("log")
     if xs and all(isinstance(v, int) for v in xs) and len(xs) <= 16:
+        if not logx:
+            # On a linear axis, 1, 2, 4, ... 1024 would print on top of each
+            # other: label a value only if it clears the last label shown.
+            gap = (max(xs) - min(xs)) / 12
+            kept = [xs[0]]
+            for v in xs[1:]:
+                if v - kept[-1] >= gap:
+                    kept.append(v)
+            if kept[-1] != xs[-1]:
+                kept[-1] = xs[-1]
+            xs = kept
         ax.set_xticks(xs)
         ax.set_xticklabels([engine.format_value(v) for v in xs])
     ax.set_xlabel(X_LABELS.get(x, x))
@@ -360,6 +371,17 @@ def render_experiment(exp: store.Experiment, out_dir: Path) -> list[Figure]:
     figures: list[Figure] = []
     for p in plot_specs:
         if exp.runs.empty:
+            continue
+        if p.combine:
+            # One figure of the listed sweeps' runs together (their series
+            # differ, as Fig. 6's methods do across two sweeps).
+            parts = [exp.sweep_runs(sw["label"]) for sw in sweeps if not p.sweeps or sw["label"] in p.sweeps]
+            d = _select(pd.concat(parts, ignore_index=True), p.where)
+            if not d.empty:
+                title = p.title or _title(p, sweeps[0], several=False)
+                files = plot_lines(d, x=p.x, y=p.y, series=p.series, title=title, stem=out_dir / (p.name or p.kind),
+                                   logx=p.logx, logy=p.logy)
+                figures.append(Figure(title=title, files=files, kind=p.kind))
             continue
         for sw in sweeps:
             if p.sweeps and sw["label"] not in p.sweeps:

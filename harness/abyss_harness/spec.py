@@ -33,7 +33,7 @@ SWEEP_KEYS = ("label", "title", "fixed", "axes", "per_scheme", "full_scale", "si
 FULL_SCALE_KEYS = ("fixed", "axes", "reps")
 SIM_KEYS = ("fixed", "axes", "topology", "cores", "scaled")
 SWEEP_SIM_KEYS = ("fixed", "axes")
-PLOT_KEYS = ("kind", "x", "y", "series", "bar", "where", "title", "logx", "logy", "sweeps", "name")
+PLOT_KEYS = ("kind", "x", "y", "series", "bar", "where", "title", "logx", "logy", "sweeps", "name", "combine")
 PLOT_KINDS = ("lines", "bars", "breakdown")
 TABLE_KEYS = ("title", "rows", "columns", "cells", "ratio_to", "column_label", "labels", "headers",
               "formats", "scales", "sweeps")
@@ -137,6 +137,7 @@ class PlotSpec:
     logy: bool = False
     sweeps: list[str] | None = None
     name: str | None = None
+    combine: bool = False   # lines: the runs of every sweep in one figure (one per sweep otherwise)
 
 
 @dataclass
@@ -635,15 +636,17 @@ def _plot(P: _Parser, spec: Spec, table: dict[str, Param], rp: Any, i: int) -> P
         labels = [s.label for s in spec.sweeps]
         if not isinstance(sweeps, list) or any(s not in labels for s in sweeps):
             raise P.fail(f"{loc}.sweeps", f"{sweeps!r}: each must be one of {', '.join(labels)}")
-    logx, logy = rp.get("logx", False), rp.get("logy", False)
-    for key, v in (("logx", logx), ("logy", logy)):
+    logx, logy, combine = rp.get("logx", False), rp.get("logy", False), rp.get("combine", False)
+    for key, v in (("logx", logx), ("logy", logy), ("combine", combine)):
         if not isinstance(v, bool):
             raise P.fail(f"{loc}.{key}", f"{v!r} is not true or false")
+    if combine and kind != "lines":
+        raise P.fail(f"{loc}.combine", "only a lines plot combines sweeps")
     name = rp.get("name", f"{i + 1:02d}-{kind}")
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise P.fail(f"{loc}.name", f"{name!r}: lower-case letters, digits, '-', '_' or '.'")
     return PlotSpec(kind=kind, x=x, y=y, series=series, bar=bar, where=where,
-                    title=rp.get("title"), logx=logx, logy=logy, sweeps=sweeps, name=name)
+                    title=rp.get("title"), logx=logx, logy=logy, sweeps=sweeps, name=name, combine=combine)
 
 
 _INT_RE = re.compile(r"^[+-]?\d+$")

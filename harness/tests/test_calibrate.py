@@ -19,7 +19,8 @@ needs_sim = pytest.mark.skipif(not SIM.is_file(), reason=f"simulated engine not 
 
 PROBE = {"core_ghz": 3.0, "clock_read_ns": 10.0, "independent_ns": 15.0, "stream_gbps": 12.0,
          "latency_ns": [{"bytes": b, "ns": ns} for b, ns in
-                        [(16 << 10, 1.5), (256 << 10, 4.0), (4 << 20, 20.0), (16 << 20, 120.0), (512 << 20, 250.0)]]}
+                        [(16 << 10, 1.5), (256 << 10, 4.0), (2 << 20, 20.0), (4 << 20, 22.0), (8 << 20, 60.0),
+                         (16 << 20, 180.0), (512 << 20, 250.0)]]}
 
 
 def test_nnls_recovers_nonnegative_solution_and_clamps_negative_ones():
@@ -71,6 +72,8 @@ def test_topology_text_is_a_complete_host_topology():
     assert t["name"] == "host" and t["ghz"] == pytest.approx(3.0)
     assert [p["latency_cycles"] for p in t["private"]] == pytest.approx([4.5, 12.0])
     assert t["shared"]["latency_cycles"] == pytest.approx(60.0)
+    # 8 MiB reads at 60 ns stay nearer the cache's 20 ns than memory's 250; 16 MiB do not.
+    assert t["shared"]["bytes"] == 8 << 20
     assert t["numa"]["memory_ns"] == [55.0]
     assert t["line_transfer_cycles"] == pytest.approx(16.0)  # 64 bytes at 12 GB/s, 3 GHz
     assert t["compute"]["rmw_cycles"] == 20.0 and t["compute"]["per_byte_cycles"] == 0.25

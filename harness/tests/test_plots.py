@@ -69,3 +69,50 @@ def test_report_for_a_sweep(tmp_path: Path, spec_file: Path) -> None:
     assert "plots/" in md and "<img src=\"plots/" in html
     assert any(w.html == tmp_path / "report.html" for w in written), "an index for the results dir"
     assert (tmp_path / "runs.csv").is_file()
+
+
+TWO_SWEEPS = """
+name = "twosweeps"
+title = "two sweeps, one figure"
+reps = 1
+[fixed]
+workload = "ycsb"
+rows = 4096
+duration = 0.05
+warmup = 0.0
+[axes]
+threads = [1, 2]
+[[sweep]]
+label = "a"
+axes = { cc = ["no_wait"] }
+[[sweep]]
+label = "b"
+axes = { cc = ["silo", "tictoc"] }
+[[plot]]
+name = "together"
+kind = "lines"
+combine = true
+[[plot]]
+name = "apart"
+kind = "lines"
+"""
+
+
+def test_a_combined_plot_draws_every_sweep_in_one_figure(tmp_path: Path) -> None:
+    spec_file = tmp_path / "twosweeps.toml"
+    spec_file.write_text(TWO_SWEEPS, encoding="utf-8")
+    runner.sweep(load_spec(spec_file, cores=2), tmp_path, FakeEngine(), Console(file=open("/dev/null", "w")))
+    report.write_report(tmp_path)
+    plot_dir = tmp_path / "twosweeps" / "plots"
+    assert sorted(p.name for p in plot_dir.glob("*.png")) == ["apart_a.png", "apart_b.png", "together.png"]
+    svg = (plot_dir / "together.svg").read_text()
+    for cc in ("no_wait", "silo", "tictoc"):
+        assert plots.scheme_style()[cc][0] in svg
+
+
+def test_combine_is_only_for_lines(tmp_path: Path) -> None:
+    spec_file = tmp_path / "bad.toml"
+    spec_file.write_text(TWO_SWEEPS.replace('name = "apart"\nkind = "lines"', 'name = "apart"\nkind = "bars"\n'
+                                            'x = "cc"\ncombine = true'), encoding="utf-8")
+    with pytest.raises(Exception, match="combine"):
+        load_spec(spec_file, cores=2)
