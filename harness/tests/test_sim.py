@@ -267,7 +267,7 @@ def test_runs_go_through_a_dask_scheduler(tmp_path: Path, dask_cluster) -> None:
         assert cluster.worker_threads(client) == 2
         run_fn = cluster.ClusterRunner(client, ENGINE, timeout_s=60)
         exp_dir, res = runner.sweep(spec, tmp_path, run_fn, quiet(), jobs=2)
-        assert (res.ran, res.failed) == (4, [])
+        assert (res.ran, res.failed) == (4, []), [(r, o.returncode, o.output[-300:]) for r, o in res.failed]
         exp = store.load_experiment(exp_dir)
         assert len(exp.runs) == 4 and (exp.runs["commits"] > 0).all()
         bad = cluster.ClusterRunner(client, tmp_path / "no-such-binary")
