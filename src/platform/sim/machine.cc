@@ -358,9 +358,13 @@ class Machine final {
       return;
     }
     // A row's data: its lines are read and written together, so the machine
-    // keeps them as one block under the first line's entry. The first line
-    // costs what a line does; the others stream behind it.
-    LineState* s = settle(c, translate(first));
+    // keeps them as one block under the entry of its last line. (Not the
+    // first: a row's first line also holds its header and the scheme's lock
+    // words, which are touched and cached on their own; a block under that
+    // entry would count as held whenever the header line is, and the row's
+    // other lines would never cost a miss.) One line costs what a line does;
+    // the others stream behind it.
+    LineState* s = settle(c, translate(last));
     c.clock += write ? write_line(c, *s, false, lines) : read_line(c, *s, lines);
     if (s->queued) pass_on(c, *s);
   }
