@@ -40,11 +40,13 @@ TEST(SimTopology, BadFilesAreNamed) {
   EXPECT_NE(load_topology("/nonexistent/x.toml", t).find("/nonexistent/x.toml"), std::string::npos);
 }
 
-// A directory of topology files: a host with known compute costs, and the
-// files a test adds beside it.
+// A directory of topology files, the test's own (tests run side by side):
+// a host with known compute costs, and the files a test adds beside it.
 class TopologyDir {
  public:
-  TopologyDir() : dir_(std::filesystem::path(::testing::TempDir()) / "abyss-topologies") {
+  TopologyDir()
+      : dir_(std::filesystem::path(::testing::TempDir()) /
+             (std::string("abyss-topologies-") + ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
     std::filesystem::create_directories(dir_);
     write("host",
           "name = \"host\"\nlayout = \"numa\"\n[[private]]\nbytes = 32768\n[numa]\ncores_per_socket = 4\n"
