@@ -51,6 +51,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from . import engine
+from .cli import _positive_float
 
 EXIT_USAGE = 2
 
@@ -379,16 +380,6 @@ def _csv(text: str, allowed: Sequence[str], what: str) -> list[str]:
     return items
 
 
-def _positive(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-    if not math.isfinite(v) or v <= 0:
-        raise argparse.ArgumentTypeError(f"'{text}' must be a positive number")
-    return v
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         print(f"abyss sim calibrate: {message}", file=sys.stderr)
@@ -404,10 +395,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--schemes", type=lambda t: _csv(t, schemes_all, "--schemes"), default=schemes_all)
     ap.add_argument("--workloads", type=lambda t: _csv(t, list(WORKLOADS), "--workloads"), default=list(WORKLOADS))
     ap.add_argument("--threads", type=lambda t: [int(x) for x in _csv(t, ["1", "2"], "--threads")], default=[1, 2])
-    ap.add_argument("--duration", type=_positive, default=0.5, help="native window, seconds (default 0.5)")
-    ap.add_argument("--sim-duration", type=_positive, default=0.05,
+    ap.add_argument("--duration", type=_positive_float, default=0.5, help="native window, seconds (default 0.5)")
+    ap.add_argument("--sim-duration", type=_positive_float, default=0.05,
                     help="simulated window, virtual seconds (default 0.05)")
-    ap.add_argument("--sim-warmup", type=_positive, default=0.1,
+    ap.add_argument("--sim-warmup", type=_positive_float, default=0.1,
                     help="simulated warm-up, virtual seconds (default 0.1: the caches fill as a native run's do)")
     ap.add_argument("--probe", type=Path, help="a saved `abyss probe --json` instead of probing now")
     ap.add_argument("--json", type=Path, help="also write the costs and the table as JSON here")

@@ -37,25 +37,35 @@ inline void opaque(T& x) {
   asm volatile("" : "+r"(x));
 }
 
+// The host nanoseconds of the fastest of `attempts` runs of `body`: the run
+// least disturbed by anything else on the machine.
+template <class Body>
+double fastest_ns(int attempts, Body body) {
+  double best = 1e30;
+  for (int attempt = 0; attempt < attempts; attempt++) {
+    const uint64_t t0 = host_ns();
+    body();
+    best = std::min(best, static_cast<double>(host_ns() - t0));
+  }
+  return best;
+}
+
 // Core cycles per nanosecond: a chain of dependent adds retires one per
 // cycle on every core this runs on, so adds per nanosecond is the clock.
 double measure_core_ghz() {
   constexpr uint64_t kAdds = uint64_t{1} << 26;
-  double best = 0;
-  for (int attempt = 0; attempt < 9; attempt++) {
+  bool counted = true;
+  const double ns = fastest_ns(9, [&] {
     uint64_t x = 0;
-    const uint64_t t0 = host_ns();
     for (uint64_t i = 0; i < kAdds; i += 8) {
       for (int k = 0; k < 8; k++) {
         x += 1;
         opaque(x);
       }
     }
-    const uint64_t t1 = host_ns();
-    if (x != kAdds) return 0;
-    best = std::max(best, static_cast<double>(kAdds) / static_cast<double>(t1 - t0));
-  }
-  return best;
+    counted &= x == kAdds;
+  });
+  return counted ? static_cast<double>(kAdds) / ns : 0;
 }
 
 // Nanoseconds per read of a pointer chase through `bytes` of lines visited
@@ -72,15 +82,12 @@ double measure_latency_ns(uint64_t bytes) {
   const uint64_t reads = uint64_t{1} << 22;
   uint64_t at = 0;
   for (uint64_t i = 0; i < std::min<uint64_t>(lines, reads); i++) at = words[at];  // warm the caches and the TLB
-  double best = 1e30;
-  for (int attempt = 0; attempt < 3; attempt++) {
-    const uint64_t t0 = host_ns();
-    for (uint64_t i = 0; i < reads; i++) at = words[at];
-    const uint64_t t1 = host_ns();
-    opaque(at);
-    best = std::min(best, static_cast<double>(t1 - t0) / static_cast<double>(reads));
-  }
-  return best;
+  return fastest_ns(3,
+                    [&] {
+                      for (uint64_t i = 0; i < reads; i++) at = words[at];
+                      opaque(at);
+                    }) /
+         static_cast<double>(reads);
 }
 
 // Nanoseconds per read of independent reads of random lines of `bytes`:
@@ -90,31 +97,25 @@ double measure_independent_ns(uint64_t bytes) {
   std::vector<uint64_t> data(words, 1);
   const uint64_t mask = (uint64_t{1} << (63 - __builtin_clzll(words / 8))) - 1;  // lines, a power of two
   constexpr uint64_t kReads = uint64_t{1} << 24;
-  double best = 1e30;
-  for (int attempt = 0; attempt < 3; attempt++) {
-    uint64_t sum = 0;
-    const uint64_t t0 = host_ns();
-    for (uint64_t i = 0; i < kReads; i++) sum += data[((i * 0x9E3779B97F4A7C15ULL >> 20) & mask) * 8];
-    const uint64_t t1 = host_ns();
-    opaque(sum);
-    best = std::min(best, static_cast<double>(t1 - t0) / static_cast<double>(kReads));
-  }
-  return best;
+  return fastest_ns(3,
+                    [&] {
+                      uint64_t sum = 0;
+                      for (uint64_t i = 0; i < kReads; i++) sum += data[((i * 0x9E3779B97F4A7C15ULL >> 20) & mask) * 8];
+                      opaque(sum);
+                    }) /
+         static_cast<double>(kReads);
 }
 
 // Nanoseconds per read of the cycle counter (platform::cycles), back to back.
 double measure_clock_read_ns() {
   constexpr uint64_t kReads = uint64_t{1} << 22;
-  double best = 1e30;
-  for (int attempt = 0; attempt < 3; attempt++) {
-    uint64_t sum = 0;
-    const uint64_t t0 = host_ns();
-    for (uint64_t i = 0; i < kReads; i++) sum += cycles();
-    const uint64_t t1 = host_ns();
-    opaque(sum);
-    best = std::min(best, static_cast<double>(t1 - t0) / static_cast<double>(kReads));
-  }
-  return best;
+  return fastest_ns(3,
+                    [&] {
+                      uint64_t sum = 0;
+                      for (uint64_t i = 0; i < kReads; i++) sum += cycles();
+                      opaque(sum);
+                    }) /
+         static_cast<double>(kReads);
 }
 
 // GB/s of one core summing a 512 MiB buffer: independent sequential reads,
@@ -122,16 +123,11 @@ double measure_clock_read_ns() {
 double measure_stream_gbps() {
   constexpr std::size_t kWords = (std::size_t{512} << 20) / sizeof(uint64_t);
   std::vector<uint64_t> words(kWords, 1);
-  double best = 0;
-  for (int attempt = 0; attempt < 3; attempt++) {
-    uint64_t sum = 0;
-    const uint64_t t0 = host_ns();
-    for (std::size_t i = 0; i < kWords; i++) sum += words[i];
-    const uint64_t t1 = host_ns();
-    opaque(sum);
-    best = std::max(best, static_cast<double>(kWords * sizeof(uint64_t)) / static_cast<double>(t1 - t0));
-  }
-  return best;
+  return static_cast<double>(kWords * sizeof(uint64_t)) / fastest_ns(3, [&] {
+           uint64_t sum = 0;
+           for (std::size_t i = 0; i < kWords; i++) sum += words[i];
+           opaque(sum);
+         });
 }
 
 }  // namespace
