@@ -71,6 +71,7 @@ int probe_command(bool as_json) {
     nlohmann::json j;
     j["core_ghz"] = p.core_ghz;
     j["clock_read_ns"] = p.clock_read_ns;
+    j["rmw_ns"] = p.rmw_ns;
     j["independent_ns"] = p.independent_ns;
     j["stream_gbps"] = p.stream_gbps;
     for (const auto& [bytes, ns] : p.latency_ns) j["latency_ns"].push_back({{"bytes", bytes}, {"ns", ns}});
@@ -79,6 +80,7 @@ int probe_command(bool as_json) {
   }
   std::printf("core clock        %8.2f GHz\n", p.core_ghz);
   std::printf("cycle counter     %8.1f ns per read\n", p.clock_read_ns);
+  std::printf("atomic RMW        %8.1f ns, uncontended\n", p.rmw_ns);
   for (const auto& [bytes, ns] : p.latency_ns) {
     std::printf("latency %8llu KiB %8.1f ns  (%.0f cycles)\n", static_cast<unsigned long long>(bytes >> 10), ns,
                 ns * p.core_ghz);

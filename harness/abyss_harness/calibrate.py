@@ -7,11 +7,14 @@ model (src/platform/sim/topology.h). Calibration measures both on this
 machine and writes them into src/platform/sim/topologies/host.toml:
 
 1. `abyss probe` (native) measures the core clock, the cost of reading the
-   cycle counter, the load-to-use latency of each cache level and of memory,
-   and one core's streaming bandwidth: the topology's latencies, `ghz`,
-   `clock_cycles`, `memory_gbps` and `line_transfer_cycles`.
-2. Every scheme runs every calibration workload natively on one thread, and
-   on one simulated core of the measured topology with no compute costs.
+   cycle counter and of an uncontended atomic read-modify-write, the
+   load-to-use latency of each cache level and of memory, and one core's
+   streaming bandwidth: the topology's latencies, `ghz`, `clock_cycles`,
+   `rmw_cycles`, `memory_gbps` and `line_transfer_cycles`.
+2. Every scheme runs every calibration workload natively (each point
+   `--reps` times, the repetitions interleaved so that a slow spell of a
+   shared machine spreads over all points, and the median kept), and on one
+   simulated core of the measured topology with no compute costs.
    The native time per commit less the simulated one is the local work the
    simulation lacks; the simulated run counts the engine events behind it
    (`sim_counters`). The simulated machine's counters cover the whole run,
@@ -38,6 +41,7 @@ import argparse
 import itertools
 import json
 import math
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -51,15 +55,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from . import engine
-from .cli import _positive_float
+from .cli import _positive_float, _positive_int
 
 EXIT_USAGE = 2
 
-#: The event kinds the fit prices, as (sim_counters key, topology key).
+#: The event kinds the fit prices, as (sim_counters key, topology key). An
+#: atomic read-modify-write (`rmws`) is not fitted: the probe measures it.
 EVENTS: tuple[tuple[str, str], ...] = (
     ("calls", "per_call_cycles"),
     ("bytes", "per_byte_cycles"),
-    ("rmws", "rmw_cycles"),
 )
 
 #: The calibration workloads: the issue's three (YCSB uniform and skewed, TPC-C).
@@ -87,6 +91,7 @@ class CalibrationError(Exception):
 class Probe:
     core_ghz: float
     clock_read_ns: float
+    rmw_ns: float
     latency_ns: dict[int, float]
     independent_ns: float
     stream_gbps: float
@@ -109,7 +114,7 @@ class Probe:
 
 def read_probe(text: str) -> Probe:
     d = json.loads(text)
-    return Probe(float(d["core_ghz"]), float(d["clock_read_ns"]),
+    return Probe(float(d["core_ghz"]), float(d["clock_read_ns"]), float(d["rmw_ns"]),
                  {int(p["bytes"]): float(p["ns"]) for p in d["latency_ns"]},
                  float(d["independent_ns"]), float(d["stream_gbps"]))
 
@@ -122,8 +127,8 @@ def topology_text(probe: Probe, costs: dict[str, float], memory_ns: float, when:
     lines = [
         "# This machine, as one socket. Written by `abyss sim calibrate` on " + when + "",
         "# (docs/many-core.md, \"Calibration\"): the clock, latencies and bandwidth",
-        "# measured by `abyss probe`; the compute costs fitted to native runs of",
-        "# every scheme. Private cache sizes are the machine's (lscpu).",
+        "# measured by `abyss probe`; the per-call and per-byte costs fitted to native",
+        "# runs of every scheme. Private cache sizes are the machine's (lscpu).",
     ]
     lines += [
         'name = "host"',
@@ -158,7 +163,8 @@ def topology_text(probe: Probe, costs: dict[str, float], memory_ns: float, when:
     ]
     for _, key in EVENTS:
         lines.append(f"{key} = {costs.get(key, 0.0):.3f}")
-    lines += [f"clock_cycles = {max(1.0, probe.clock_read_ns * ghz):.1f}   # measured",
+    lines += [f"rmw_cycles = {probe.rmw_ns * ghz:.1f}   # measured",
+              f"clock_cycles = {max(1.0, probe.clock_read_ns * ghz):.1f}   # measured",
               "pause_cycles = 40", "yield_ns = 1000", ""]
     return "\n".join(lines)
 
@@ -226,6 +232,8 @@ def fit_costs(samples: Sequence[Sample], ghz: float, extra_memory_ns: float) -> 
     Each equation is divided by its native time, so a fast workload weighs as
     much as a slow one (the fit minimises relative errors).
     """
+    if not samples:
+        raise CalibrationError("nothing to fit: no scheme and workload ran")
     rows, rhs = [], []
     for s in samples:
         w = 1.0 / s.native_ns
@@ -263,9 +271,9 @@ class Runner:
         out.unlink()
         return report
 
-    def native_run(self, scheme: str, workload: str, threads: int) -> dict:
+    def native_throughput(self, scheme: str, workload: str, threads: int) -> float:
         return self._run([str(self.native), "run", "--cc", scheme, *WORKLOADS[workload], "--threads", str(threads),
-                          "--duration", str(self.duration), "--warmup", "0.1"])
+                          "--duration", str(self.duration), "--warmup", "0.1"])["results"]["throughput"]
 
     def sim_run(self, scheme: str, workload: str, cores: int, topology: Path, windows: float = 1) -> dict:
         return self._run([str(self.sim), "run", "--cc", scheme, *WORKLOADS[workload], "--sim-cores", str(cores),
@@ -273,12 +281,11 @@ class Runner:
                           str(self.sim_warmup)])
 
 
-def native_per_commit(report: dict) -> float:
-    """Nanoseconds of one thread per commit."""
-    res = report["results"]
-    if res["commits"] <= 0:
+def native_per_commit(throughput: float) -> float:
+    """Nanoseconds per commit of one thread committing `throughput` a second."""
+    if throughput <= 0:
         raise CalibrationError("a native calibration run committed nothing; lengthen --duration")
-    return res["seconds"] * 1e9 / res["commits"] * report["config"]["threads"]
+    return 1e9 / throughput
 
 
 def sim_per_commit(one: dict, two: dict) -> tuple[float, dict[str, float]]:
@@ -315,43 +322,49 @@ class Result:
     costs: dict[str, float]
     memory_ns: float
     rows: list[Row] = field(default_factory=list)
+    reps: int = 1
 
     def within(self) -> int:
         return sum(1 for r in self.rows if abs(r.ratio - 1) <= TOLERANCE)
 
 
 def calibrate(runner: Runner, probe: Probe, schemes: list[str], workloads: list[str], threads: list[int],
-              out: Path, progress: Progress | None = None) -> Result:
+              out: Path, progress: Progress | None = None, reps: int = 1) -> Result:
     when = date.today().isoformat()
     base = runner.workdir / "host-uncalibrated.toml"
     # The costless machine's misses take the independent reads' time; the fit adds what they lack.
     base.write_text(topology_text(probe, {}, probe.independent_ns, when))
     pairs = [(s, w) for s in schemes for w in workloads]
-    task = progress.add_task("calibrating", total=len(pairs) * (2 + 2 * len(threads))) if progress else None
+    fit_threads = sorted(set(threads) | {1})
+    points = [(s, w, t) for s, w in pairs for t in fit_threads]
+    total = reps * len(points) + 2 * len(pairs) + len(pairs) * len(threads)
+    task = progress.add_task("calibrating", total=total) if progress else None
 
     def step() -> None:
         if progress is not None and task is not None:
             progress.advance(task)
 
+    # Every point once, then every point again: repetitions spread over the whole measurement.
+    runs: dict[tuple[str, str, int], list[float]] = {p: [] for p in points}
+    for _ in range(reps):
+        for p in points:
+            runs[p].append(runner.native_throughput(*p))
+            step()
+    native_tput = {p: statistics.median(v) for p, v in runs.items()}
+
     samples = []
-    native_tput: dict[tuple[str, str, int], float] = {}
     for scheme, wl in pairs:
-        nat = runner.native_run(scheme, wl, 1)
-        native_tput[(scheme, wl, 1)] = nat["results"]["throughput"]
-        step()
         sim_ns, events = sim_per_commit(runner.sim_run(scheme, wl, 1, base), runner.sim_run(scheme, wl, 1, base, 2))
         step()
-        samples.append(Sample(scheme, wl, native_per_commit(nat), sim_ns, events))
+        step()
+        samples.append(Sample(scheme, wl, native_per_commit(native_tput[(scheme, wl, 1)]), sim_ns, events))
     costs, extra_ns = fit_costs(samples, probe.core_ghz, probe.level_ns("memory") - probe.independent_ns)
     memory_ns = probe.independent_ns + extra_ns
     out.write_text(topology_text(probe, costs, memory_ns, when))
 
-    result = Result(probe, costs, memory_ns)
+    result = Result(probe, costs, memory_ns, reps=reps)
     for scheme, wl in pairs:
         for t in threads:
-            if (scheme, wl, t) not in native_tput:
-                native_tput[(scheme, wl, t)] = runner.native_run(scheme, wl, t)["results"]["throughput"]
-            step()
             sim = runner.sim_run(scheme, wl, t, out)["results"]["throughput"]
             step()
             result.rows.append(Row(scheme, wl, t, native_tput[(scheme, wl, t)], sim))
@@ -359,8 +372,8 @@ def calibrate(runner: Runner, probe: Probe, schemes: list[str], workloads: list[
 
 
 def table(result: Result) -> Table:
-    t = Table(title=f"host topology against this machine: txn/s, simulated / native (within ±{TOLERANCE:.0%}: "
-                    f"{result.within()} of {len(result.rows)})")
+    t = Table(title=f"host topology against this machine: txn/s, simulated / native (median of {result.reps}); "
+                    f"within ±{TOLERANCE:.0%}: {result.within()} of {len(result.rows)}")
     for col in ("scheme", "workload", "threads", "native", "simulated", "ratio", ""):
         t.add_column(col, justify="left" if col in ("scheme", "workload", "") else "right")
     for r in result.rows:
@@ -396,6 +409,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workloads", type=lambda t: _csv(t, list(WORKLOADS), "--workloads"), default=list(WORKLOADS))
     ap.add_argument("--threads", type=lambda t: [int(x) for x in _csv(t, ["1", "2"], "--threads")], default=[1, 2])
     ap.add_argument("--duration", type=_positive_float, default=0.5, help="native window, seconds (default 0.5)")
+    ap.add_argument("--reps", type=_positive_int, default=3,
+                    help="native runs per point, interleaved; the median counts (default 3)")
     ap.add_argument("--sim-duration", type=_positive_float, default=0.05,
                     help="simulated window, virtual seconds (default 0.05)")
     ap.add_argument("--sim-warmup", type=_positive_float, default=0.1,
@@ -438,22 +453,24 @@ def main(argv: list[str] | None = None) -> int:
                    TimeRemainingColumn())
         try:
             with Progress(*columns, console=console) as progress:
-                result = calibrate(runner, probe, args.schemes, args.workloads, args.threads, args.out, progress)
+                result = calibrate(runner, probe, args.schemes, args.workloads, args.threads, args.out, progress,
+                                   args.reps)
         except CalibrationError as e:
             print(f"abyss sim calibrate: {e}", file=sys.stderr)
             return 1
     Console().print(table(result))
     print("costs (cycles): " + ", ".join(f"{k} {v:.3f}" for k, v in result.costs.items()) +
-          f"; a miss {result.memory_ns:.1f} ns")
+          f", rmw_cycles {probe.rmw_ns * probe.core_ghz:.1f} (measured); a miss {result.memory_ns:.1f} ns")
     print(f"wrote {args.out}")
     if args.json:
         args.json.write_text(json.dumps({
-            "probe": {"core_ghz": probe.core_ghz, "stream_gbps": probe.stream_gbps,
+            "probe": {"core_ghz": probe.core_ghz, "stream_gbps": probe.stream_gbps, "rmw_ns": probe.rmw_ns,
                       "independent_ns": probe.independent_ns,
                       "latency_ns": {str(k): v for k, v in probe.latency_ns.items()}},
             "costs": result.costs,
             "memory_ns": result.memory_ns,
             "tolerance": TOLERANCE,
+            "reps": result.reps,
             "rows": [{"scheme": r.scheme, "workload": r.workload, "threads": r.threads, "native": r.native,
                       "sim": r.sim, "ratio": r.ratio} for r in result.rows],
         }, indent=2) + "\n")

@@ -17,7 +17,7 @@ from conftest import needs_engine
 SIM = engine.repo_root() / "build" / "sim" / "apps" / "abyss"
 needs_sim = pytest.mark.skipif(not SIM.is_file(), reason=f"simulated engine not built ({SIM})")
 
-PROBE = {"core_ghz": 3.0, "clock_read_ns": 10.0, "independent_ns": 15.0, "stream_gbps": 12.0,
+PROBE = {"core_ghz": 3.0, "clock_read_ns": 10.0, "rmw_ns": 2.0, "independent_ns": 15.0, "stream_gbps": 12.0,
          "latency_ns": [{"bytes": b, "ns": ns} for b, ns in
                         [(16 << 10, 1.5), (256 << 10, 4.0), (2 << 20, 20.0), (4 << 20, 22.0), (8 << 20, 60.0),
                          (16 << 20, 180.0), (512 << 20, 250.0)]]}
@@ -53,21 +53,21 @@ def _samples(costs, extra_ns, ghz=3.0):
 
 
 def test_fit_recovers_the_costs_and_the_memory_latency_that_made_the_times():
-    costs = {"per_call_cycles": 20.0, "per_byte_cycles": 0.5, "rmw_cycles": 30.0}
+    costs = {"per_call_cycles": 20.0, "per_byte_cycles": 0.5}
     fitted, extra = calibrate.fit_costs(_samples(costs, 40.0), 3.0, 200.0)
     assert fitted == pytest.approx(costs, rel=1e-6)
     assert extra == pytest.approx(40.0, rel=1e-6)
 
 
 def test_fit_holds_the_memory_latency_to_the_dependent_reads_bound():
-    costs = {"per_call_cycles": 20.0, "per_byte_cycles": 0.5, "rmw_cycles": 30.0}
+    costs = {"per_call_cycles": 20.0, "per_byte_cycles": 0.5}
     _, extra = calibrate.fit_costs(_samples(costs, 400.0), 3.0, 100.0)
     assert extra == 100.0
 
 
 def test_topology_text_is_a_complete_host_topology():
     probe = calibrate.read_probe(json.dumps(PROBE))
-    costs = {"per_call_cycles": 12.0, "per_byte_cycles": 0.25, "rmw_cycles": 20.0}
+    costs = {"per_call_cycles": 12.0, "per_byte_cycles": 0.25}
     t = tomllib.loads(calibrate.topology_text(probe, costs, 55.0, "2026-01-01"))
     assert t["name"] == "host" and t["ghz"] == pytest.approx(3.0)
     assert [p["latency_cycles"] for p in t["private"]] == pytest.approx([4.5, 12.0])
@@ -76,7 +76,8 @@ def test_topology_text_is_a_complete_host_topology():
     assert t["shared"]["bytes"] == 8 << 20
     assert t["numa"]["memory_ns"] == [55.0]
     assert t["line_transfer_cycles"] == pytest.approx(16.0)  # 64 bytes at 12 GB/s, 3 GHz
-    assert t["compute"]["rmw_cycles"] == 20.0 and t["compute"]["per_byte_cycles"] == 0.25
+    assert t["compute"]["per_byte_cycles"] == 0.25
+    assert t["compute"]["rmw_cycles"] == 6.0  # measured: 2 ns at 3 GHz
     assert t["compute"]["clock_cycles"] == 30.0  # 10 ns at 3 GHz
 
 
@@ -109,12 +110,51 @@ def test_calibration_end_to_end_writes_a_topology_and_a_table(tmp_path: Path, mo
     probe.write_text(json.dumps(PROBE))
     out, report = tmp_path / "host.toml", tmp_path / "cal.json"
     rc = calibrate.main(["--probe", str(probe), "--out", str(out), "--json", str(report), "--schemes", "no_wait",
-                         "--threads", "1,2", "--duration", "0.05", "--sim-duration", "0.002",
+                         "--threads", "1,2", "--reps", "2", "--duration", "0.05", "--sim-duration", "0.002",
                          "--sim-warmup", "0.001"])
     assert rc == 0
     t = tomllib.loads(out.read_text())
     assert t["compute"]["clock_cycles"] == 30.0
     assert min(t["compute"][key] for _, key in calibrate.EVENTS) >= 0
     r = json.loads(report.read_text())
-    assert [row["threads"] for row in r["rows"]] == [1, 2]
+    assert [row["threads"] for row in r["rows"]] == [1, 2] and r["reps"] == 2
     assert all(row["native"] > 0 and row["sim"] > 0 for row in r["rows"])
+
+
+class _FakeRunner:
+    """Native throughputs from a script; a simulated core that commits 1000 a window."""
+
+    def __init__(self, tmp: Path, native: dict):
+        self.workdir, self.native, self.calls = tmp, native, []
+
+    def native_throughput(self, scheme, workload, threads):
+        self.calls.append((scheme, workload, threads))
+        return self.native[(scheme, workload, threads)].pop(0)
+
+    def sim_run(self, scheme, workload, cores, topology, windows=1):
+        events = {"calls": 100 * windows, "bytes": 1000 * windows, "rmws": 0, "memory_reads": 10 * windows}
+        return {"results": {"commits": 1000 * windows * cores, "seconds": 1e-3 * windows,
+                            "throughput": 1e6 * cores}, "sim_counters": events}
+
+
+def test_native_repetitions_interleave_and_the_median_counts(tmp_path: Path):
+    native = {("no_wait", "w", 1): [100.0, 900.0, 120.0], ("no_wait", "w", 2): [150.0, 140.0, 5.0],
+              ("silo", "w", 1): [80.0, 90.0, 85.0], ("silo", "w", 2): [160.0, 170.0, 150.0]}
+    runner = _FakeRunner(tmp_path, native)
+    probe = calibrate.read_probe(json.dumps(PROBE))
+    result = calibrate.calibrate(runner, probe, ["no_wait", "silo"], ["w"], [1, 2], tmp_path / "h.toml", reps=3)
+    # Each point once before any point twice: a slow spell touches every point alike.
+    assert runner.calls == [("no_wait", "w", 1), ("no_wait", "w", 2), ("silo", "w", 1), ("silo", "w", 2)] * 3
+    assert {(r.scheme, r.threads): r.native for r in result.rows} == {
+        ("no_wait", 1): 120.0, ("no_wait", 2): 140.0, ("silo", 1): 85.0, ("silo", 2): 160.0}
+
+
+@needs_engine
+def test_the_native_probe_measures_what_calibration_reads():
+    p = subprocess.run([str(engine.find_binary()), "probe", "--json"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    probe = calibrate.read_probe(p.stdout)
+    assert 0.5 < probe.core_ghz < 10
+    # An uncontended RMW costs a few cycles, more than nothing and less than a miss.
+    assert 0 < probe.rmw_ns < probe.level_ns("memory")
+    assert probe.level_ns("l1") < probe.level_ns("memory") and probe.independent_ns > 0 and probe.stream_gbps > 0

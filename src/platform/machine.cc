@@ -1,6 +1,7 @@
 #include "platform/machine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <numeric>
 #include <random>
@@ -118,6 +119,18 @@ double measure_clock_read_ns() {
          static_cast<double>(kReads);
 }
 
+// Nanoseconds per atomic read-modify-write of a line this core holds, back
+// to back: what a latch or a counter costs when nobody else wants it.
+double measure_rmw_ns() {
+  constexpr uint64_t kRmws = uint64_t{1} << 22;
+  std::atomic<uint64_t> word{0};
+  return fastest_ns(3,
+                    [&] {
+                      for (uint64_t i = 0; i < kRmws; i++) word.fetch_add(1, std::memory_order_acq_rel);
+                    }) /
+         static_cast<double>(kRmws);
+}
+
 // GB/s of one core summing a 512 MiB buffer: independent sequential reads,
 // so the prefetchers and the memory system overlap as much as they can.
 double measure_stream_gbps() {
@@ -136,6 +149,7 @@ std::string probe_host(const std::vector<uint64_t>& working_sets, HostProbe& out
   out = {};
   out.core_ghz = measure_core_ghz();
   out.clock_read_ns = measure_clock_read_ns();
+  out.rmw_ns = measure_rmw_ns();
   for (const uint64_t bytes : working_sets) out.latency_ns.emplace_back(bytes, measure_latency_ns(bytes));
   if (!working_sets.empty()) out.independent_ns = measure_independent_ns(working_sets.back());
   out.stream_gbps = measure_stream_gbps();

@@ -44,7 +44,8 @@ std::vector<std::pair<std::string, uint64_t>> machine_counters();
 
 // This machine's speed, measured (the numbers `abyss sim calibrate` writes
 // into the `host` topology): the core clock, the cost of reading the cycle
-// counter, the load-to-use latency of a
+// counter and of an uncontended atomic read-modify-write, the load-to-use
+// latency of a
 // random dependent read within working sets of growing size, the time per
 // read of random independent reads of the largest set (the overlap an
 // out-of-order core gets), and one core's read bandwidth streaming a buffer
@@ -52,6 +53,7 @@ std::vector<std::pair<std::string, uint64_t>> machine_counters();
 struct HostProbe {
   double core_ghz = 0;
   double clock_read_ns = 0;                             // one read of the cycle counter
+  double rmw_ns = 0;                                    // one atomic read-modify-write of a line held
   std::vector<std::pair<uint64_t, double>> latency_ns;  // (working-set bytes, ns per read)
   double independent_ns = 0;  // ns per read of random lines of the largest set, reads not waiting on each other
   double stream_gbps = 0;
