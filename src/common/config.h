@@ -34,6 +34,15 @@ struct Config {
   bool pin = false;
   uint64_t seed = 1;
   uint32_t queries_per_worker = 4096;  // pre-generated, served round-robin (Abyss §3.2)
+  // Seconds between the per-interval samples of the window (results.samples):
+  // kSampleAuto takes one a second in runs of 5 s or more and none in
+  // shorter ones; 0 takes none.
+  static constexpr double kSampleAuto = -1;
+  double sample_interval_s = kSampleAuto;
+  double sample_interval() const {
+    if (sample_interval_s >= 0) return sample_interval_s;
+    return duration_s >= 5 ? 1.0 : 0.0;
+  }
 
   // The simulated machine (docs/many-core.md): 0 runs on this machine's
   // cores; N runs the workers on N virtual cores of `topology` (a shipped

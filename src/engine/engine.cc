@@ -1,6 +1,7 @@
 #include "engine/engine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <new>
@@ -27,6 +28,46 @@ namespace {
 // How often the coordinator looks whether every worker is ready: short, so a
 // simulated run's workers do not run long before the warm-up starts.
 constexpr uint64_t kReadyPollNs = 10'000;
+
+// The window's intervals from each worker's snapshots at the interval
+// boundaries (run_worker) and its final statistics: interval k is snapshot k
+// less snapshot k-1, summed over workers. A worker that did not mark a
+// boundary (it was inside one transaction until the window closed) counts
+// its work in the last interval it reached.
+// What sampling holds: a copy of every worker's statistics per interval.
+uint64_t sample_bytes(const Config& cfg, std::size_t types) {
+  const double interval = cfg.sample_interval();
+  if (interval <= 0) return 0;
+  const double intervals = std::ceil(cfg.duration_s / interval);
+  return static_cast<uint64_t>(
+      std::min(intervals * cfg.threads * static_cast<double>(types * sizeof(TypeStats)), 1e19));
+}
+
+std::vector<Sample> samples_of(const RunResult& r, const std::vector<std::vector<WorkerStats>>& snapshots,
+                               const std::vector<uint64_t>& boundary_ns, std::size_t types) {
+  std::vector<Sample> out(boundary_ns.size() + 1, Sample{0, 0, WorkerStats(types), 0});
+  for (std::size_t k = 0; k < out.size(); k++) {
+    out[k].start_s = k == 0 ? 0 : static_cast<double>(boundary_ns[k - 1]) / 1e9;
+    out[k].end_s = k < boundary_ns.size() ? static_cast<double>(boundary_ns[k]) / 1e9 : r.seconds;
+    if (k < r.rss_samples.size()) out[k].rss_bytes = r.rss_samples[k].second;
+  }
+  for (std::size_t w = 0; w < snapshots.size(); w++) {
+    const WorkerStats zero(types);
+    auto at = [&](std::size_t k) -> const WorkerStats& {
+      return k < snapshots[w].size() ? snapshots[w][k] : r.workers[w];
+    };
+    for (std::size_t k = 0; k < out.size(); k++) {
+      WorkerStats d = at(k);
+      d.subtract(k == 0 ? zero : at(k - 1));
+      out[k].stats.merge(d);
+    }
+  }
+  for (Sample& s : out) {
+    s.stats[TimeCat::Other] = 0;
+    s.stats.finish();
+  }
+  return out;
+}
 
 template <class CC, class W>
 RunResult run_with(const Config& given) {
@@ -76,12 +117,16 @@ RunResult run_with(const Config& given) {
   struct RunState {
     alignas(platform::kCacheLine) platform::Atomic<uint32_t> phase{static_cast<uint32_t>(Phase::Warmup)};
     alignas(platform::kCacheLine) platform::Atomic<uint32_t> ready{0};
+    alignas(platform::kCacheLine) platform::Atomic<uint32_t> boundaries{0};  // sample intervals ended
   };
   auto state = std::make_unique<RunState>();
   platform::Atomic<uint32_t>& phase = state->phase;
   platform::Atomic<uint32_t>& ready = state->ready;
   result.workers.assign(cfg.threads, WorkerStats(W::kTypeNames.size()));
   std::vector<std::string> errors(cfg.threads);
+  std::vector<std::vector<WorkerStats>> snapshots(cfg.threads);
+  std::vector<uint64_t> boundary_ns;  // when each sample interval but the last ended, from the window's start
+  const double interval_s = cfg.sample_interval();
   uint64_t window_start = 0;
   uint64_t window_end = 0;
   // Threads 0..threads-1 are workers; the last one keeps time.
@@ -93,13 +138,20 @@ RunResult run_with(const Config& given) {
       platform::sleep_ns(static_cast<uint64_t>(cfg.warmup_s * 1e9));
       window_start = platform::wall_ns();
       phase.store(static_cast<uint32_t>(Phase::Measure), platform::memory_order_release);
-      // Sleeps the window in steps of at most a second, sampling memory.
+      // Sleeps the window in steps of a sample interval (at most a second
+      // when not sampling), sampling memory and marking each interval's end.
       const auto window_ns = static_cast<uint64_t>(cfg.duration_s * 1e9);
+      const uint64_t step_ns =
+          interval_s > 0 ? std::max<uint64_t>(1, static_cast<uint64_t>(interval_s * 1e9)) : 1'000'000'000;
       for (uint64_t slept = 0; slept < window_ns;) {
-        const uint64_t step = std::min<uint64_t>(1'000'000'000, window_ns - slept);
+        const uint64_t step = std::min<uint64_t>(step_ns, window_ns - slept);
         platform::sleep_ns(step);
         slept += step;
         result.rss_samples.emplace_back(static_cast<double>(slept) / 1e9, platform::resident_bytes());
+        if (interval_s > 0 && slept < window_ns) {
+          boundary_ns.push_back(platform::wall_ns() - window_start);
+          state->boundaries.store(static_cast<uint32_t>(boundary_ns.size()), platform::memory_order_release);
+        }
       }
       phase.store(static_cast<uint32_t>(Phase::Done), platform::memory_order_release);
       window_end = platform::wall_ns();
@@ -107,10 +159,11 @@ RunResult run_with(const Config& given) {
     }
     bool counted = false;
     try {
-      result.workers[i] = run_worker(cfg, *cc, workload, queries[i], *workers[i], layout, phase, oversubscribed, [&] {
-        ready.fetch_add(1, platform::memory_order_release);
-        counted = true;
-      });
+      result.workers[i] = run_worker(cfg, *cc, workload, queries[i], *workers[i], layout, phase, state->boundaries,
+                                     snapshots[i], oversubscribed, [&] {
+                                       ready.fetch_add(1, platform::memory_order_release);
+                                       counted = true;
+                                     });
     } catch (const std::exception& e) {
       errors[i] = e.what();
       // A worker that failed before it counted itself never keeps the clock from starting.
@@ -126,6 +179,7 @@ RunResult run_with(const Config& given) {
   result.total = WorkerStats(W::kTypeNames.size());
   for (const auto& w : result.workers) result.total.merge(w);
   result.rss_at_end = platform::resident_bytes();
+  if (interval_s > 0) result.samples = samples_of(result, snapshots, boundary_ns, W::kTypeNames.size());
 
   if (!cfg.history_path.empty()) {
     std::vector<std::string> parts;
@@ -147,7 +201,8 @@ uint64_t estimate_bytes(const Config& cfg) {
     const uint32_t loaders = platform::hardware_cores();
     return WorkloadRegistry::dispatch(cfg.workload, [&]<class W>() -> uint64_t {
       return W::estimate_load_bytes(cfg, sizeof(Meta), alignof(Meta), loaders) +
-             uint64_t{cfg.threads} * W::estimate_worker_bytes(cfg, sizeof(Meta), alignof(Meta));
+             uint64_t{cfg.threads} * W::estimate_worker_bytes(cfg, sizeof(Meta), alignof(Meta)) +
+             sample_bytes(cfg, W::kTypeNames.size());
     });
   });
 }

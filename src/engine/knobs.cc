@@ -109,6 +109,30 @@ std::vector<Knob> make_table() {
       "warm-up before measuring, seconds (virtual seconds with --sim-cores)"));
 
   k = Knob{};
+  k.name = "sample-interval";
+  k.json = "sample_interval_s";
+  k.kind = KnobKind::Text;
+  k.syntax = "auto|SECONDS";
+  k.help =
+      "per-interval samples of the window into results.samples and a .samples.csv beside --json: every SECONDS "
+      "(0: none), or auto: every second in runs of 5 s or more, none in shorter ones";
+  k.set = [](Config& c, std::string_view text) {
+    if (knob_detail::lower(text) == "auto") {
+      c.sample_interval_s = Config::kSampleAuto;
+      return std::string();
+    }
+    double v = 0;
+    if (auto err = parse_real(text, 0, 86400, v); !err.empty()) return err + " (or auto)";
+    if (v > 0 && v < 0.0001) return "'" + std::string(text) + "': below 0.0001 s; use 0 for no samples";
+    c.sample_interval_s = v;
+    return std::string();
+  };
+  k.get = [](const Config& c) {
+    return c.sample_interval_s < 0 ? nlohmann::json("auto") : nlohmann::json(c.sample_interval_s);
+  };
+  t.push_back(std::move(k));
+
+  k = Knob{};
   k.name = "pin";
   k.json = "pin";
   k.kind = KnobKind::Switch;

@@ -1,5 +1,7 @@
 #include "engine/report.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "common/build_info.h"
@@ -30,7 +32,70 @@ nlohmann::json breakdown_json(const WorkerStats& s) {
   return j;
 }
 
+nlohmann::json sample_json(const RunResult& r, const Sample& s) {
+  nlohmann::json j;
+  j["start_s"] = s.start_s;
+  j["end_s"] = s.end_s;
+  Histogram all;
+  uint64_t totals[kCounters] = {};
+  for (std::size_t t = 0; t < r.type_names.size(); t++) {
+    const TypeStats& ts = s.stats.types[t];
+    all.merge(ts.latency);
+    nlohmann::json tj;
+    for (std::size_t c = 0; c < kCounters; c++) {
+      tj[std::string(kCounterNames[c])] = ts.counters[c];
+      totals[c] += ts.counters[c];
+    }
+    j["per_type"][std::string(r.type_names[t])] = tj;
+  }
+  for (std::size_t c = 0; c < kCounters; c++) j[std::string(kCounterNames[c])] = totals[c];
+  const double commits = static_cast<double>(totals[static_cast<std::size_t>(Counter::Commits)]);
+  const double aborts = static_cast<double>(totals[static_cast<std::size_t>(Counter::CcAborts)]);
+  j["throughput"] = s.seconds() > 0 ? commits / s.seconds() : 0.0;
+  j["abort_rate"] = commits + aborts > 0 ? aborts / (commits + aborts) : 0.0;
+  j["latency_us"] = {{"p50", static_cast<double>(all.quantile(0.50)) / 1000.0},
+                     {"p99", static_cast<double>(all.quantile(0.99)) / 1000.0}};
+  nlohmann::json shares;
+  const double total = static_cast<double>(s.stats.total_cycles);
+  for (std::size_t c = 0; c < kTimeCats; c++) {
+    shares[std::string(kTimeCatNames[c])] = total > 0 ? static_cast<double>(s.stats.cycles[c]) / total : 0.0;
+  }
+  j["breakdown"] = shares;
+  j["rss_bytes"] = s.rss_bytes;
+  return j;
+}
+
 }  // namespace
+
+std::string samples_csv_path(const std::string& json_path) {
+  const std::string stem =
+      json_path.size() > 5 && json_path.ends_with(".json") ? json_path.substr(0, json_path.size() - 5) : json_path;
+  return stem + ".samples.csv";
+}
+
+std::string samples_csv(const RunResult& r) {
+  std::string out = "interval,start_s,end_s";
+  for (auto name : kCounterNames) out += "," + std::string(name);
+  out += ",throughput,abort_rate,p50_us,p99_us,rss_bytes";
+  for (auto type : r.type_names) {
+    for (auto name : kCounterNames) out += "," + std::string(type) + "." + std::string(name);
+  }
+  for (auto cat : kTimeCatNames) out += ",share." + std::string(cat);
+  out += '\n';
+  for (std::size_t k = 0; k < r.samples.size(); k++) {
+    const nlohmann::json j = sample_json(r, r.samples[k]);
+    out += std::to_string(k + 1) + "," + j["start_s"].dump() + "," + j["end_s"].dump();
+    for (auto name : kCounterNames) out += "," + j[std::string(name)].dump();
+    out += "," + j["throughput"].dump() + "," + j["abort_rate"].dump() + "," + j["latency_us"]["p50"].dump() + "," +
+           j["latency_us"]["p99"].dump() + "," + j["rss_bytes"].dump();
+    for (auto type : r.type_names) {
+      for (auto name : kCounterNames) out += "," + j["per_type"][std::string(type)][std::string(name)].dump();
+    }
+    for (auto cat : kTimeCatNames) out += "," + j["breakdown"][std::string(cat)].dump();
+    out += '\n';
+  }
+  return out;
+}
 
 nlohmann::json report_json(const RunResult& r) {
   nlohmann::json j;
@@ -62,6 +127,9 @@ nlohmann::json report_json(const RunResult& r) {
   res["rss_samples"] = nlohmann::json::array();
   for (const auto& [seconds, bytes] : r.rss_samples)
     res["rss_samples"].push_back({{"seconds", seconds}, {"bytes", bytes}});
+  res["sample_interval_s"] = r.config.sample_interval();
+  res["samples"] = nlohmann::json::array();
+  for (const Sample& s : r.samples) res["samples"].push_back(sample_json(r, s));
   Histogram all;
   for (std::size_t t = 0; t < r.type_names.size(); t++) {
     const TypeStats& ts = r.total.types[t];
@@ -82,14 +150,17 @@ nlohmann::json report_json(const RunResult& r) {
 }
 
 std::string write_report_json(const RunResult& r, const std::string& path) {
-  platform::OutputFile out;
-  std::string err = out.open(path);
-  if (err.empty()) {
-    out.write(report_json(r).dump(2));
-    out.put('\n');
-    err = out.close();
-  }
-  return err.empty() ? err : "cannot write " + path + ": " + err;
+  auto write = [](const std::string& to, const std::string& text) {
+    platform::OutputFile out;
+    std::string err = out.open(to);
+    if (err.empty()) {
+      out.write(text);
+      err = out.close();
+    }
+    return err.empty() ? err : "cannot write " + to + ": " + err;
+  };
+  if (auto err = write(path, report_json(r).dump(2) + "\n"); !err.empty()) return err;
+  return r.samples.empty() ? std::string() : write(samples_csv_path(path), samples_csv(r));
 }
 
 void print_report(const RunResult& r, std::FILE* out) {
@@ -101,6 +172,20 @@ void print_report(const RunResult& r, std::FILE* out) {
                  r.host_seconds);
   }
   std::fprintf(out, "  throughput   %12.0f txn/s\n", r.throughput());
+  if (!r.samples.empty()) {
+    double lo = 0;
+    double hi = 0;
+    for (std::size_t k = 0; k < r.samples.size(); k++) {
+      const Sample& s = r.samples[k];
+      uint64_t commits = 0;
+      for (const auto& t : s.stats.types) commits += t[Counter::Commits];
+      const double tput = s.seconds() > 0 ? static_cast<double>(commits) / s.seconds() : 0;
+      lo = k == 0 ? tput : std::min(lo, tput);
+      hi = k == 0 ? tput : std::max(hi, tput);
+    }
+    std::fprintf(out, "  samples      %12zu intervals of %g s, %.0f to %.0f txn/s\n", r.samples.size(),
+                 r.config.sample_interval(), lo, hi);
+  }
   for (const WorkloadMetric& m : r.metrics) {
     std::fprintf(out, "  %-12s %12.0f %s\n", std::string(m.label).c_str(), m.compute(r.total, r.seconds, r.config),
                  std::string(m.unit).c_str());

@@ -13,9 +13,17 @@ namespace abyss {
 // Config, config hash, git revision, build type, CPU model and all results.
 nlohmann::json report_json(const RunResult& r);
 
-// Writes report_json(r) to `path` through the platform's files; returns
+// Writes report_json(r) to `path` through the platform's files, and the
+// samples, if any, as CSV to samples_csv_path(path); returns
 // "cannot write PATH: <the OS's reason>", or empty.
 std::string write_report_json(const RunResult& r, const std::string& path);
+
+// Where the samples' CSV goes beside a JSON report: run.json -> run.samples.csv.
+std::string samples_csv_path(const std::string& json_path);
+
+// The samples as CSV: a header line, then one line per interval
+// (docs/metrics.md, "Samples").
+std::string samples_csv(const RunResult& r);
 
 void print_report(const RunResult& r, std::FILE* out);
 

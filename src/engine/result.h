@@ -13,6 +13,17 @@
 
 namespace abyss {
 
+// One interval of the measurement window (--sample-interval): what every
+// worker did in it, with the breakdown's Other filled in, and the resident
+// memory at its end.
+struct Sample {
+  double start_s = 0;  // from the window's start
+  double end_s = 0;
+  WorkerStats stats;
+  uint64_t rss_bytes = 0;
+  double seconds() const { return end_s - start_s; }
+};
+
 struct RunResult {
   Config config;
   std::vector<std::string_view> type_names;
@@ -37,8 +48,10 @@ struct RunResult {
   double ghz = 0;             // simulated: the virtual cores' clock
   double host_seconds = 0;
   std::vector<std::pair<std::string, uint64_t>> machine_counters;  // simulated: the machine's counts
-  // Resident memory each second of the measurement window: {seconds, bytes}.
+  // Resident memory each second (each sample interval, when sampling) of
+  // the measurement window: {seconds, bytes}.
   std::vector<std::pair<double, uint64_t>> rss_samples;
+  std::vector<Sample> samples;  // empty unless sampling
 
   uint64_t count(Counter c) const {
     uint64_t n = 0;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
+#include <vector>
 
 #include "common/config.h"
 #include "platform/atomic.h"
@@ -26,16 +27,23 @@ enum class Phase : uint32_t { Warmup, Measure, Done };
 // `mark_ready()` is called once the worker is set up and about to run its
 // first transaction; the warm-up and the measurement window start only once
 // every worker has called it.
+// Sampling (cfg.sample_interval() > 0): the timekeeper counts the interval
+// boundaries of the window in `boundaries`; after each transaction the
+// worker appends a copy of its statistics so far to `snapshots` for every
+// boundary it has not yet marked, so snapshot k holds what the worker had
+// done by the k-th boundary (up to the transaction it was in).
 template <class CC, class W, class MarkReady>
 WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typename W::Queries& queries, Worker& w,
-                       RowLayout layout, const platform::Atomic<uint32_t>& phase, bool yield_after_abort,
-                       MarkReady&& mark_ready) {
+                       RowLayout layout, const platform::Atomic<uint32_t>& phase,
+                       const platform::Atomic<uint32_t>& boundaries, std::vector<WorkerStats>& snapshots,
+                       bool yield_after_abort, MarkReady&& mark_ready) {
   Txn<CC> txn(cc, w, layout);
   const std::size_t types = W::kTypeNames.size();
   WorkerStats stats(types);
   const double cycles_per_ns = platform::cycles_per_ns();
   const uint64_t backoff_cap_ns = uint64_t{cfg.backoff_max_us} * 1000;
   bool measuring = false;
+  const bool sampling = cfg.sample_interval() > 0;
   uint64_t window_start = 0;
   uint64_t sink = 0;  // keeps reads from being optimised away
   // Checked before every attempt, so a transaction that is restarting when
@@ -49,6 +57,14 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
   mark_ready();
 
   for (std::size_t next = 0;; next++) {
+    if (sampling && measuring) {
+      const uint32_t passed = boundaries.load(platform::memory_order_acquire);
+      if (snapshots.size() < passed) {
+        WorkerStats now = stats;
+        now.total_cycles = platform::cycles() - window_start;
+        snapshots.resize(passed, now);
+      }
+    }
     if (static_cast<Phase>(phase.load(platform::memory_order_acquire)) == Phase::Done) break;
     const std::size_t i = next % queries.size();
     const uint8_t type = workload.type_of(queries, i);

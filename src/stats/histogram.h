@@ -27,6 +27,13 @@ class Histogram final {
     if (o.max_ > max_) max_ = o.max_;
   }
 
+  // What was recorded since `earlier`, a copy of this histogram taken then.
+  // The largest value stays this one's: a bound, not the window's own.
+  void subtract(const Histogram& earlier) {
+    for (uint32_t i = 0; i < kBuckets; i++) counts_[i] -= earlier.counts_[i];
+    total_ -= earlier.total_;
+  }
+
   uint64_t count() const { return total_; }
   uint64_t max() const { return max_; }
 

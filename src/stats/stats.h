@@ -52,6 +52,10 @@ struct TypeStats {
     for (std::size_t i = 0; i < kCounters; i++) counters[i] += o.counters[i];
     latency.merge(o.latency);
   }
+  void subtract(const TypeStats& earlier) {
+    for (std::size_t i = 0; i < kCounters; i++) counters[i] -= earlier.counters[i];
+    latency.subtract(earlier.latency);
+  }
 };
 
 struct alignas(64) WorkerStats {
@@ -75,6 +79,13 @@ struct alignas(64) WorkerStats {
     for (std::size_t i = 0; i < kTimeCats; i++) cycles[i] += o.cycles[i];
     total_cycles += o.total_cycles;
     for (std::size_t t = 0; t < types.size(); t++) types[t].merge(o.types[t]);
+  }
+  // What happened since `earlier`, a copy of these statistics taken then
+  // (neither finished: Other is filled in afterwards).
+  void subtract(const WorkerStats& earlier) {
+    for (std::size_t i = 0; i < kTimeCats; i++) cycles[i] -= earlier.cycles[i];
+    total_cycles -= earlier.total_cycles;
+    for (std::size_t t = 0; t < types.size(); t++) types[t].subtract(earlier.types[t]);
   }
 };
 

@@ -116,6 +116,12 @@ std::vector<BadCase> bad_cases() {
       {"ts_alloc_batch_not_a_number", {"run", "--ts-alloc", "batch:abc"}, {"--ts-alloc", "batch:abc"}},
       // Ranges: the line names the value and the bound it broke.
       {"threads_zero", {"run", "--threads", "0"}, {"--threads", "0", "4096"}},
+      {"sample_interval_nan", {"run", "--sample-interval", "nan"}, {"--sample-interval", "nan", "auto"}},
+      {"sample_interval_negative", {"run", "--sample-interval", "-1"}, {"--sample-interval", "-1", "auto"}},
+      {"sample_interval_too_fine", {"run", "--sample-interval", "0.00001"}, {"--sample-interval", "0.00001"}},
+      {"samples_the_machine_cannot_hold",
+       {"run", "--duration", "86400", "--sample-interval", "0.0001", "--threads", "64", "--rows", "1000"},
+       {"GiB"}},
       {"threads_too_many", {"run", "--threads", "5000"}, {"--threads", "5000", "4096"}},
       {"theta_one", {"run", "--theta", "1.0"}, {"--theta", "1.0"}},
       {"theta_negative", {"run", "--theta", "-0.1"}, {"--theta", "-0.1"}},
@@ -406,6 +412,83 @@ TEST(CliRun, JsonReportCarriesConfigAndEveryMetric) {
     fractions += r["breakdown"][std::string(name)]["fraction"].get<double>();
   }
   EXPECT_NEAR(fractions, 1.0, 0.01);
+}
+
+std::vector<std::string> split(const std::string& line, char sep) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  for (std::string cell; std::getline(in, cell, sep);) out.push_back(cell);
+  return out;
+}
+
+// Per-interval samples (--sample-interval): one per interval in the JSON,
+// typed, adding up to the run's totals, and the same rows in a CSV beside it
+// whose count columns are integers.
+TEST(CliRun, SamplesCoverTheWindowInJsonAndCsv) {
+  const std::string json_path = temp_path("sampled.json");
+  const std::string csv_path = json_path.substr(0, json_path.size() - 5) + ".samples.csv";
+  const Outcome o = run_abyss({"run", "--cc", "silo", "--threads", "2", "--rows", "1000", "--theta", "0.9",
+                               "--duration", "0.4", "--warmup", "0", "--sample-interval", "0.1", "--json", json_path});
+  ASSERT_EQ(o.exit_code, 0) << o.command << "\n" << o.err;
+  const auto j = nlohmann::json::parse(slurp(json_path));
+  const std::string csv = slurp(csv_path);
+  fs::remove(json_path);
+  fs::remove(csv_path);
+  const auto& r = j["results"];
+  EXPECT_EQ(j["config"]["sample_interval_s"], 0.1);
+  ASSERT_EQ(r["samples"].size(), 4u);
+  uint64_t commits = 0;
+  uint64_t aborts = 0;
+  double last_end = 0;
+  for (const auto& s : r["samples"]) {
+    for (const char* key : {"commits", "cc_aborts", "logical_aborts", "rss_bytes"}) {
+      EXPECT_TRUE(s[key].is_number_unsigned()) << key << " " << s[key];
+    }
+    for (const char* key : {"start_s", "end_s", "throughput", "abort_rate"}) EXPECT_TRUE(s[key].is_number()) << key;
+    EXPECT_TRUE(s["latency_us"]["p50"].is_number() && s["latency_us"]["p99"].is_number());
+    EXPECT_DOUBLE_EQ(s["start_s"].get<double>(), last_end);
+    last_end = s["end_s"].get<double>();
+    uint64_t per_type = 0;
+    for (const auto& [name, t] : s["per_type"].items()) per_type += t["commits"].get<uint64_t>();
+    EXPECT_EQ(per_type, s["commits"].get<uint64_t>());
+    double shares = 0;
+    for (auto name : kTimeCatNames) shares += s["breakdown"][std::string(name)].get<double>();
+    EXPECT_NEAR(shares, 1.0, 0.01);
+    commits += s["commits"].get<uint64_t>();
+    aborts += s["cc_aborts"].get<uint64_t>();
+  }
+  EXPECT_EQ(commits, r["commits"].get<uint64_t>());
+  EXPECT_EQ(aborts, r["cc_aborts"].get<uint64_t>());
+  EXPECT_NEAR(last_end, r["seconds"].get<double>(), 1e-9);
+
+  std::istringstream lines(csv);
+  std::string header;
+  std::getline(lines, header);
+  const std::vector<std::string> columns = split(header, ',');
+  std::vector<std::string> row;
+  int rows = 0;
+  for (std::string line; std::getline(lines, line); rows++) {
+    row = split(line, ',');
+    ASSERT_EQ(row.size(), columns.size()) << line;
+    for (std::size_t c = 0; c < columns.size(); c++) {
+      const bool count = columns[c] == "interval" || columns[c] == "rss_bytes" || columns[c].ends_with("commits") ||
+                         columns[c].ends_with("aborts");
+      if (count) EXPECT_EQ(row[c].find_first_not_of("0123456789"), std::string::npos) << columns[c] << "=" << row[c];
+    }
+  }
+  EXPECT_EQ(rows, 4);
+}
+
+// A short run takes no samples unless asked, and writes no CSV.
+TEST(CliRun, ShortRunsAreNotSampledByDefault) {
+  const std::string json_path = temp_path("unsampled.json");
+  const Outcome o = run_abyss({"run", "--rows", "1000", "--duration", "0.05", "--warmup", "0", "--json", json_path});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto j = nlohmann::json::parse(slurp(json_path));
+  fs::remove(json_path);
+  EXPECT_EQ(j["config"]["sample_interval_s"], "auto");
+  EXPECT_TRUE(j["results"]["samples"].empty());
+  EXPECT_FALSE(fs::exists(json_path.substr(0, json_path.size() - 5) + ".samples.csv"));
 }
 
 // ---- check history -------------------------------------------------------------
