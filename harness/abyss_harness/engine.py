@@ -95,6 +95,8 @@ class Param:
             if not isinstance(value, bool):
                 raise ParamError(f"{value!r} is not true or false")
             return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and not self.choices:
+            value = _fmt(value)  # a flag of its own syntax that takes numbers (--sample-interval 0.5)
         if not isinstance(value, str):
             raise ParamError(f"{value!r} is not {self.allowed()}")
         if self.choices and value not in self.choices:

@@ -1,12 +1,15 @@
 """Figures in the papers' styles, written as PNG and SVG (matplotlib, Agg).
 
-Three kinds, each drawn from the median over repetitions:
+Four kinds, each drawn from the median over repetitions:
 - `lines`: a metric against a swept parameter, one line per series (by
   default one per scheme; Abyss Figs. 8a-11, 13, 15), with error bars
   spanning min..max over repetitions;
 - `bars`: grouped bars for a categorical x (Abyss Fig. 7);
 - `breakdown`: stacked time-breakdown fractions, one group per scheme, one
-  bar per value of `bar` (Abyss Fig. 8b; Tale Figs. 4-5).
+  bar per value of `bar` (Abyss Fig. 8b; Tale Figs. 4-5);
+- `timeseries`: a sampled metric over the measurement window (`--sample-
+  interval`), one line per series, above the resident memory of the same
+  runs: warm-up, drift and MVCC's version growth.
 
 Every scheme keeps one colour and marker in every plot: scheme_style() derives
 it from the engine's scheme registry.
@@ -300,6 +303,36 @@ def plot_breakdown(df: pd.DataFrame, *, bar: str | None, title: str, stem: Path)
     return _save(fig, stem)
 
 
+def plot_timeseries(df: pd.DataFrame, *, y: str, series: str | None, title: str, stem: Path) -> list[Path]:
+    """A sampled metric and the resident memory against time in the window,
+    one line per series value, the median over repetitions per interval."""
+    label, scale = metric_label(y)
+    keys = ["interval"] + ([series] if series else [])
+    values = ordered(series, df[series]) if series else [None]
+    styles = series_styles(series, values)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(6.4, 5.0), sharex=True,
+                                      gridspec_kw={"height_ratios": [2, 1]})
+    g = df.groupby(keys, dropna=False, sort=False)
+    med = g[[y, "rss_bytes", "end_s"]].median().reset_index()
+    for v in values:
+        d = (med if series is None else med[med[series] == v]).sort_values("interval")
+        colour, marker = styles.get(v, ("#000000", "o"))
+        kw = {"color": colour, "marker": marker, "markersize": 3, "linewidth": 1.4}
+        top.plot(d["end_s"], d[y] * scale, label=series_label(series, v) if series else None, **kw)
+        bottom.plot(d["end_s"], d["rss_bytes"] / 2**20, **kw)
+    top.set_ylabel(label)
+    if _zero_based(y):
+        top.set_ylim(bottom=0)
+    top.grid(True, alpha=0.3)
+    top.set_title(title, fontsize="medium")
+    _legend(top, X_LABELS.get(series, series) if series else None)
+    bottom.set_ylabel("resident memory (MiB)")
+    bottom.set_xlabel("time in the measurement window (s)")
+    bottom.set_ylim(bottom=0)
+    bottom.grid(True, alpha=0.3)
+    return _save(fig, stem)
+
+
 @dataclass
 class Figure:
     """One written figure: its title and files (PNG first, then SVG)."""
@@ -353,11 +386,38 @@ def _title(p: PlotSpec, sweep: dict[str, Any], several: bool) -> str:
     if p.title:
         return f"{p.title} ({head})" if several else p.title
     what = "time breakdown" if p.kind == "breakdown" else metric_label(p.y)[0].split(" (")[0]
+    if p.kind == "timeseries":
+        what += " and memory over the window"
     return f"{head}: {what}"
 
 
 def _plot_from_dict(d: dict[str, Any]) -> PlotSpec:
     return PlotSpec(**{k: v for k, v in d.items() if k in PlotSpec.__dataclass_fields__})
+
+
+def _render_timeseries(exp: store.Experiment, p: PlotSpec, sweeps: list[dict[str, Any]],
+                       out_dir: Path) -> list[Figure]:
+    """A timeseries plot per sweep and combination of the parameters it does
+    not show; runs without samples draw nothing."""
+    figures = []
+    for sw in sweeps:
+        if p.sweeps and sw["label"] not in p.sweeps:
+            continue
+        d = _select(exp.sweep_samples(sw["label"]), p.where)
+        if d.empty:
+            continue
+        free = [a for a in sw["axes"] if a != p.series and a not in p.where and a in d
+                and d[a].astype(str).nunique() > 1]
+        for facet in _facet_values(d, free):
+            fd = _select(d, facet)
+            title = ", ".join([_title(p, sw, several=len(sweeps) > 1)]
+                              + [f"{k}={engine.format_value(v)}" for k, v in facet.items()])
+            slug = "_".join([p.name or p.kind] + ([sw["label"]] if len(sweeps) > 1 else [])
+                            + [f"{k}-{engine.format_value(v)}" for k, v in facet.items()])
+            stem = out_dir / "".join(ch if ch.isalnum() or ch in "-_." else "" for ch in slug)
+            files = plot_timeseries(fd, y=p.y, series=p.series if p.series in fd else None, title=title, stem=stem)
+            figures.append(Figure(title=title, files=files, kind=p.kind))
+    return figures
 
 
 def render_experiment(exp: store.Experiment, out_dir: Path) -> list[Figure]:
@@ -371,6 +431,9 @@ def render_experiment(exp: store.Experiment, out_dir: Path) -> list[Figure]:
     figures: list[Figure] = []
     for p in plot_specs:
         if exp.runs.empty:
+            continue
+        if p.kind == "timeseries":
+            figures += _render_timeseries(exp, p, sweeps, out_dir)
             continue
         if p.combine:
             # One figure of the listed sweeps' runs together (their series

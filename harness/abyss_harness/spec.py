@@ -34,7 +34,9 @@ FULL_SCALE_KEYS = ("fixed", "axes", "reps")
 SIM_KEYS = ("fixed", "axes", "topology", "cores", "scaled")
 SWEEP_SIM_KEYS = ("fixed", "axes")
 PLOT_KEYS = ("kind", "x", "y", "series", "bar", "where", "title", "logx", "logy", "sweeps", "name", "combine")
-PLOT_KINDS = ("lines", "bars", "breakdown")
+PLOT_KINDS = ("lines", "bars", "breakdown", "timeseries")
+#: What a timeseries plot can show over a run's window (its samples).
+TIMESERIES_METRICS = ("throughput", "abort_rate", "p50_us", "p99_us", "commits", "cc_aborts")
 TABLE_KEYS = ("title", "rows", "columns", "cells", "ratio_to", "column_label", "labels", "headers",
               "formats", "scales", "sweeps")
 #: Placeholders of a table title besides the parameters: the repetitions that
@@ -608,9 +610,12 @@ def _plot(P: _Parser, spec: Spec, table: dict[str, Param], rp: Any, i: int) -> P
     if kind not in PLOT_KINDS:
         raise P.fail(f"{loc}.kind", f"{kind!r} is not one of {', '.join(PLOT_KINDS)}")
     columns = list(engine.RUN_PARAMS) + list(DERIVED_X)
-    default_y = {"lines": "throughput", "bars": "throughput", "breakdown": "fractions"}[kind]
+    default_y = {"lines": "throughput", "bars": "throughput", "breakdown": "fractions",
+                 "timeseries": "throughput"}[kind]
     y = rp.get("y", default_y)
-    if kind != "breakdown" and not is_metric(y):
+    if kind == "timeseries" and y not in TIMESERIES_METRICS:
+        raise P.fail(f"{loc}.y", f"{y!r} is not a sampled metric; allowed: {', '.join(TIMESERIES_METRICS)}")
+    if kind in ("lines", "bars") and not is_metric(y):
         raise P.fail(f"{loc}.y", f"{y!r} is not a metric{_suggest(str(y), metric_names())}")
 
     def column(key: str, default: str | None) -> str | None:
@@ -620,7 +625,7 @@ def _plot(P: _Parser, spec: Spec, table: dict[str, Param], rp: Any, i: int) -> P
                                          f"allowed: {', '.join(columns)}")
         return v
 
-    x = column("x", "threads" if kind != "breakdown" else None)
+    x = column("x", "threads" if kind in ("lines", "bars") else None)
     series = column("series", "cc" if kind != "breakdown" else None)
     bar = column("bar", "threads" if kind == "breakdown" else None)
     if kind in ("lines", "bars") and x is None:

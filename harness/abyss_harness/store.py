@@ -16,7 +16,7 @@ The JSON files are the source of truth; the CSVs are rebuilt from them.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -91,6 +91,29 @@ def flatten_run(doc: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+#: The columns of a sample (`results.samples`, docs/metrics.md "Samples") in
+#: the samples table, after the run's identity and parameters.
+SAMPLE_COLUMNS = ("interval", "start_s", "end_s", "commits", "cc_aborts", "logical_aborts", "throughput",
+                  "abort_rate", "p50_us", "p99_us", "rss_bytes")
+
+
+def flatten_samples(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """A run report's samples, one flat row each, with the run's parameters."""
+    samples = doc.get("results", {}).get("samples") or []
+    if not samples:
+        return []
+    params, _ = engine.config_to_params(doc.get("config", {}))
+    rows = []
+    for k, s in enumerate(samples):
+        lat = s.get("latency_us", {})
+        rows.append({**params, "interval": k + 1, "start_s": s.get("start_s"), "end_s": s.get("end_s"),
+                     "commits": s.get("commits"), "cc_aborts": s.get("cc_aborts"),
+                     "logical_aborts": s.get("logical_aborts"), "throughput": s.get("throughput"),
+                     "abort_rate": s.get("abort_rate"), "p50_us": lat.get("p50"), "p99_us": lat.get("p99"),
+                     "rss_bytes": s.get("rss_bytes")})
+    return rows
+
+
 def is_run_report(doc: Any) -> bool:
     return isinstance(doc, dict) and "config" in doc and "results" in doc
 
@@ -104,6 +127,7 @@ class Experiment:
     manifest: dict[str, Any] | None
     runs: pd.DataFrame
     problems: list[str]
+    samples: pd.DataFrame = field(default_factory=pd.DataFrame)  # one row per run and interval
 
     @property
     def spec(self) -> dict[str, Any]:
@@ -118,6 +142,12 @@ class Experiment:
     def sweep_runs(self, label: str) -> pd.DataFrame:
         """The tidy rows of one sweep."""
         return self.runs[self.runs["sweep"] == label] if self.spec.get("sweeps") else self.runs
+
+    def sweep_samples(self, label: str) -> pd.DataFrame:
+        """The samples of one sweep's runs."""
+        if self.samples.empty or not self.spec.get("sweeps"):
+            return self.samples
+        return self.samples[self.samples["sweep"] == label]
 
 
 def read_manifest(exp_dir: Path) -> dict[str, Any] | None:
@@ -156,6 +186,7 @@ def load_experiment(exp_dir: str | Path) -> Experiment:
     manifest = read_manifest(exp_dir)
     name = (manifest or {}).get("spec", {}).get("name") or exp_dir.name
     rows: list[dict[str, Any]] = []
+    sample_rows: list[dict[str, Any]] = []
     problems: list[str] = []
     for entry in _entries(exp_dir, manifest):
         path = exp_dir / entry["file"]
@@ -170,6 +201,7 @@ def load_experiment(exp_dir: str | Path) -> Experiment:
                  "rep": entry.get("rep"), "file": entry["file"]}
         if is_run_report(doc):
             rows.append({**ident, **flatten_run(doc)})
+            sample_rows += [{**ident, **s} for s in flatten_samples(doc)]
         elif isinstance(doc, list) and all(is_run_report(d) for d in doc):   # an array of run reports
             for i, run in enumerate(doc):
                 rows.append({**ident, "file": f"{entry['file']}#{i}", **flatten_run(run)})
@@ -178,7 +210,10 @@ def load_experiment(exp_dir: str | Path) -> Experiment:
     runs = tidy_frame(rows)
     if not runs.empty and runs["point"].isna().any():
         _fill_points(runs)
-    return Experiment(path=exp_dir, name=name, manifest=manifest, runs=runs, problems=problems)
+    samples = pd.DataFrame(sample_rows)
+    if not samples.empty and not runs.empty:
+        samples["point"] = samples["file"].map(dict(zip(runs["file"], runs["point"])))
+    return Experiment(path=exp_dir, name=name, manifest=manifest, runs=runs, problems=problems, samples=samples)
 
 
 def tidy_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:

@@ -101,3 +101,48 @@ def test_real_engine_smoke(tmp_path: Path) -> None:
     out = tmp_path / "again.json"
     subprocess.run([str(ENGINE), *cmd[1:], "--json", str(out)], check=True, capture_output=True)
     assert json.loads(out.read_text())["config_hash"] == doc["config_hash"]
+
+
+TIMESERIES = """
+name = "overtime"
+reps = 1
+[fixed]
+workload = "ycsb"
+rows = 4096
+theta = 0.9
+threads = 2
+duration = 0.3
+warmup = 0
+sample_interval = 0.1
+[axes]
+cc = ["mvcc", "no_wait"]
+[[plot]]
+name = "window"
+kind = "timeseries"
+[[plot]]
+name = "tail"
+kind = "timeseries"
+y = "p99_us"
+"""
+
+
+@needs_engine
+def test_timeseries_plots_the_samples_of_real_runs(tmp_path: Path) -> None:
+    spec = parse_spec(TIMESERIES, "overtime.toml", cores=2)
+    exp_dir, res = runner.sweep(spec, tmp_path, runner.EngineRunner(ENGINE, timeout_s=60),
+                                Console(file=open("/dev/null", "w")))
+    assert (res.ran, res.failed) == (2, [])
+    exp = store.load_experiment(exp_dir)
+    s = exp.samples
+    assert sorted(s.groupby("cc")["interval"].max().items()) == [("mvcc", 3), ("no_wait", 3)]
+    # The samples add up to each run's commits, and every one has a resident-memory reading.
+    totals = s.groupby("file")["commits"].sum()
+    assert all(totals[f] == c for f, c in zip(exp.runs["file"], exp.runs["commits"]))
+    assert (s["rss_bytes"] > 0).all()
+    report.write_experiment_report(exp)
+    assert sorted(p.name for p in (exp_dir / "plots").glob("*.png")) == ["tail.png", "window.png"]
+
+
+def test_timeseries_takes_only_sampled_metrics() -> None:
+    with pytest.raises(Exception, match="sampled metric"):
+        parse_spec(TIMESERIES.replace('y = "p99_us"', 'y = "tpmc"'), "bad.toml", cores=2)
