@@ -28,8 +28,30 @@ namespace {
 
 using abyss::Config;
 
-int run_command(const Config& cfg) {
-  const abyss::RunResult r = abyss::run(cfg);
+// The command line as a shell would take it back: words with anything but
+// safe characters in single quotes.
+std::string shell_line(int argc, char** argv) {
+  std::string line;
+  for (int i = 0; i < argc; i++) {
+    const std::string word = argv[i];
+    const bool plain = !word.empty() && word.find_first_not_of(
+                                            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                            "0123456789-_./:=,+@%") == std::string::npos;
+    if (i > 0) line += ' ';
+    if (plain) {
+      line += word;
+      continue;
+    }
+    line += '\'';
+    for (char c : word) line += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    line += '\'';
+  }
+  return line;
+}
+
+int run_command(const Config& cfg, const std::string& command_line) {
+  abyss::RunResult r = abyss::run(cfg);
+  r.command_line = command_line;
   abyss::print_report(r, stdout);
   if (!cfg.json_path.empty()) {
     if (auto err = abyss::write_report_json(r, cfg.json_path); !err.empty()) throw std::runtime_error(err);
@@ -284,7 +306,7 @@ int main(int argc, char** argv) {
         std::printf("%s\n", run_cfg.to_json().dump(2).c_str());
         return 0;
       }
-      return run_command(run_cfg);
+      return run_command(run_cfg, shell_line(argc, argv));
     }
     if (describe->parsed()) {
       if (describe_as_json) {

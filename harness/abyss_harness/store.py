@@ -32,7 +32,7 @@ SUMMARY_CSV = "summary.csv"
 
 #: Identity and environment columns, first in every row.
 ID_COLUMNS = ("spec", "sweep", "point", "rep", "file")
-ENV_COLUMNS = ("git_rev", "build_type", "cpu_model", "cores", "config_hash")
+ENV_COLUMNS = ("git_rev", "build_type", "cpu_model", "cores", "config_hash", "hostname", "date")
 #: Run parameters, named as spec keys and `abyss run` flags.
 PARAM_COLUMNS = tuple(engine.RUN_PARAMS)
 DERIVED_COLUMNS = ("read_ratio",)
@@ -217,13 +217,22 @@ def load_experiment(exp_dir: str | Path) -> Experiment:
 
 
 def tidy_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """Rows as a DataFrame with the fixed columns first, in TIDY_COLUMNS order."""
+    """Rows as a DataFrame with the fixed columns first, in TIDY_COLUMNS order.
+
+    A column whose values are all whole numbers (counts, threads, bytes) stays
+    integer, with an empty cell where a run lacks it (pandas' nullable Int64),
+    so runs.csv says 3, not 3.0."""
     extra: list[str] = []
     for r in rows:
         extra += [k for k in r if k not in TIDY_COLUMNS and k not in extra]
     type_cols = sorted(c for c in extra if c.startswith("type_"))
     other = [c for c in extra if c not in type_cols]
-    return pd.DataFrame(rows, columns=list(TIDY_COLUMNS) + type_cols + other)
+    df = pd.DataFrame(rows, columns=list(TIDY_COLUMNS) + type_cols + other)
+    for c in df.columns:
+        values = [r[c] for r in rows if r.get(c) is not None]
+        if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            df[c] = df[c].astype("Int64")
+    return df
 
 
 def _fill_points(df: pd.DataFrame) -> None:

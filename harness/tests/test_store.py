@@ -107,3 +107,16 @@ def test_config_maps_back_to_flags() -> None:
     params, unknown = engine.config_to_params(fake_report(argv)["config"])
     assert not unknown
     assert engine.argv_for(params) == argv
+
+
+def test_whole_number_columns_stay_integers_in_runs_csv(tmp_path) -> None:
+    rows = [{"spec": "s", "commits": 3, "threads": 2, "throughput": 1.5},
+            {"spec": "s", "commits": None, "threads": 4, "throughput": 2.0}]
+    df = store.tidy_frame(rows)
+    path = tmp_path / "runs.csv"
+    df.to_csv(path, index=False)
+    lines = path.read_text().splitlines()
+    header = lines[0].split(",")
+    first, second = (dict(zip(header, line.split(","))) for line in lines[1:])
+    assert (first["commits"], first["threads"], first["throughput"]) == ("3", "2", "1.5")
+    assert (second["commits"], second["threads"]) == ("", "4")

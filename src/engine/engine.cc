@@ -85,6 +85,7 @@ RunResult run_with(const Config& given) {
   // A simulated core runs one worker and nothing else: the host's load is
   // not the simulated machine's.
   result.load_average = platform::kSimulated ? 0 : platform::load_average();
+  result.started = platform::utc_now();
   const bool oversubscribed = result.oversubscribed();
   result.type_names.assign(W::kTypeNames.begin(), W::kTypeNames.end());
   result.metrics = W::metrics();

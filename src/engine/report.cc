@@ -99,11 +99,19 @@ std::string samples_csv(const RunResult& r) {
 
 nlohmann::json report_json(const RunResult& r) {
   nlohmann::json j;
+  j["schema_version"] = kReportSchemaVersion;
   j["config"] = r.config.to_json();
   j["config_hash"] = r.config.hash();
+  j["command_line"] = r.command_line;
+  j["date"] = r.started;
   j["git_rev"] = git_rev();
   j["build_type"] = build_type();
+  j["compiler"] = compiler();
+  j["compile_flags"] = compile_flags();
+  j["hostname"] = platform::host_name();
+  j["kernel"] = platform::kernel();
   j["cpu_model"] = platform::cpu_model();
+  j["cpu_mhz"] = platform::cpu_mhz();
   j["cores"] = r.cores;
   j["load_average"] = r.load_average;
   j["oversubscribed"] = r.oversubscribed();

@@ -10,7 +10,12 @@
 
 namespace abyss {
 
-// Config, config hash, git revision, build type, CPU model and all results.
+// The layout of report_json, raised when a key changes meaning or goes away
+// (docs/metrics.md, "The JSON report"): 2 added the samples and the
+// provenance (date, command line, host, kernel, compiler, CPU clock).
+inline constexpr int kReportSchemaVersion = 2;
+
+// Schema version, config, config hash, provenance and all results.
 nlohmann::json report_json(const RunResult& r);
 
 // Writes report_json(r) to `path` through the platform's files, and the

@@ -47,6 +47,10 @@ struct RunResult {
   std::string topology_file;  // and the file it came from
   double ghz = 0;             // simulated: the virtual cores' clock
   double host_seconds = 0;
+  // Provenance: when the run started (UTC, ISO 8601) and the command that
+  // asked for it (set by the caller; empty from the library).
+  std::string started;
+  std::string command_line;
   std::vector<std::pair<std::string, uint64_t>> machine_counters;  // simulated: the machine's counts
   // Resident memory each second (each sample interval, when sampling) of
   // the measurement window: {seconds, bytes}.

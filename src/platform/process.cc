@@ -1,9 +1,13 @@
 #include "platform/process.h"
 
 #include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <ctime>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -124,6 +128,41 @@ std::string cpu_model() {
     }
   }
   return "unknown";
+}
+
+double cpu_mhz() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("cpu MHz", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon == std::string::npos) return 0;
+      std::istringstream rest(line.substr(colon + 1));
+      double mhz = 0;
+      return rest >> mhz ? mhz : 0;
+    }
+  }
+  return 0;
+}
+
+std::string host_name() {
+  std::array<char, 256> name{};
+  if (gethostname(name.data(), name.size() - 1) != 0) return "unknown";
+  return name.data();
+}
+
+std::string kernel() {
+  utsname u{};
+  if (uname(&u) != 0) return "unknown";
+  return std::string(u.sysname) + " " + u.release + " " + u.version + " " + u.machine;
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  if (gmtime_r(&now, &utc) == nullptr) return "unknown";
+  std::array<char, 32> text{};
+  return std::strftime(text.data(), text.size(), "%Y-%m-%dT%H:%M:%SZ", &utc) > 0 ? text.data() : "unknown";
 }
 
 double load_average() {

@@ -14,6 +14,16 @@ uint64_t resident_bytes();  // VmRSS
 // under `ulimit -v`, RLIMIT_AS less VmSize. UINT64_MAX when none is known.
 uint64_t available_memory_bytes();
 std::string cpu_model();
+// The first core's current clock from /proc/cpuinfo ("cpu MHz"); 0 when it
+// does not say.
+double cpu_mhz();
+// This machine's name (gethostname) and kernel (uname: system, release,
+// version, architecture), for a report's provenance; "unknown" when unknown.
+std::string host_name();
+std::string kernel();
+// The real date and time in UTC, ISO 8601 to the second (also in a
+// simulated build, whose clocks are virtual).
+std::string utc_now();
 // The 1-minute load average (/proc/loadavg): how many threads were runnable
 // on average; 0 when it cannot be read.
 double load_average();

@@ -394,6 +394,15 @@ TEST(CliRun, JsonReportCarriesConfigAndEveryMetric) {
   EXPECT_EQ(j["config"]["threads"], 2);
   EXPECT_EQ(j["config"]["cc"], "no_wait");
   EXPECT_EQ(j["config_hash"].get<std::string>().size(), 16u);
+  // Provenance: what ran, where, when, built how.
+  EXPECT_EQ(j["schema_version"], 2);
+  for (const char* key : {"date", "hostname", "kernel", "compiler", "compile_flags", "command_line"}) {
+    ASSERT_TRUE(j[key].is_string()) << key;
+    EXPECT_FALSE(j[key].get<std::string>().empty()) << key;
+  }
+  EXPECT_EQ(j["date"].get<std::string>().size(), 20u) << j["date"];  // 2026-11-24T10:00:00Z
+  EXPECT_NE(j["command_line"].get<std::string>().find(" run --cc no_wait --threads 2 "), std::string::npos);
+  EXPECT_TRUE(j["cpu_mhz"].is_number() && j["load_average"].is_number());
 
   const auto& r = j["results"];
   for (const char* key : {"seconds", "throughput", "commits", "cc_aborts", "logical_aborts", "abort_rate", "latency_us",
