@@ -15,7 +15,7 @@ FRACTION_COLUMNS = tuple(f"frac_{c}" for c in engine.BREAKDOWN)
 SECONDS_COLUMNS = tuple(f"sec_{c}" for c in engine.BREAKDOWN)
 #: Per-transaction-type columns are `type_<type>_<counter>`.
 TYPE_COUNTERS = ("commits", "cc_aborts", "logical_aborts", "throughput",
-                 "p50_us", "p99_us", "p999_us", "max_us")
+                 "mean_us", "p50_us", "p90_us", "p95_us", "p99_us", "p999_us", "max_us")
 
 #: The results every run reports (metric columns a plot may show): label
 #: with unit, and the factor applied.
@@ -25,7 +25,10 @@ METRICS: dict[str, tuple[str, float]] = {
     "abort_rate": ("abort rate (aborted / all attempts)", 1.0),
     "commits": ("commits", 1.0),
     "cc_aborts": ("CC aborts", 1.0),
+    "mean_us": ("mean latency (µs)", 1.0),
     "p50_us": ("p50 latency (µs)", 1.0),
+    "p90_us": ("p90 latency (µs)", 1.0),
+    "p95_us": ("p95 latency (µs)", 1.0),
     "p99_us": ("p99 latency (µs)", 1.0),
     "p999_us": ("p99.9 latency (µs)", 1.0),
     "max_us": ("max latency (µs)", 1.0),

@@ -45,13 +45,18 @@ RUN_RESULTS = ("seconds", "throughput", "commits", "cc_aborts", "logical_aborts"
 WORKLOAD_METRIC_COLUMNS = tuple(c for c in engine.WORKLOAD_METRICS if c not in RUN_RESULTS)
 RESULT_COLUMNS = (
     "seconds", "throughput", "commits", "cc_aborts", "logical_aborts", "abort_rate",
-    *WORKLOAD_METRIC_COLUMNS, "tuples_per_s", "p50_us", "p99_us", "p999_us", "max_us",
+    *WORKLOAD_METRIC_COLUMNS, "tuples_per_s", "mean_us", "p50_us", "p90_us", "p95_us", "p99_us", "p999_us",
+    "max_us",
     "load_seconds", "rss_after_load_bytes", "rss_at_end_bytes",
 )
 #: Columns every tidy table has, in order; per-type columns
 #: (`type_<name>_<counter>`) and unknown config keys (`cfg_<path>`) follow.
 TIDY_COLUMNS = (ID_COLUMNS + ENV_COLUMNS + PARAM_COLUMNS + DERIVED_COLUMNS
                 + RESULT_COLUMNS + FRACTION_COLUMNS + SECONDS_COLUMNS)
+
+
+#: The latency statistics of a report (`latency_us`), each a `<key>_us` column.
+LATENCY_KEYS = ("mean", "p50", "p90", "p95", "p99", "p999", "max")
 
 
 def flatten_run(doc: dict[str, Any]) -> dict[str, Any]:
@@ -78,7 +83,7 @@ def flatten_run(doc: dict[str, Any]) -> dict[str, Any]:
     if params.get("workload") == "ycsb" and res.get("throughput") is not None:
         row["tuples_per_s"] = res["throughput"] * params.get("req_per_txn", 0)
     lat = res.get("latency_us", {})
-    for q in ("p50", "p99", "p999", "max"):
+    for q in LATENCY_KEYS:
         row[f"{q}_us"] = lat.get(q)
     for cat, v in res.get("breakdown", {}).items():
         row[f"frac_{cat}"] = v.get("fraction")
@@ -86,7 +91,7 @@ def flatten_run(doc: dict[str, Any]) -> dict[str, Any]:
     for tname, t in res.get("per_type", {}).items():
         for counter in ("commits", "cc_aborts", "logical_aborts", "throughput"):
             row[f"type_{tname}_{counter}"] = t.get(counter)
-        for q in ("p50", "p99", "p999", "max"):
+        for q in LATENCY_KEYS:
             row[f"type_{tname}_{q}_us"] = t.get("latency_us", {}).get(q)
     return row
 

@@ -16,10 +16,19 @@ namespace {
 
 nlohmann::json latency_json(const Histogram& h) {
   auto us = [](uint64_t ns) { return static_cast<double>(ns) / 1000.0; };
-  return {{"p50", us(h.quantile(0.50))},
-          {"p99", us(h.quantile(0.99))},
-          {"p999", us(h.quantile(0.999))},
+  return {{"mean", h.mean() / 1000.0},   {"p50", us(h.quantile(0.50))}, {"p90", us(h.quantile(0.90))},
+          {"p95", us(h.quantile(0.95))}, {"p99", us(h.quantile(0.99))}, {"p999", us(h.quantile(0.999))},
           {"max", us(h.max())}};
+}
+
+// The histogram itself (docs/metrics.md, "Latency"): every non-empty bucket
+// as [highest value in it, count], in nanoseconds, lowest first.
+nlohmann::json histogram_json(const Histogram& h) {
+  nlohmann::json buckets = nlohmann::json::array();
+  for (uint32_t i = 0; i < Histogram::kBuckets; i++) {
+    if (h.bucket_count(i) > 0) buckets.push_back({Histogram::upper_edge(i), h.bucket_count(i)});
+  }
+  return {{"unit", "ns"}, {"sub_buckets", Histogram::kSub}, {"count", h.count()}, {"buckets", buckets}};
 }
 
 nlohmann::json breakdown_json(const WorkerStats& s) {
@@ -146,6 +155,7 @@ nlohmann::json report_json(const RunResult& r) {
     for (std::size_t c = 0; c < kCounters; c++) tj[std::string(kCounterNames[c])] = ts.counters[c];
     tj["throughput"] = r.seconds > 0 ? static_cast<double>(ts[Counter::Commits]) / r.seconds : 0.0;
     tj["latency_us"] = latency_json(ts.latency);
+    tj["latency_histogram"] = histogram_json(ts.latency);
     res["per_type"][std::string(r.type_names[t])] = tj;
   }
   res["latency_us"] = latency_json(all);

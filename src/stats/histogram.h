@@ -18,12 +18,14 @@ class Histogram final {
   void record(uint64_t v) {
     counts_[bucket_of(v)]++;
     total_++;
+    sum_ += v;
     if (v > max_) max_ = v;
   }
 
   void merge(const Histogram& o) {
     for (uint32_t i = 0; i < kBuckets; i++) counts_[i] += o.counts_[i];
     total_ += o.total_;
+    sum_ += o.sum_;
     if (o.max_ > max_) max_ = o.max_;
   }
 
@@ -32,10 +34,14 @@ class Histogram final {
   void subtract(const Histogram& earlier) {
     for (uint32_t i = 0; i < kBuckets; i++) counts_[i] -= earlier.counts_[i];
     total_ -= earlier.total_;
+    sum_ -= earlier.sum_;
   }
 
   uint64_t count() const { return total_; }
   uint64_t max() const { return max_; }
+  double mean() const { return total_ > 0 ? static_cast<double>(sum_) / static_cast<double>(total_) : 0; }
+  // The count in bucket i (0 <= i < kBuckets), whose values run up to upper_edge(i).
+  uint64_t bucket_count(uint32_t i) const { return counts_[i]; }
 
   // The value at quantile q in [0, 1]: the upper edge of the bucket holding
   // it, capped at the largest recorded value. 0 when empty.
@@ -75,6 +81,7 @@ class Histogram final {
  private:
   std::array<uint64_t, kBuckets> counts_{};
   uint64_t total_ = 0;
+  uint64_t sum_ = 0;  // of the recorded values, for the mean
   uint64_t max_ = 0;
 };
 

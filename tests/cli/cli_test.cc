@@ -409,7 +409,23 @@ TEST(CliRun, JsonReportCarriesConfigAndEveryMetric) {
                           "per_type", "breakdown", "breakdown_per_worker"}) {
     EXPECT_TRUE(r.contains(key)) << key;
   }
-  for (const char* q : {"p50", "p99", "p999", "max"}) EXPECT_TRUE(r["latency_us"].contains(q)) << q;
+  for (const char* q : {"mean", "p50", "p90", "p95", "p99", "p999", "max"}) {
+    EXPECT_TRUE(r["latency_us"][q].is_number()) << q;
+  }
+  // Each type's histogram is there, and its buckets add up to its commits.
+  for (const auto& [type, t] : r["per_type"].items()) {
+    const auto& h = t["latency_histogram"];
+    EXPECT_EQ(h["unit"], "ns");
+    uint64_t counted = 0;
+    uint64_t last_edge = 0;
+    for (const auto& b : h["buckets"]) {
+      EXPECT_GT(b[0].get<uint64_t>() + 1, last_edge) << type;  // ascending
+      last_edge = b[0].get<uint64_t>() + 1;
+      counted += b[1].get<uint64_t>();
+    }
+    EXPECT_EQ(counted, t["commits"].get<uint64_t>()) << type;
+    EXPECT_EQ(h["count"], t["commits"]) << type;
+  }
   EXPECT_GT(r["commits"].get<uint64_t>(), 0u);
   ASSERT_EQ(r["breakdown_per_worker"].size(), 2u);
 

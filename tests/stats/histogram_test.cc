@@ -51,5 +51,22 @@ TEST(Histogram, MergeAddsCounts) {
   EXPECT_NEAR(static_cast<double>(a.quantile(0.2)), 100, 3);
 }
 
+// The mean is exact (a sum, not bucket edges), and subtracting an earlier
+// copy leaves what was recorded since, with its own mean and quantiles.
+TEST(Histogram, MeanIsExactAndSubtractLeavesWhatCameAfter) {
+  Histogram h;
+  for (uint64_t v : {100, 200, 300}) h.record(v);
+  EXPECT_DOUBLE_EQ(h.mean(), 200.0);
+  const Histogram earlier = h;
+  for (int i = 0; i < 10; i++) h.record(5000);
+  h.subtract(earlier);
+  EXPECT_EQ(h.count(), 10u);
+  EXPECT_DOUBLE_EQ(h.mean(), 5000.0);
+  EXPECT_NEAR(static_cast<double>(h.quantile(0.5)), 5000, 5000 / 32.0);
+  uint64_t buckets = 0;
+  for (uint32_t i = 0; i < Histogram::kBuckets; i++) buckets += h.bucket_count(i);
+  EXPECT_EQ(buckets, 10u);
+}
+
 }  // namespace
 }  // namespace abyss
