@@ -146,3 +146,37 @@ def test_timeseries_plots_the_samples_of_real_runs(tmp_path: Path) -> None:
 def test_timeseries_takes_only_sampled_metrics() -> None:
     with pytest.raises(Exception, match="sampled metric"):
         parse_spec(TIMESERIES.replace('y = "p99_us"', 'y = "tpmc"'), "bad.toml", cores=2)
+
+
+def _stderr_of(argv: list[str], terminal: bool) -> bytes:
+    """What `abyss` writes to standard error, on a pseudo-terminal or a pipe."""
+    import os
+    import pty
+    if not terminal:
+        return subprocess.run(argv, capture_output=True, timeout=60).stderr
+    master, slave = pty.openpty()
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=slave, stdin=subprocess.DEVNULL)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:   # the terminal closed with the process
+            break
+        if not data:
+            break
+        out += data
+    os.close(master)
+    assert p.wait(timeout=60) == 0
+    return out
+
+
+@needs_engine
+def test_a_long_run_shows_progress_on_a_terminal_only() -> None:
+    argv = [str(ENGINE), "run", "--rows", "1000", "--duration", "2.2", "--warmup", "0"]
+    shown = _stderr_of(argv, terminal=True)
+    lines = [x for x in shown.split(b"\r") if x.startswith(b"abyss run:")]
+    assert len(lines) == 3, shown                      # after 1 s, 2 s and at the end
+    assert b"/ 2.2 s" in lines[0] and b"txn/s" in lines[0]
+    assert shown.endswith(b"\r\x1b[K"), "the line is cleared at the end"
+    assert b"abyss run:" not in _stderr_of(argv, terminal=False)

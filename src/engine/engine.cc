@@ -28,6 +28,8 @@ namespace {
 // How often the coordinator looks whether every worker is ready: short, so a
 // simulated run's workers do not run long before the warm-up starts.
 constexpr uint64_t kReadyPollNs = 10'000;
+// Runs whose window is at least this long show a progress line on a terminal.
+constexpr double kProgressAfterS = 2;
 
 // The window's intervals from each worker's snapshots at the interval
 // boundaries (run_worker) and its final statistics: interval k is snapshot k
@@ -127,6 +129,21 @@ RunResult run_with(const Config& given) {
   std::vector<std::string> errors(cfg.threads);
   std::vector<std::vector<WorkerStats>> snapshots(cfg.threads);
   std::vector<uint64_t> boundary_ns;  // when each sample interval but the last ended, from the window's start
+  // A progress line on a terminal, for runs long enough to want one (not on
+  // simulated cores, whose host time is not the run's): each worker
+  // publishes its commits on a line of its own.
+  const bool show_progress =
+      !platform::kSimulated && cfg.duration_s >= kProgressAfterS && platform::stderr_is_terminal();
+  struct alignas(platform::kCacheLine) Published {
+    platform::Atomic<uint64_t> commits{0};
+  };
+  std::unique_ptr<Published[]> published;
+  if (show_progress) published = std::make_unique<Published[]>(cfg.threads);
+  auto published_commits = [&] {
+    uint64_t n = 0;
+    for (uint32_t w = 0; w < cfg.threads; w++) n += published[w].commits.load(platform::memory_order_relaxed);
+    return n;
+  };
   const double interval_s = cfg.sample_interval();
   uint64_t window_start = 0;
   uint64_t window_end = 0;
@@ -144,9 +161,29 @@ RunResult run_with(const Config& given) {
       const auto window_ns = static_cast<uint64_t>(cfg.duration_s * 1e9);
       const uint64_t step_ns =
           interval_s > 0 ? std::max<uint64_t>(1, static_cast<uint64_t>(interval_s * 1e9)) : 1'000'000'000;
+      uint64_t shown_commits = 0;
+      uint64_t shown_at = 0;
       for (uint64_t slept = 0; slept < window_ns;) {
         const uint64_t step = std::min<uint64_t>(step_ns, window_ns - slept);
-        platform::sleep_ns(step);
+        // Asleep a second at most at a time while a progress line is shown.
+        for (uint64_t part = 0; part < step;) {
+          const uint64_t nap = show_progress ? std::min<uint64_t>(1'000'000'000, step - part) : step - part;
+          platform::sleep_ns(nap);
+          part += nap;
+          if (show_progress) {
+            const uint64_t now = platform::wall_ns() - window_start;
+            const uint64_t commits = published_commits();
+            char line[128];
+            std::snprintf(line, sizeof line, "abyss run: %.1f / %g s, %.0f txn/s", static_cast<double>(now) / 1e9,
+                          cfg.duration_s,
+                          now > shown_at
+                              ? static_cast<double>(commits - shown_commits) * 1e9 / static_cast<double>(now - shown_at)
+                              : 0.0);
+            platform::status_line(line);
+            shown_commits = commits;
+            shown_at = now;
+          }
+        }
         slept += step;
         result.rss_samples.emplace_back(static_cast<double>(slept) / 1e9, platform::resident_bytes());
         if (interval_s > 0 && slept < window_ns) {
@@ -156,15 +193,17 @@ RunResult run_with(const Config& given) {
       }
       phase.store(static_cast<uint32_t>(Phase::Done), platform::memory_order_release);
       window_end = platform::wall_ns();
+      if (show_progress) platform::status_line("");
       return;
     }
     bool counted = false;
     try {
-      result.workers[i] = run_worker(cfg, *cc, workload, queries[i], *workers[i], layout, phase, state->boundaries,
-                                     snapshots[i], oversubscribed, [&] {
-                                       ready.fetch_add(1, platform::memory_order_release);
-                                       counted = true;
-                                     });
+      result.workers[i] =
+          run_worker(cfg, *cc, workload, queries[i], *workers[i], layout, phase, state->boundaries, snapshots[i],
+                     show_progress ? &published[i].commits : nullptr, oversubscribed, [&] {
+                       ready.fetch_add(1, platform::memory_order_release);
+                       counted = true;
+                     });
     } catch (const std::exception& e) {
       errors[i] = e.what();
       // A worker that failed before it counted itself never keeps the clock from starting.

@@ -32,11 +32,13 @@ enum class Phase : uint32_t { Warmup, Measure, Done };
 // worker appends a copy of its statistics so far to `snapshots` for every
 // boundary it has not yet marked, so snapshot k holds what the worker had
 // done by the k-th boundary (up to the transaction it was in).
+// `published`, when not null, is where the worker keeps its count of commits
+// in the window for a progress line to read (a line of its own).
 template <class CC, class W, class MarkReady>
 WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typename W::Queries& queries, Worker& w,
                        RowLayout layout, const platform::Atomic<uint32_t>& phase,
                        const platform::Atomic<uint32_t>& boundaries, std::vector<WorkerStats>& snapshots,
-                       bool yield_after_abort, MarkReady&& mark_ready) {
+                       platform::Atomic<uint64_t>* published, bool yield_after_abort, MarkReady&& mark_ready) {
   Txn<CC> txn(cc, w, layout);
   const std::size_t types = W::kTypeNames.size();
   WorkerStats stats(types);
@@ -99,6 +101,9 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
           TypeStats& ts = stats.types[type];
           if (rc == Rc::Ok) {
             ts[Counter::Commits]++;
+            if (published != nullptr) {
+              published->store(published->load(platform::memory_order_relaxed) + 1, platform::memory_order_relaxed);
+            }
             ts.latency.record(static_cast<uint64_t>(static_cast<double>(end - first_start) / cycles_per_ns));
           } else {
             ts[Counter::LogicalAborts]++;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <limits>
@@ -163,6 +164,13 @@ std::string utc_now() {
   if (gmtime_r(&now, &utc) == nullptr) return "unknown";
   std::array<char, 32> text{};
   return std::strftime(text.data(), text.size(), "%Y-%m-%dT%H:%M:%SZ", &utc) > 0 ? text.data() : "unknown";
+}
+
+bool stderr_is_terminal() { return isatty(STDERR_FILENO) == 1; }
+
+void status_line(const std::string& text) {
+  std::fprintf(stderr, "\r%s\033[K", text.c_str());
+  std::fflush(stderr);
 }
 
 double load_average() {

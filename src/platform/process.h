@@ -24,6 +24,12 @@ std::string kernel();
 // The real date and time in UTC, ISO 8601 to the second (also in a
 // simulated build, whose clocks are virtual).
 std::string utc_now();
+
+// Whether standard error is a terminal, and one line of it rewritten in place
+// (carriage return, the text, clear to the end of the line); empty text
+// clears it. For progress that a log file should not get.
+bool stderr_is_terminal();
+void status_line(const std::string& text);
 // The 1-minute load average (/proc/loadavg): how many threads were runnable
 // on average; 0 when it cannot be read.
 double load_average();
