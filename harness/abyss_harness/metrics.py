@@ -22,7 +22,7 @@ TYPE_COUNTERS = ("commits", "cc_aborts", "logical_aborts", "throughput",
 METRICS: dict[str, tuple[str, float]] = {
     "throughput": ("throughput (million txn/s)", 1e-6),
     "tuples_per_s": ("throughput (million tuples/s)", 1e-6),
-    "abort_rate": ("abort rate (aborted / all attempts)", 1.0),
+    "abort_rate": ("abort rate (% of attempts)", 100.0),
     "commits": ("commits", 1.0),
     "cc_aborts": ("CC aborts", 1.0),
     "mean_us": ("mean latency (µs)", 1.0),

@@ -1,9 +1,10 @@
-"""Figures in the papers' styles, written as PNG and SVG (matplotlib, Agg).
+"""Figures in the papers' styles, written as PNG, SVG and PDF (matplotlib,
+Agg), each with a CSV of exactly the data it plots.
 
 Four kinds, each drawn from the median over repetitions:
 - `lines`: a metric against a swept parameter, one line per series (by
   default one per scheme; Abyss Figs. 8a-11, 13, 15), with error bars
-  spanning min..max over repetitions;
+  spanning min..max over repetitions when there are repetitions;
 - `bars`: grouped bars for a categorical x (Abyss Fig. 7);
 - `breakdown`: stacked time-breakdown fractions, one group per scheme, one
   bar per value of `bar` (Abyss Fig. 8b; Tale Figs. 4-5);
@@ -148,14 +149,27 @@ def _isna(v: Any) -> bool:
         return False
 
 
-def _save(fig: matplotlib.figure.Figure, stem: Path) -> list[Path]:
+#: The formats every figure is written in, in this order (the report shows
+#: the first and links the second).
+FIGURE_FORMATS = ("png", "svg", "pdf")
+#: What files a figure's data are saved in beside it.
+DATA_SUFFIX = "csv"
+
+
+def _save(fig: matplotlib.figure.Figure, stem: Path, data: pd.DataFrame) -> list[Path]:
+    """The figure in every format, and `data`, exactly what it plots, as CSV."""
     stem.parent.mkdir(parents=True, exist_ok=True)
     out = []
-    for ext in ("png", "svg"):
+    for ext in FIGURE_FORMATS:
         path = stem.parent / f"{stem.name}.{ext}"   # not with_suffix: "theta-0.8" has a dot
-        fig.savefig(path, dpi=150, bbox_inches="tight", metadata={"Date": None} if ext == "svg" else None)
+        # No dates inside: the same data give the same files.
+        meta = {"svg": {"Date": None}, "pdf": {"CreationDate": None, "ModDate": None}}.get(ext)
+        fig.savefig(path, dpi=150, bbox_inches="tight", metadata=meta)
         out.append(path)
     plt.close(fig)
+    path = stem.parent / f"{stem.name}.{DATA_SUFFIX}"
+    data.to_csv(path, index=False)
+    out.append(path)
     return out
 
 
@@ -168,7 +182,23 @@ def _legend(ax: matplotlib.axes.Axes, title: str | None) -> None:
 
 def _medians(df: pd.DataFrame, keys: list[str], y: str) -> pd.DataFrame:
     g = df.groupby(keys, dropna=False, sort=False)[y]
-    return pd.DataFrame({"med": g.median(), "lo": g.min(), "hi": g.max()}).reset_index()
+    return pd.DataFrame({"med": g.median(), "lo": g.min(), "hi": g.max(), "reps": g.count()}).reset_index()
+
+
+def _spread(agg: pd.DataFrame, scale: float) -> list[pd.Series] | None:
+    """Error bars (min..max over repetitions), or None when no point was repeated."""
+    if agg.empty or agg["reps"].max() <= 1:
+        return None
+    med = agg["med"] * scale
+    return [med - agg["lo"] * scale, agg["hi"] * scale - med]
+
+
+def _plotted(agg: pd.DataFrame, y: str, scale: float) -> pd.DataFrame:
+    """The medians a figure draws, named for its CSV: y in the axis's unit."""
+    out = agg.rename(columns={"med": y, "lo": f"{y}_min", "hi": f"{y}_max"})
+    for c in (y, f"{y}_min", f"{y}_max"):
+        out[c] = out[c] * scale
+    return out
 
 
 def plot_lines(df: pd.DataFrame, *, x: str, y: str, series: str | None, title: str,
@@ -184,10 +214,10 @@ def plot_lines(df: pd.DataFrame, *, x: str, y: str, series: str | None, title: s
         d = agg if series is None else agg[agg[series] == v]
         d = d.sort_values(x)
         colour, marker = styles.get(v, ("#000000", "o"))
-        med = d["med"] * scale
-        ax.errorbar(d[x], med, yerr=[med - d["lo"] * scale, d["hi"] * scale - med],
+        # Not clipped: a scheme at zero draws over the axis instead of under it.
+        ax.errorbar(d[x], d["med"] * scale, yerr=_spread(d, scale),
                     label=series_label(series, v) if series else None,
-                    color=colour, marker=marker, markersize=5, linewidth=1.6, capsize=3)
+                    color=colour, marker=marker, markersize=5, linewidth=1.6, capsize=3, clip_on=False, zorder=3)
     xs = ordered(x, agg[x])
     if logx:
         ax.set_xscale("log")
@@ -214,7 +244,7 @@ def plot_lines(df: pd.DataFrame, *, x: str, y: str, series: str | None, title: s
     ax.grid(True, alpha=0.3)
     ax.set_title(title, fontsize="medium")
     _legend(ax, X_LABELS.get(series, series) if series else None)
-    return _save(fig, stem)
+    return _save(fig, stem, _plotted(agg, y, scale))
 
 
 def plot_bars(df: pd.DataFrame, *, x: str, y: str, series: str | None, title: str,
@@ -231,9 +261,7 @@ def plot_bars(df: pd.DataFrame, *, x: str, y: str, series: str | None, title: st
     for j, v in enumerate(values):
         d = agg if series is None else agg[agg[series] == v]
         pos = [xs.index(a) + (j - (len(values) - 1) / 2) * width for a in d[x]]
-        med = d["med"] * scale
-        ax.bar(pos, med, width=width * 0.95, color=styles[v][0],
-               yerr=[med - d["lo"] * scale, d["hi"] * scale - med], capsize=2,
+        ax.bar(pos, d["med"] * scale, width=width * 0.95, color=styles[v][0], yerr=_spread(d, scale), capsize=2,
                label=series_label(series, v) if series else None)
     ax.set_xticks(range(len(xs)))
     ax.set_xticklabels([scheme_label(str(a)) if x == "cc" else engine.format_value(a) for a in xs],
@@ -245,7 +273,7 @@ def plot_bars(df: pd.DataFrame, *, x: str, y: str, series: str | None, title: st
     ax.grid(True, axis="y", alpha=0.3)
     ax.set_title(title, fontsize="medium")
     _legend(ax, X_LABELS.get(series, series) if series else None)
-    return _save(fig, stem)
+    return _save(fig, stem, _plotted(agg, y, scale))
 
 
 def plot_breakdown(df: pd.DataFrame, *, bar: str | None, title: str, stem: Path) -> list[Path]:
@@ -300,7 +328,7 @@ def plot_breakdown(df: pd.DataFrame, *, bar: str | None, title: str, stem: Path)
     handles, labels = ax.get_legend_handles_labels()
     ax.legend(handles[::-1], labels[::-1], loc="upper left", bbox_to_anchor=(1.01, 1.0),
               frameon=False, fontsize="small")
-    return _save(fig, stem)
+    return _save(fig, stem, pd.DataFrame(rows).reset_index(drop=True) if rows else med.iloc[0:0])
 
 
 def plot_timeseries(df: pd.DataFrame, *, y: str, series: str | None, title: str, stem: Path) -> list[Path]:
@@ -330,7 +358,8 @@ def plot_timeseries(df: pd.DataFrame, *, y: str, series: str | None, title: str,
     bottom.set_xlabel("time in the measurement window (s)")
     bottom.set_ylim(bottom=0)
     bottom.grid(True, alpha=0.3)
-    return _save(fig, stem)
+    plotted = med.rename(columns={y: f"{y}_median"}) if y != "end_s" else med
+    return _save(fig, stem, plotted)
 
 
 @dataclass

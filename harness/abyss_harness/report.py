@@ -279,7 +279,7 @@ def write_experiment_report(exp: store.Experiment) -> Written:
     plot_dir = exp.path / PLOTS_DIR
     if plot_dir.is_dir():
         for old in plot_dir.glob("*.*"):
-            if old.suffix in (".png", ".svg"):
+            if old.suffix.lstrip(".") in (*plots.FIGURE_FORMATS, plots.DATA_SUFFIX):
                 old.unlink()
     figures = plots.render_experiment(exp, plot_dir) if not exp.runs.empty else []
     blocks = experiment_blocks(exp, figures, exp.path)

@@ -41,9 +41,33 @@ def test_plot_writes_png_and_svg(tmp_path: Path, kind: str) -> None:
         files = plots.plot_bars(df, x="cc", y="abort_rate", series="threads", title="t", stem=stem)
     else:
         files = plots.plot_breakdown(df, bar="threads", title="t", stem=stem)
-    assert [f.name for f in files] == [f"p-{kind}-theta-0.8.png", f"p-{kind}-theta-0.8.svg"]
+    assert [f.name for f in files] == [f"p-{kind}-theta-0.8.{ext}" for ext in ("png", "svg", "pdf", "csv")]
     assert files[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert b"<svg" in files[1].read_bytes()[:2000]
+    assert files[2].read_bytes()[:5] == b"%PDF-"
+    assert not pd.read_csv(files[3]).empty
+
+
+def test_the_csv_beside_a_figure_is_what_it_plots(tmp_path: Path) -> None:
+    df = frame(reps=3)
+    files = plots.plot_lines(df, x="threads", y="abort_rate", series="cc", title="t", stem=tmp_path / "a")
+    data = pd.read_csv(files[-1])
+    want = df.groupby(["threads", "cc"])["abort_rate"].median() * 100   # percent of attempts
+    got = data.set_index(["threads", "cc"])["abort_rate"]
+    assert sorted(got.index) == sorted(want.index)
+    assert all(abs(got[k] - want[k]) < 1e-9 for k in want.index)
+    assert (data["reps"] == 3).all()
+
+
+def test_error_bars_only_with_repetitions(tmp_path: Path) -> None:
+    # matplotlib draws error-bar caps as line markers "_"; with one run per
+    # point there is no spread to draw.
+    one = plots.plot_lines(frame(reps=1), x="threads", y="throughput", series="cc", title="t", stem=tmp_path / "one")
+    three = plots.plot_lines(frame(reps=3), x="threads", y="throughput", series="cc", title="t",
+                             stem=tmp_path / "three")
+    assert plots._spread(plots._medians(frame(reps=1), ["threads", "cc"], "throughput"), 1.0) is None
+    assert plots._spread(plots._medians(frame(reps=3), ["threads", "cc"], "throughput"), 1.0) is not None
+    assert one[1].read_text().count("<path") < three[1].read_text().count("<path")
 
 
 def test_scheme_colour_is_used_in_the_svg(tmp_path: Path) -> None:
@@ -61,6 +85,7 @@ def test_report_for_a_sweep(tmp_path: Path, spec_file: Path) -> None:
     html = (exp_dir / "report.html").read_text()
     pngs = sorted((exp_dir / "plots").glob("*.png"))
     assert len(pngs) == 2 and len(list((exp_dir / "plots").glob("*.svg"))) == 2
+    assert len(list((exp_dir / "plots").glob("*.pdf"))) == 2 and len(list((exp_dir / "plots").glob("*.csv"))) == 2
     for text in (md, html):
         assert "Test CPU" in text and "0123456789ab" in text and "Release" in text
         assert "./abyss run --workload ycsb --cc hstore --threads 2" in text
