@@ -19,9 +19,10 @@ it from the engine's scheme registry.
 from __future__ import annotations
 
 import itertools
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import matplotlib
 
@@ -173,11 +174,65 @@ def _save(fig: matplotlib.figure.Figure, stem: Path, data: pd.DataFrame) -> list
     return out
 
 
-def _legend(ax: matplotlib.axes.Axes, title: str | None) -> None:
+@dataclass(frozen=True)
+class Look:
+    """How figures are drawn: a size preset (FIGURE_SIZES) and whether the
+    title goes inside the figure (by default it is the report's caption)."""
+
+    size: str = "screen"
+    inside_title: bool = False
+
+
+#: Size presets: figure width in inches and base font size in points. A paper's
+#: single column is 3.3 in, a double column 7 in; `screen` is for reports.
+FIGURE_SIZES: dict[str, tuple[float, float]] = {"screen": (6.4, 10.0), "column": (3.3, 7.0), "page": (7.0, 8.5)}
+_LOOK = Look()
+
+
+@contextmanager
+def look(size: str = "screen", inside_title: bool = False) -> Iterator[None]:
+    """Draw the figures made inside with this size and title placement."""
+    global _LOOK
+    if size not in FIGURE_SIZES:
+        raise ValueError(f"{size!r} is not a figure size; allowed: {', '.join(FIGURE_SIZES)}")
+    before, _LOOK = _LOOK, Look(size, inside_title)
+    font = FIGURE_SIZES[size][1]
+    try:
+        with plt.rc_context({"font.size": font, "axes.labelsize": font, "xtick.labelsize": font - 1,
+                             "ytick.labelsize": font - 1, "legend.fontsize": font - 1}):
+            yield
+    finally:
+        _LOOK = before
+
+
+def _fit(width: float, height: float) -> tuple[float, float]:
+    """A figure's size under the current preset: the screen size scaled to its width."""
+    want = FIGURE_SIZES[_LOOK.size][0]
+    if _LOOK.size == "screen":
+        return (width, height)
+    scale = want / 6.4
+    return (want, max(1.8, height * scale * 1.15))
+
+
+def _title_inside(ax: matplotlib.axes.Axes, title: str) -> None:
+    if _LOOK.inside_title:
+        ax.set_title(title, fontsize="medium")
+
+
+def _legend(ax: matplotlib.axes.Axes, title: str | None, reverse: bool = False, below: float = 0.28) -> None:
+    """The legend beside the axes, or at column width `below` axes heights under them."""
     handles, labels = ax.get_legend_handles_labels()
-    if handles:
-        ax.legend(handles, labels, title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                  frameon=False, fontsize="small", title_fontsize="small")
+    if not handles:
+        return
+    if reverse:   # a stack's legend reads top-down as the stack does
+        handles, labels = handles[::-1], labels[::-1]
+    if _LOOK.size == "column":
+        # No room beside a column-wide plot: the legend goes under it.
+        ax.legend(handles, labels, title=title, loc="upper center", bbox_to_anchor=(0.5, -below),
+                  ncol=min(3, len(handles)), frameon=False, columnspacing=0.8, handlelength=1.6)
+        return
+    ax.legend(handles, labels, title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              frameon=False, fontsize="small", title_fontsize="small")
 
 
 def _medians(df: pd.DataFrame, keys: list[str], y: str) -> pd.DataFrame:
@@ -209,7 +264,7 @@ def plot_lines(df: pd.DataFrame, *, x: str, y: str, series: str | None, title: s
     agg = _medians(df.dropna(subset=[y]), keys, y)
     values = ordered(series, agg[series]) if series else [None]
     styles = series_styles(series, values)
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    fig, ax = plt.subplots(figsize=_fit(6.4, 4.0))
     for v in values:
         d = agg if series is None else agg[agg[series] == v]
         d = d.sort_values(x)
@@ -242,7 +297,7 @@ def plot_lines(df: pd.DataFrame, *, x: str, y: str, series: str | None, title: s
     elif _zero_based(y):
         ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    ax.set_title(title, fontsize="medium")
+    _title_inside(ax, title)
     _legend(ax, X_LABELS.get(series, series) if series else None)
     return _save(fig, stem, _plotted(agg, y, scale))
 
@@ -257,7 +312,7 @@ def plot_bars(df: pd.DataFrame, *, x: str, y: str, series: str | None, title: st
     values = ordered(series, agg[series]) if series else [None]
     styles = series_styles(series, values)
     width = 0.8 / len(values)
-    fig, ax = plt.subplots(figsize=(max(6.4, 0.5 * len(xs) * len(values)), 4.0))
+    fig, ax = plt.subplots(figsize=_fit(max(6.4, 0.5 * len(xs) * len(values)), 4.0))
     for j, v in enumerate(values):
         d = agg if series is None else agg[agg[series] == v]
         pos = [xs.index(a) + (j - (len(values) - 1) / 2) * width for a in d[x]]
@@ -271,7 +326,7 @@ def plot_bars(df: pd.DataFrame, *, x: str, y: str, series: str | None, title: st
     if _zero_based(y):
         ax.set_ylim(bottom=0)
     ax.grid(True, axis="y", alpha=0.3)
-    ax.set_title(title, fontsize="medium")
+    _title_inside(ax, title)
     _legend(ax, X_LABELS.get(series, series) if series else None)
     return _save(fig, stem, _plotted(agg, y, scale))
 
@@ -302,7 +357,7 @@ def plot_breakdown(df: pd.DataFrame, *, bar: str | None, title: str, stem: Path)
         ticks.append((start + x - 1.0) / 2)
         tick_labels.append(scheme_label(s))
         x += 0.8
-    fig, ax = plt.subplots(figsize=(max(6.4, 0.38 * len(pos) + 2.5), 4.2))
+    fig, ax = plt.subplots(figsize=_fit(max(6.4, 0.38 * len(pos) + 2.5), 4.2))
     bottom = [0.0] * len(rows)
     for c in cats:
         vals = [float(r[f"frac_{c}"]) for r in rows]
@@ -324,10 +379,8 @@ def plot_breakdown(df: pd.DataFrame, *, bar: str | None, title: str, stem: Path)
         ax.set_xlabel("scheme")
     ax.set_ylim(0, 1)
     ax.set_ylabel("fraction of worker time")
-    ax.set_title(title, fontsize="medium")
-    handles, labels = ax.get_legend_handles_labels()
-    ax.legend(handles[::-1], labels[::-1], loc="upper left", bbox_to_anchor=(1.01, 1.0),
-              frameon=False, fontsize="small")
+    _title_inside(ax, title)
+    _legend(ax, None, reverse=True, below=0.42 if rotate else 0.3)
     return _save(fig, stem, pd.DataFrame(rows).reset_index(drop=True) if rows else med.iloc[0:0])
 
 
@@ -338,7 +391,7 @@ def plot_timeseries(df: pd.DataFrame, *, y: str, series: str | None, title: str,
     keys = ["interval"] + ([series] if series else [])
     values = ordered(series, df[series]) if series else [None]
     styles = series_styles(series, values)
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(6.4, 5.0), sharex=True,
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=_fit(6.4, 5.0), sharex=True,
                                       gridspec_kw={"height_ratios": [2, 1]})
     g = df.groupby(keys, dropna=False, sort=False)
     med = g[[y, "rss_bytes", "end_s"]].median().reset_index()
@@ -352,7 +405,7 @@ def plot_timeseries(df: pd.DataFrame, *, y: str, series: str | None, title: str,
     if _zero_based(y):
         top.set_ylim(bottom=0)
     top.grid(True, alpha=0.3)
-    top.set_title(title, fontsize="medium")
+    _title_inside(top, title)
     _legend(top, X_LABELS.get(series, series) if series else None)
     bottom.set_ylabel("resident memory (MiB)")
     bottom.set_xlabel("time in the measurement window (s)")
@@ -461,45 +514,53 @@ def render_experiment(exp: store.Experiment, out_dir: Path) -> list[Figure]:
     for p in plot_specs:
         if exp.runs.empty:
             continue
-        if p.kind == "timeseries":
-            figures += _render_timeseries(exp, p, sweeps, out_dir)
+        with look(p.size, p.inside_title):
+            figures += _render_plot(exp, p, sweeps, out_dir)
+    return figures
+
+
+def _render_plot(exp: store.Experiment, p: PlotSpec, sweeps: list[dict[str, Any]],
+                 out_dir: Path) -> list[Figure]:
+    """The figures of one plot entry."""
+    figures: list[Figure] = []
+    if p.kind == "timeseries":
+        return _render_timeseries(exp, p, sweeps, out_dir)
+    if p.combine:
+        # One figure of the listed sweeps' runs together (their series
+        # differ, as Fig. 6's methods do across two sweeps).
+        parts = [exp.sweep_runs(sw["label"]) for sw in sweeps if not p.sweeps or sw["label"] in p.sweeps]
+        d = _select(pd.concat(parts, ignore_index=True), p.where)
+        if not d.empty:
+            title = p.title or _title(p, sweeps[0], several=False)
+            files = plot_lines(d, x=p.x, y=p.y, series=p.series, title=title, stem=out_dir / (p.name or p.kind),
+                               logx=p.logx, logy=p.logy)
+            figures.append(Figure(title=title, files=files, kind=p.kind))
+        return figures
+    for sw in sweeps:
+        if p.sweeps and sw["label"] not in p.sweeps:
             continue
-        if p.combine:
-            # One figure of the listed sweeps' runs together (their series
-            # differ, as Fig. 6's methods do across two sweeps).
-            parts = [exp.sweep_runs(sw["label"]) for sw in sweeps if not p.sweeps or sw["label"] in p.sweeps]
-            d = _select(pd.concat(parts, ignore_index=True), p.where)
-            if not d.empty:
-                title = p.title or _title(p, sweeps[0], several=False)
-                files = plot_lines(d, x=p.x, y=p.y, series=p.series, title=title, stem=out_dir / (p.name or p.kind),
+        d = exp.sweep_runs(sw["label"])
+        d = _select(d, p.where)
+        if d.empty:
+            continue
+        shown = {p.x, p.series, p.bar, "cc" if p.kind == "breakdown" else None}
+        shown |= {DERIVED_FROM.get(c) for c in (p.x, p.series, p.bar)}
+        free = [a for a in sw["axes"] if a not in shown and a not in p.where and a in d
+                and d[a].astype(str).nunique() > 1]
+        for facet in _facet_values(d, free):
+            fd = _select(d, facet)
+            parts = [_title(p, sw, several=len(sweeps) > 1 and len(p.sweeps or sweeps) > 1)]
+            parts += [f"{k}={engine.format_value(v)}" for k, v in facet.items()]
+            title = ", ".join(parts)
+            slug = "_".join([p.name or p.kind] + ([sw["label"]] if len(sweeps) > 1 else [])
+                            + [f"{k}-{engine.format_value(v)}" for k, v in facet.items()])
+            stem = out_dir / "".join(ch if ch.isalnum() or ch in "-_." else "" for ch in slug)
+            if p.kind == "lines":
+                files = plot_lines(fd, x=p.x, y=p.y, series=p.series, title=title, stem=stem,
                                    logx=p.logx, logy=p.logy)
-                figures.append(Figure(title=title, files=files, kind=p.kind))
-            continue
-        for sw in sweeps:
-            if p.sweeps and sw["label"] not in p.sweeps:
-                continue
-            d = exp.sweep_runs(sw["label"])
-            d = _select(d, p.where)
-            if d.empty:
-                continue
-            shown = {p.x, p.series, p.bar, "cc" if p.kind == "breakdown" else None}
-            shown |= {DERIVED_FROM.get(c) for c in (p.x, p.series, p.bar)}
-            free = [a for a in sw["axes"] if a not in shown and a not in p.where and a in d
-                    and d[a].astype(str).nunique() > 1]
-            for facet in _facet_values(d, free):
-                fd = _select(d, facet)
-                parts = [_title(p, sw, several=len(sweeps) > 1 and len(p.sweeps or sweeps) > 1)]
-                parts += [f"{k}={engine.format_value(v)}" for k, v in facet.items()]
-                title = ", ".join(parts)
-                slug = "_".join([p.name or p.kind] + ([sw["label"]] if len(sweeps) > 1 else [])
-                                + [f"{k}-{engine.format_value(v)}" for k, v in facet.items()])
-                stem = out_dir / "".join(ch if ch.isalnum() or ch in "-_." else "" for ch in slug)
-                if p.kind == "lines":
-                    files = plot_lines(fd, x=p.x, y=p.y, series=p.series, title=title, stem=stem,
-                                       logx=p.logx, logy=p.logy)
-                elif p.kind == "bars":
-                    files = plot_bars(fd, x=p.x, y=p.y, series=p.series, title=title, stem=stem)
-                else:
-                    files = plot_breakdown(fd, bar=p.bar if p.bar in fd else None, title=title, stem=stem)
-                figures.append(Figure(title=title, files=files, kind=p.kind))
+            elif p.kind == "bars":
+                files = plot_bars(fd, x=p.x, y=p.y, series=p.series, title=title, stem=stem)
+            else:
+                files = plot_breakdown(fd, bar=p.bar if p.bar in fd else None, title=title, stem=stem)
+            figures.append(Figure(title=title, files=files, kind=p.kind))
     return figures

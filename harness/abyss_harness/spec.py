@@ -33,7 +33,10 @@ SWEEP_KEYS = ("label", "title", "fixed", "axes", "per_scheme", "full_scale", "si
 FULL_SCALE_KEYS = ("fixed", "axes", "reps")
 SIM_KEYS = ("fixed", "axes", "topology", "cores", "scaled")
 SWEEP_SIM_KEYS = ("fixed", "axes")
-PLOT_KEYS = ("kind", "x", "y", "series", "bar", "where", "title", "logx", "logy", "sweeps", "name", "combine")
+PLOT_KEYS = ("kind", "x", "y", "series", "bar", "where", "title", "logx", "logy", "sweeps", "name", "combine",
+             "size", "inside_title")
+#: Figure sizes (plots.FIGURE_SIZES): a report's, a paper's single column, a paper's page width.
+PLOT_SIZES = ("screen", "column", "page")
 PLOT_KINDS = ("lines", "bars", "breakdown", "timeseries")
 #: What a timeseries plot can show over a run's window (its samples).
 TIMESERIES_METRICS = ("throughput", "abort_rate", "p50_us", "p99_us", "commits", "cc_aborts")
@@ -140,6 +143,8 @@ class PlotSpec:
     sweeps: list[str] | None = None
     name: str | None = None
     combine: bool = False   # lines: the runs of every sweep in one figure (one per sweep otherwise)
+    size: str = "screen"    # screen, column (3.3 in) or page (7 in)
+    inside_title: bool = False  # draw the title in the figure (else it is only the report's caption)
 
 
 @dataclass
@@ -642,7 +647,11 @@ def _plot(P: _Parser, spec: Spec, table: dict[str, Param], rp: Any, i: int) -> P
         if not isinstance(sweeps, list) or any(s not in labels for s in sweeps):
             raise P.fail(f"{loc}.sweeps", f"{sweeps!r}: each must be one of {', '.join(labels)}")
     logx, logy, combine = rp.get("logx", False), rp.get("logy", False), rp.get("combine", False)
-    for key, v in (("logx", logx), ("logy", logy), ("combine", combine)):
+    inside_title = rp.get("inside_title", False)
+    size = rp.get("size", "screen")
+    if size not in PLOT_SIZES:
+        raise P.fail(f"{loc}.size", f"{size!r} is not one of {', '.join(PLOT_SIZES)}")
+    for key, v in (("logx", logx), ("logy", logy), ("combine", combine), ("inside_title", inside_title)):
         if not isinstance(v, bool):
             raise P.fail(f"{loc}.{key}", f"{v!r} is not true or false")
     if combine and kind != "lines":
@@ -651,7 +660,8 @@ def _plot(P: _Parser, spec: Spec, table: dict[str, Param], rp: Any, i: int) -> P
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise P.fail(f"{loc}.name", f"{name!r}: lower-case letters, digits, '-', '_' or '.'")
     return PlotSpec(kind=kind, x=x, y=y, series=series, bar=bar, where=where,
-                    title=rp.get("title"), logx=logx, logy=logy, sweeps=sweeps, name=name, combine=combine)
+                    title=rp.get("title"), logx=logx, logy=logy, sweeps=sweeps, name=name, combine=combine,
+                    size=size, inside_title=inside_title)
 
 
 _INT_RE = re.compile(r"^[+-]?\d+$")

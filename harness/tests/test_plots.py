@@ -141,3 +141,36 @@ def test_combine_is_only_for_lines(tmp_path: Path) -> None:
                                             'x = "cc"\ncombine = true'), encoding="utf-8")
     with pytest.raises(Exception, match="combine"):
         load_spec(spec_file, cores=2)
+
+
+def _png_width(path: Path) -> int:
+    return int.from_bytes(path.read_bytes()[16:20], "big")
+
+
+def test_column_size_is_a_papers_column_and_titles_stay_out_unless_asked(tmp_path: Path) -> None:
+    df = frame()
+    wide = plots.plot_lines(df, x="threads", y="throughput", series="cc", title="Abyss", stem=tmp_path / "w")
+    with plots.look("column"):
+        narrow = plots.plot_lines(df, x="threads", y="throughput", series="cc", title="Abyss", stem=tmp_path / "n")
+    # 3.3 in at 150 dpi, give or take the tight bounding box.
+    assert 420 <= _png_width(narrow[0]) <= 560 < _png_width(wide[0])
+    assert "Abyss" not in wide[1].read_text()
+    with plots.look("screen", inside_title=True):
+        titled = plots.plot_lines(df, x="threads", y="throughput", series="cc", title="Abyss", stem=tmp_path / "t")
+    assert "Abyss" in titled[1].read_text()
+    with pytest.raises(ValueError, match="figure size"):
+        with plots.look("poster"):
+            pass
+
+
+def test_a_spec_chooses_the_size_and_the_title_placement(tmp_path: Path) -> None:
+    spec_file = tmp_path / "sized.toml"
+    spec_file.write_text(TWO_SWEEPS.replace('name = "apart"\nkind = "lines"',
+                                            'name = "apart"\nkind = "lines"\nsize = "column"\ninside_title = true'),
+                         encoding="utf-8")
+    p = [p for p in load_spec(spec_file, cores=2).plots if p.name == "apart"][0]
+    assert (p.size, p.inside_title) == ("column", True)
+    spec_file.write_text(TWO_SWEEPS.replace('name = "apart"\nkind = "lines"', 'name = "apart"\nkind = "lines"\n'
+                                            'size = "poster"'), encoding="utf-8")
+    with pytest.raises(Exception, match="poster"):
+        load_spec(spec_file, cores=2)
