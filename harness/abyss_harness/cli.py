@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
-from . import engine, grid, reproduce, runner, store
+from . import compare, engine, grid, reproduce, runner, store
+from .metrics import is_metric
 from .runner import EngineRunner, EngineUsageError
 from .spec import MAX_PRIME_RUNS, Spec, SpecError
 
@@ -139,6 +140,16 @@ def _positive_float(text: str) -> float:
     return v
 
 
+def _fraction(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        v = -1.0
+    if not 0 <= v < 1:   # also refuses NaN
+        raise argparse.ArgumentTypeError(f"{text!r} is not a fraction from 0 to below 1")
+    return v
+
+
 def _prime_runs(text: str) -> int:
     try:
         v = int(text)
@@ -244,6 +255,34 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
+def cmd_compare(args: argparse.Namespace, console: Console) -> int:
+    a, b = Path(args.a), Path(args.b)
+    if not is_metric(args.metric):
+        raise UsageError(f"--metric {args.metric!r} is not a metric")
+    try:
+        c = compare.compare(compare.load_side(a), compare.load_side(b), args.metric, args.noise)
+    except compare.CompareError as e:
+        raise UsageError(str(e)) from None
+    for w in c.warnings:
+        console.print(f"[yellow]warning:[/] {w}")
+    t = Table(title=f"{args.metric}: B = {b} against A = {a}", title_justify="left")
+    for col in ("point", "A", "B", "B / A", "spread A", "spread B", "verdict"):
+        t.add_column(col, justify="left" if col in ("point", "verdict") else "right")
+    for _, r in c.points.iterrows():
+        t.add_row(compare.label(c, r), f"{r[args.metric + '_a']:,.0f}", f"{r[args.metric + '_b']:,.0f}",
+                  f"{r['ratio']:.3f}", f"{r['spread_a']:.1%}", f"{r['spread_b']:.1%}", r["verdict"])
+    console.print(t)
+    n = c.counts()
+    console.print(f"{len(c.points)} point(s): {n['faster']} faster, {n['slower']} slower, "
+                  f"{n['within noise']} within noise (noise: the larger of {args.noise:.0%} and each side's "
+                  "spread over its repetitions)")
+    out = Path(args.out) if args.out else _results_dir(None) / "compare"
+    stem = out / f"{a.name}-vs-{b.name}"
+    files = compare.plot(c, stem, f"{args.metric}, B / A")
+    console.print(f"plot: {files[0]} (and .svg, .pdf; data {files[-1]})")
+    return EXIT_OK
+
+
 def cmd_reproduce(args: argparse.Namespace, console: Console) -> int:
     if args.list:
         _check_modes(args)
@@ -346,6 +385,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("results_dir", nargs="?", metavar="RESULTS_DIR",
                     help="an experiment directory, or a directory of them (default: results/)")
     sp.set_defaults(func=cmd_report)
+
+    sp = sub.add_parser("compare", help="two result sets joined on their configuration: ratios and verdicts")
+    sp.add_argument("a", metavar="A", help="the baseline: an experiment directory or a directory of them")
+    sp.add_argument("b", metavar="B", help="the result set compared with it")
+    sp.add_argument("--metric", default="throughput", help="the column compared (default: throughput)")
+    sp.add_argument("--noise", type=_fraction, default=compare.DEFAULT_NOISE, metavar="F",
+                    help="ratios within 1 +- F are noise, or within a side's own spread if larger (default 0.1)")
+    sp.add_argument("--out", metavar="DIR", help="where the plot goes (default: results/compare/)")
+    sp.set_defaults(func=cmd_compare)
 
     sp = sub.add_parser("reproduce", allow_abbrev=False, help="run a paper experiment by name, then its report")
     sp.add_argument("name", nargs="?", metavar="NAME", help="experiment name (see --list)")

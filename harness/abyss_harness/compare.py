@@ -1,0 +1,118 @@
+"""`abyss compare A B`: two result sets joined on their configuration.
+
+A and B are experiment directories (`results/<name>`) or directories of them.
+Their runs are joined on every run parameter but the seed: a point is a
+configuration both sides ran. Per point the comparison gives the median
+throughput of each side (over its repetitions), the ratio B / A, the spread
+of each side ((max - min) / median over its repetitions), and a verdict:
+
+- `faster` / `slower` when the ratio is further from 1 than the noise, the
+  larger of `--noise` (default 10%: what runs on a shared 2-core machine
+  move) and either side's own spread;
+- `within noise` otherwise.
+
+It warns when the two sides come from different machines, builds or
+revisions, since a ratio then measures those too. It prints a table and
+writes a plot of the ratios (with the noise band) and the joined data as CSV.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from . import engine, plots, store
+
+#: What a run on this kind of machine moves by, run to run (README "Performance").
+DEFAULT_NOISE = 0.10
+#: The environment columns whose difference the comparison warns about.
+PROVENANCE = ("hostname", "cpu_model", "build_type", "git_rev")
+
+
+class CompareError(Exception):
+    """A side has no runs, or the two have no configuration in common."""
+
+
+@dataclass
+class Comparison:
+    points: pd.DataFrame                 # one row per configuration both sides ran
+    varying: list[str]                   # the parameters that tell the points apart
+    warnings: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        return {v: int((self.points["verdict"] == v).sum()) for v in ("faster", "slower", "within noise")}
+
+
+def load_side(path: Path) -> pd.DataFrame:
+    """Every run under `path` (an experiment directory or a directory of them)."""
+    if not path.is_dir():
+        raise CompareError(f"{path}: no such directory")
+    frames = [store.load_experiment(p).runs for p in store.find_experiments(path)]
+    frames = [f for f in frames if not f.empty]
+    if not frames:
+        raise CompareError(f"{path}: no run reports (JSON) found")
+    return pd.concat(frames, ignore_index=True)
+
+
+def _spread(values: pd.Series) -> float:
+    med = values.median()
+    return float((values.max() - values.min()) / med) if len(values) > 1 and med > 0 else 0.0
+
+
+def compare(a: pd.DataFrame, b: pd.DataFrame, metric: str = "throughput",
+            noise: float = DEFAULT_NOISE) -> Comparison:
+    keys = [c for c in store.PARAM_COLUMNS if c != "seed" and c in a and c in b
+            and (a[c].notna().any() or b[c].notna().any())]
+    def tag(df: pd.DataFrame) -> list[str]:
+        return ["|".join("" if pd.isna(v) else str(v) for v in row) for row in df[keys].itertuples(index=False)]
+
+    a, b = a.assign(_key=tag(a)), b.assign(_key=tag(b))
+    rows = []
+    for key, ga in a.groupby("_key", sort=False):
+        gb = b[b["_key"] == key]
+        va, vb = ga[metric].dropna(), gb[metric].dropna()
+        if va.empty or vb.empty:
+            continue
+        med_a, med_b = float(va.median()), float(vb.median())
+        ratio = med_b / med_a if med_a > 0 else float("inf")
+        band = max(noise, _spread(va), _spread(vb))
+        verdict = "faster" if ratio > 1 + band else "slower" if ratio < 1 - band else "within noise"
+        rows.append({**{k: ga[k].iloc[0] for k in keys}, "reps_a": len(va), "reps_b": len(vb),
+                     f"{metric}_a": med_a, f"{metric}_b": med_b, "spread_a": _spread(va), "spread_b": _spread(vb),
+                     "ratio": ratio, "noise": band, "verdict": verdict})
+    if not rows:
+        raise CompareError("the two sides have no configuration in common (runs are joined on every "
+                           "parameter but the seed)")
+    points = pd.DataFrame(rows)
+    varying = [k for k in keys if points[k].astype(str).nunique() > 1]
+    warnings = []
+    for col in PROVENANCE:
+        sa, sb = set(a[col].dropna().astype(str)), set(b[col].dropna().astype(str))
+        if sa and sb and sa != sb:
+            warnings.append(f"A and B differ in {col}: {', '.join(sorted(sa))} vs {', '.join(sorted(sb))}")
+    return Comparison(points=points, varying=varying, warnings=warnings)
+
+
+def label(c: Comparison, row: pd.Series) -> str:
+    return " ".join(f"{k}={engine.format_value(row[k])}" for k in c.varying) or "all runs"
+
+
+def plot(c: Comparison, stem: Path, title: str) -> list[Path]:
+    """The ratios as horizontal bars, coloured by verdict, with each point's noise band."""
+    colours = {"faster": "#2ca02c", "slower": "#d62728", "within noise": "#7f7f7f"}
+    pts = c.points
+    fig, ax = plt.subplots(figsize=(6.4, max(2.0, 0.28 * len(pts) + 1.0)))
+    ys = list(range(len(pts)))[::-1]
+    ax.barh(ys, pts["ratio"] - 1, left=1, color=[colours[v] for v in pts["verdict"]], height=0.7)
+    for y, band in zip(ys, pts["noise"]):
+        ax.plot([1 - band, 1 + band], [y, y], color="#000000", linewidth=0.8, alpha=0.5)
+    ax.axvline(1, color="#000000", linewidth=0.8)
+    ax.set_yticks(ys)
+    ax.set_yticklabels([label(c, r) for _, r in pts.iterrows()], fontsize="small")
+    ax.set_xlabel("B / A (median throughput)")
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.set_title(title, fontsize="medium")
+    return plots._save(fig, stem, pts)

@@ -1,0 +1,70 @@
+"""abyss compare: two result sets joined on configuration, with verdicts that
+see a real change and call equal results noise."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from abyss_harness import cli, compare, runner
+from abyss_harness.spec import load_spec
+from conftest import FakeEngine
+
+
+def _sweep(spec_file: Path, results: Path) -> Path:
+    exp_dir, _ = runner.sweep(load_spec(spec_file, cores=2), results, FakeEngine(),
+                              Console(file=open("/dev/null", "w")))
+    return exp_dir
+
+
+def _scale(exp_dir: Path, cc: str, factor: float, **env: str) -> None:
+    """Multiply one scheme's throughput in every run file of an experiment."""
+    for path in (exp_dir / "runs").glob("*.json"):
+        doc = json.loads(path.read_text())
+        if doc["config"]["cc"] == cc:
+            doc["results"]["throughput"] *= factor
+        doc.update(env)
+        path.write_text(json.dumps(doc))
+
+
+def test_the_same_results_are_within_noise(tmp_path: Path, spec_file: Path) -> None:
+    a, b = _sweep(spec_file, tmp_path / "a"), _sweep(spec_file, tmp_path / "b")
+    c = compare.compare(compare.load_side(a), compare.load_side(b))
+    assert len(c.points) == 6 and set(c.points["verdict"]) == {"within noise"}
+    assert c.warnings == []
+
+
+def test_a_known_change_is_seen_and_provenance_differences_are_warned(tmp_path: Path, spec_file: Path) -> None:
+    a, b = _sweep(spec_file, tmp_path / "a"), _sweep(spec_file, tmp_path / "b")
+    _scale(b, "no_wait", 1.5, git_rev="fedcba987654")
+    _scale(b, "hstore", 0.5)
+    c = compare.compare(compare.load_side(a), compare.load_side(b))
+    verdict = {(r["cc"], r["threads"]): r["verdict"] for _, r in c.points.iterrows()}
+    assert verdict == {("no_wait", 1): "faster", ("no_wait", 2): "faster", ("silo", 1): "within noise",
+                       ("silo", 2): "within noise", ("hstore", 1): "slower", ("hstore", 2): "slower"}
+    assert c.points.loc[c.points["cc"] == "no_wait", "ratio"].tolist() == pytest.approx([1.5, 1.5])
+    assert any("git_rev" in w for w in c.warnings)
+
+
+def test_the_command_prints_verdicts_and_writes_a_plot(tmp_path: Path, spec_file: Path, capsys) -> None:
+    a, b = _sweep(spec_file, tmp_path / "a"), _sweep(spec_file, tmp_path / "b")
+    _scale(b, "no_wait", 2.0)
+    rc = cli.main(["compare", str(a), str(b), "--out", str(tmp_path / "out")])
+    out = capsys.readouterr().out
+    assert rc == 0 and "2 faster, 0 slower, 4 within noise" in out
+    assert sorted(p.suffix for p in (tmp_path / "out").iterdir()) == [".csv", ".pdf", ".png", ".svg"]
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, spec_file: Path, capsys) -> None:
+    a = _sweep(spec_file, tmp_path / "a")
+    assert cli.main(["compare", str(a), str(tmp_path / "missing")]) == 2
+    assert "no such directory" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert cli.main(["compare", str(a), str(tmp_path / "empty")]) == 2
+    assert "no run reports" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        cli.main(["compare", str(a), str(a), "--noise", "nan"])
+    assert e.value.code == 2
