@@ -83,13 +83,18 @@ partitions = { same_as = "threads" }
 """
 
 
+def _real_sweep(text: str, name: str, results: Path) -> tuple[Path, store.Experiment]:
+    """A spec's sweep with the real engine; every run must succeed."""
+    spec = parse_spec(text, name, cores=2)
+    exp_dir, res = runner.sweep(spec, results, runner.EngineRunner(ENGINE, timeout_s=60),
+                                Console(file=open("/dev/null", "w")))
+    assert res.failed == [] and res.ran > 0
+    return exp_dir, store.load_experiment(exp_dir)
+
+
 @needs_engine
 def test_real_engine_smoke(tmp_path: Path) -> None:
-    spec = parse_spec(SMOKE, "smoke.toml", cores=2)
-    exp_dir, res = runner.sweep(spec, tmp_path, runner.EngineRunner(ENGINE, timeout_s=60),
-                                Console(file=open("/dev/null", "w")))
-    assert (res.ran, res.failed) == (2, [])
-    exp = store.load_experiment(exp_dir)
+    exp_dir, exp = _real_sweep(SMOKE, "smoke.toml", tmp_path)
     assert len(exp.runs) == 2 and (exp.runs["throughput"] > 0).all()
     assert not [c for c in exp.runs.columns if c.startswith("cfg_")], "every config field is known"
     report.write_experiment_report(exp)
@@ -128,11 +133,7 @@ y = "p99_us"
 
 @needs_engine
 def test_timeseries_plots_the_samples_of_real_runs(tmp_path: Path) -> None:
-    spec = parse_spec(TIMESERIES, "overtime.toml", cores=2)
-    exp_dir, res = runner.sweep(spec, tmp_path, runner.EngineRunner(ENGINE, timeout_s=60),
-                                Console(file=open("/dev/null", "w")))
-    assert (res.ran, res.failed) == (2, [])
-    exp = store.load_experiment(exp_dir)
+    exp_dir, exp = _real_sweep(TIMESERIES, "overtime.toml", tmp_path)
     s = exp.samples
     assert sorted(s.groupby("cc")["interval"].max().items()) == [("mvcc", 3), ("no_wait", 3)]
     # The samples add up to each run's commits, and every one has a resident-memory reading.
