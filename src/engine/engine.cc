@@ -31,11 +31,6 @@ constexpr uint64_t kReadyPollNs = 10'000;
 // Runs whose window is at least this long show a progress line on a terminal.
 constexpr double kProgressAfterS = 2;
 
-// The window's intervals from each worker's snapshots at the interval
-// boundaries (run_worker) and its final statistics: interval k is snapshot k
-// less snapshot k-1, summed over workers. A worker that did not mark a
-// boundary (it was inside one transaction until the window closed) counts
-// its work in the last interval it reached.
 // What sampling holds: a copy of every worker's statistics per interval.
 uint64_t sample_bytes(const Config& cfg, std::size_t types) {
   const double interval = cfg.sample_interval();
@@ -45,6 +40,11 @@ uint64_t sample_bytes(const Config& cfg, std::size_t types) {
       std::min(intervals * cfg.threads * static_cast<double>(types * sizeof(TypeStats)), 1e19));
 }
 
+// The window's intervals from each worker's snapshots at the interval
+// boundaries (run_worker) and its final statistics: interval k is snapshot k
+// less snapshot k-1, summed over workers. A worker that did not mark a
+// boundary (it was inside one transaction until the window closed) counts
+// its work in the last interval it reached.
 std::vector<Sample> samples_of(const RunResult& r, const std::vector<std::vector<WorkerStats>>& snapshots,
                                const std::vector<uint64_t>& boundary_ns, std::size_t types) {
   std::vector<Sample> out(boundary_ns.size() + 1, Sample{0, 0, WorkerStats(types), 0});
