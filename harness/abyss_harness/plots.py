@@ -131,6 +131,19 @@ def series_styles(column: str | None, values: list[Any]) -> dict[Any, tuple[str,
     return {v: (matplotlib.colors.to_hex(cmap(i % 10)), next(markers)) for i, v in enumerate(values)}
 
 
+#: Line styles, cycled by the same position as colours, so that lines stay
+#: apart in greyscale print, where neighbouring colours look alike.
+DASHES: tuple[str, ...] = ("-", "--", "-.", ":")
+
+
+def series_dashes(column: str | None, values: list[Any]) -> dict[Any, str]:
+    """A line style per series value: by registry position for schemes, by order otherwise."""
+    if column == "cc":
+        index = {s: i for i, s in enumerate(engine.SCHEMES)}
+        return {v: DASHES[index.get(str(v), i) % len(DASHES)] for i, v in enumerate(values)}
+    return {v: DASHES[i % len(DASHES)] for i, v in enumerate(values)}
+
+
 def ordered(column: str | None, values: Iterable[Any]) -> list[Any]:
     """Series values in a stable order: schemes as engine.SCHEMES lists them,
     numbers ascending, strings as first seen."""
@@ -264,6 +277,7 @@ def plot_lines(df: pd.DataFrame, *, x: str, y: str, series: str | None, title: s
     agg = _medians(df.dropna(subset=[y]), keys, y)
     values = ordered(series, agg[series]) if series else [None]
     styles = series_styles(series, values)
+    dashes = series_dashes(series, values)
     fig, ax = plt.subplots(figsize=_fit(6.4, 4.0))
     for v in values:
         d = agg if series is None else agg[agg[series] == v]
@@ -272,7 +286,8 @@ def plot_lines(df: pd.DataFrame, *, x: str, y: str, series: str | None, title: s
         # Not clipped: a scheme at zero draws over the axis instead of under it.
         ax.errorbar(d[x], d["med"] * scale, yerr=_spread(d, scale),
                     label=series_label(series, v) if series else None,
-                    color=colour, marker=marker, markersize=5, linewidth=1.6, capsize=3, clip_on=False, zorder=3)
+                    color=colour, marker=marker, markersize=5, linewidth=1.6, linestyle=dashes[v], capsize=3,
+                    clip_on=False, zorder=3)
     xs = ordered(x, agg[x])
     if logx:
         ax.set_xscale("log")
@@ -391,14 +406,16 @@ def plot_timeseries(df: pd.DataFrame, *, y: str, series: str | None, title: str,
     keys = ["interval"] + ([series] if series else [])
     values = ordered(series, df[series]) if series else [None]
     styles = series_styles(series, values)
+    dashes = series_dashes(series, values)
     fig, (top, bottom) = plt.subplots(2, 1, figsize=_fit(6.4, 5.0), sharex=True,
                                       gridspec_kw={"height_ratios": [2, 1]})
     g = df.groupby(keys, dropna=False, sort=False)
     med = g[[y, "rss_bytes", "end_s"]].median().reset_index()
+    med["rss_bytes"] = med["rss_bytes"].round().astype("Int64")   # bytes are whole
     for v in values:
         d = (med if series is None else med[med[series] == v]).sort_values("interval")
         colour, marker = styles.get(v, ("#000000", "o"))
-        kw = {"color": colour, "marker": marker, "markersize": 3, "linewidth": 1.4}
+        kw = {"color": colour, "marker": marker, "markersize": 3, "linewidth": 1.4, "linestyle": dashes[v]}
         top.plot(d["end_s"], d[y] * scale, label=series_label(series, v) if series else None, **kw)
         bottom.plot(d["end_s"], d["rss_bytes"] / 2**20, **kw)
     top.set_ylabel(label)

@@ -174,3 +174,8 @@ def test_a_spec_chooses_the_size_and_the_title_placement(tmp_path: Path) -> None
                                             'size = "poster"'), encoding="utf-8")
     with pytest.raises(Exception, match="poster"):
         load_spec(spec_file, cores=2)
+
+
+def test_the_2pl_blues_differ_in_line_style_for_greyscale_print() -> None:
+    dashes = plots.series_dashes("cc", ["no_wait", "wait_die", "dl_detect"])
+    assert len(set(dashes.values())) == 3
