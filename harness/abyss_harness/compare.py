@@ -12,7 +12,9 @@ of each side ((max - min) / median over its repetitions), and a verdict:
 - `within noise` otherwise.
 
 It warns when the two sides come from different machines, builds or
-revisions, since a ratio then measures those too. It prints a table and
+revisions, since a ratio then measures those too, and when the median ratio
+over all points is itself outside the noise: then the machine moved between
+the two sides (a shared host's neighbours), not one configuration. It prints a table and
 writes a plot of the ratios (with the noise band) and the joined data as CSV.
 """
 
@@ -89,6 +91,13 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, metric: str = "throughput",
     points = pd.DataFrame(rows)
     varying = [k for k in keys if points[k].astype(str).nunique() > 1]
     warnings = []
+    # When most points move together, the machine moved, not the configurations.
+    overall = float(points["ratio"].median())
+    if len(points) >= 4 and abs(overall - 1) > noise:
+        loads = [float(side["load_average"].median()) if "load_average" in side else float("nan") for side in (a, b)]
+        warnings.append(f"the median B / A over all {len(points)} points is {overall:.2f}: the whole machine, not "
+                        f"single configurations, may have changed between the two (median load average "
+                        f"{loads[0]:.2f} vs {loads[1]:.2f}); repeat both sides interleaved before reading verdicts")
     for col in PROVENANCE:
         sa, sb = set(a[col].dropna().astype(str)), set(b[col].dropna().astype(str))
         if sa and sb and sa != sb:

@@ -32,7 +32,7 @@ SUMMARY_CSV = "summary.csv"
 
 #: Identity and environment columns, first in every row.
 ID_COLUMNS = ("spec", "sweep", "point", "rep", "file")
-ENV_COLUMNS = ("git_rev", "build_type", "cpu_model", "cores", "config_hash", "hostname", "date")
+ENV_COLUMNS = ("git_rev", "build_type", "cpu_model", "cores", "config_hash", "hostname", "date", "load_average")
 #: Run parameters, named as spec keys and `abyss run` flags.
 PARAM_COLUMNS = tuple(engine.RUN_PARAMS)
 DERIVED_COLUMNS = ("read_ratio",)

@@ -68,3 +68,16 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, spec_file: Path, capsy
     with pytest.raises(SystemExit) as e:
         cli.main(["compare", str(a), str(a), "--noise", "nan"])
     assert e.value.code == 2
+
+
+def test_a_whole_machine_shift_is_warned_about(tmp_path: Path, spec_file: Path) -> None:
+    a, b = _sweep(spec_file, tmp_path / "a"), _sweep(spec_file, tmp_path / "b")
+    for cc in ("no_wait", "silo", "hstore"):
+        _scale(b, cc, 0.8)
+    c = compare.compare(compare.load_side(a), compare.load_side(b))
+    assert c.points["ratio"].tolist() == pytest.approx([0.8] * len(c.points))
+    assert any("whole machine" in w and "0.80" in w for w in c.warnings)
+    # One configuration moving is not the machine moving.
+    b2 = _sweep(spec_file, tmp_path / "b2")
+    _scale(b2, "silo", 0.8)
+    assert not any("whole machine" in w for w in compare.compare(compare.load_side(a), compare.load_side(b2)).warnings)
