@@ -147,7 +147,9 @@ def series_dashes(column: str | None, values: list[Any]) -> dict[Any, str]:
 def ordered(column: str | None, values: Iterable[Any]) -> list[Any]:
     """Series values in a stable order: schemes as engine.SCHEMES lists them,
     numbers ascending, strings as first seen."""
-    vals = list(dict.fromkeys(v for v in values if not _isna(v)))
+    # Plain Python values: an integer column is pandas' nullable Int64, whose
+    # values come out as numpy integers.
+    vals = list(dict.fromkeys(v.item() if hasattr(v, "item") else v for v in values if not _isna(v)))
     if column == "cc":
         rank = {s: i for i, s in enumerate(engine.SCHEMES)}
         return sorted(vals, key=lambda v: rank.get(v, len(rank)))

@@ -179,3 +179,9 @@ def test_a_spec_chooses_the_size_and_the_title_placement(tmp_path: Path) -> None
 def test_the_2pl_blues_differ_in_line_style_for_greyscale_print() -> None:
     dashes = plots.series_dashes("cc", ["no_wait", "wait_die", "dl_detect"])
     assert len(set(dashes.values())) == 3
+
+
+def test_integer_columns_order_and_tick_as_integers() -> None:
+    # runs.csv keeps whole numbers in pandas' nullable Int64, whose values are numpy integers.
+    assert plots.ordered("threads", pd.Series([4, 1, 2, 1], dtype="Int64")) == [1, 2, 4]
+    assert all(type(v) is int for v in plots.ordered("threads", pd.Series([2, 1], dtype="Int64")))
