@@ -235,13 +235,16 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
     return EXIT_FAIL if res.failed else EXIT_OK
 
 
-def _report(path: Path, console: Console) -> list[Written]:
+def _report(path: Path, console: Console, size: str | None = None) -> list[Written]:
     from . import report
 
-    written = report.write_report(path)
+    written = report.write_report(path, size)
     for w in written:
         console.print(f"report: {_display(w.html)} and {w.markdown.name}"
                       + (f" ({w.figures} plots)" if w.figures else ""), highlight=False)
+        if size and w.figures:
+            console.print(f"  {size}-width figures: {_display(w.markdown.parent / f'plots-{size}')}/",
+                          highlight=False)
     return written
 
 
@@ -251,7 +254,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(f"{path}: no such results directory")
     if not store.find_experiments(path):
         raise UsageError(f"{path}: no run reports (JSON) found; run ./abyss sweep SPEC first")
-    _report(path, console)
+    _report(path, console, args.size)
     return EXIT_OK
 
 
@@ -384,6 +387,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("report", help="write report.md and report.html with plots and tables")
     sp.add_argument("results_dir", nargs="?", metavar="RESULTS_DIR",
                     help="an experiment directory, or a directory of them (default: results/)")
+    sp.add_argument("--size", choices=("column", "page"),
+                    help="also draw every figure at a paper's single-column (3.3 in) or page (7 in) width, "
+                         "into plots-SIZE/ beside the report's")
     sp.set_defaults(func=cmd_report)
 
     sp = sub.add_parser("compare", help="two result sets joined on their configuration: ratios and verdicts")

@@ -1,16 +1,20 @@
 """Figures in the papers' styles, written as PNG, SVG and PDF (matplotlib,
 Agg), each with a CSV of exactly the data it plots.
 
-Four kinds, each drawn from the median over repetitions:
+Six kinds, each drawn from the median over repetitions (the CDF pools them):
 - `lines`: a metric against a swept parameter, one line per series (by
   default one per scheme; Abyss Figs. 8a-11, 13, 15), with error bars
   spanning min..max over repetitions when there are repetitions;
 - `bars`: grouped bars for a categorical x (Abyss Fig. 7);
-- `breakdown`: stacked time-breakdown fractions, one group per scheme, one
+- `breakdown`: stacked time-breakdown fractions (or µs of worker time per
+  commit, `y = "us_per_txn"`), one group per scheme, one
   bar per value of `bar` (Abyss Fig. 8b; Tale Figs. 4-5);
 - `timeseries`: a sampled metric over the measurement window (`--sample-
   interval`), one line per series, above the resident memory of the same
-  runs: warm-up, drift and MVCC's version growth.
+  runs: warm-up, drift and MVCC's version growth;
+- `cdf`: the latency distribution from the runs' histograms, one line per
+  series, optionally on a logit axis that spreads the tail;
+- `tail`: p50..max latency side by side per scheme at one point.
 
 Every scheme keeps one colour and marker in every plot: scheme_style() derives
 it from the engine's scheme registry.
@@ -25,6 +29,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")  # no display on build machines; must precede pyplot
 import matplotlib.pyplot as plt  # noqa: E402
@@ -175,18 +180,33 @@ DATA_SUFFIX = "csv"
 def _save(fig: matplotlib.figure.Figure, stem: Path, data: pd.DataFrame) -> list[Path]:
     """The figure in every format, and `data`, exactly what it plots, as CSV."""
     stem.parent.mkdir(parents=True, exist_ok=True)
+    pad = 0.1 if _LOOK.size == "screen" else 0.02
+    if _LOOK.size != "screen":
+        _fit_width(fig, FIGURE_SIZES[_LOOK.size][0] - 2 * pad)
     out = []
     for ext in FIGURE_FORMATS:
         path = stem.parent / f"{stem.name}.{ext}"   # not with_suffix: "theta-0.8" has a dot
         # No dates inside: the same data give the same files.
         meta = {"svg": {"Date": None}, "pdf": {"CreationDate": None, "ModDate": None}}.get(ext)
-        fig.savefig(path, dpi=150, bbox_inches="tight", metadata=meta)
+        fig.savefig(path, dpi=150, bbox_inches="tight", pad_inches=pad, metadata=meta)
         out.append(path)
     plt.close(fig)
     path = stem.parent / f"{stem.name}.{DATA_SUFFIX}"
     data.to_csv(path, index=False)
     out.append(path)
     return out
+
+
+def _fit_width(fig: matplotlib.figure.Figure, width: float) -> None:
+    """Resize the figure so that everything drawn (legend and labels beside
+    the axes included) spans `width` inches, as a paper's column expects:
+    the file is then placed at 100% and its fonts keep their point size."""
+    for _ in range(4):
+        drawn = fig.get_tightbbox(fig.canvas.get_renderer()).width
+        if abs(drawn - width) < 0.005:
+            return
+        w, h = fig.get_size_inches()
+        fig.set_size_inches(max(1.0, w + width - drawn), h)
 
 
 @dataclass(frozen=True)
@@ -227,6 +247,11 @@ def _fit(width: float, height: float) -> tuple[float, float]:
         return (width, height)
     scale = want / 6.4
     return (want, max(1.8, height * scale * 1.15))
+
+
+def _tilt() -> int:
+    """The angle of crowded category labels: steeper at a column's width."""
+    return 45 if _LOOK.size == "column" else 30
 
 
 def _title_inside(ax: matplotlib.axes.Axes, title: str) -> None:
@@ -348,14 +373,25 @@ def plot_bars(df: pd.DataFrame, *, x: str, y: str, series: str | None, title: st
     return _save(fig, stem, _plotted(agg, y, scale))
 
 
-def plot_breakdown(df: pd.DataFrame, *, bar: str | None, title: str, stem: Path) -> list[Path]:
-    """Stacked time-breakdown fractions: a group per scheme, a bar per `bar` value."""
+def plot_breakdown(df: pd.DataFrame, *, bar: str | None, title: str, stem: Path,
+                   y: str = "fractions") -> list[Path]:
+    """The stacked time breakdown: a group per scheme, a bar per `bar` value.
+    `fractions` stacks each category's share of worker time to 1;
+    `us_per_txn` stacks each category's worker time per committed
+    transaction (its seconds over all workers / commits), in µs."""
+    absolute = y == "us_per_txn"
     cats = [c for c in engine.BREAKDOWN if f"frac_{c}" in df and df[f"frac_{c}"].notna().any()]
     keys = ["cc"] + ([bar] if bar else [])
+    df = df.copy()
+    if absolute:
+        commits = df["commits"].where(df["commits"] > 0)
+        for c in cats:
+            df[f"frac_{c}"] = df[f"sec_{c}"] / commits * 1e6
     med = df.groupby(keys, dropna=False)[[f"frac_{c}" for c in cats]].median().reset_index()
-    total = med[[f"frac_{c}" for c in cats]].sum(axis=1).where(lambda s: s > 0, 1.0)
-    for c in cats:
-        med[f"frac_{c}"] = med[f"frac_{c}"] / total
+    if not absolute:
+        total = med[[f"frac_{c}" for c in cats]].sum(axis=1).where(lambda s: s > 0, 1.0)
+        for c in cats:
+            med[f"frac_{c}"] = med[f"frac_{c}"] / total
     schemes = ordered("cc", med["cc"])
     bars = ordered(bar, med[bar]) if bar else [None]
     pos, ticks, tick_labels, minor = [], [], [], []
@@ -383,7 +419,7 @@ def plot_breakdown(df: pd.DataFrame, *, bar: str | None, title: str, stem: Path)
         bottom = [b + v for b, v in zip(bottom, vals)]
     ax.set_xticks(ticks)
     rotate = len(schemes) > 5
-    ax.set_xticklabels(tick_labels, rotation=30 if rotate else 0, ha="right" if rotate else "center",
+    ax.set_xticklabels(tick_labels, rotation=_tilt() if rotate else 0, ha="right" if rotate else "center",
                        rotation_mode="anchor" if rotate else "default")
     ax.tick_params(axis="x", length=0)
     if any(minor):
@@ -394,11 +430,18 @@ def plot_breakdown(df: pd.DataFrame, *, bar: str | None, title: str, stem: Path)
         ax.set_xlabel(f"scheme (bars: {X_LABELS.get(bar, bar)})")
     else:
         ax.set_xlabel("scheme")
-    ax.set_ylim(0, 1)
-    ax.set_ylabel("fraction of worker time")
+    if absolute:
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel("worker time per commit (µs)")
+    else:
+        ax.set_ylim(0, 1)
+        ax.set_ylabel("fraction of worker time")
     _title_inside(ax, title)
     _legend(ax, None, reverse=True, below=0.42 if rotate else 0.3)
-    return _save(fig, stem, pd.DataFrame(rows).reset_index(drop=True) if rows else med.iloc[0:0])
+    plotted = pd.DataFrame(rows).reset_index(drop=True) if rows else med.iloc[0:0]
+    if absolute:
+        plotted = plotted.rename(columns={f"frac_{c}": f"us_{c}" for c in cats})
+    return _save(fig, stem, plotted)
 
 
 def plot_timeseries(df: pd.DataFrame, *, y: str, series: str | None, title: str, stem: Path) -> list[Path]:
@@ -434,6 +477,86 @@ def plot_timeseries(df: pd.DataFrame, *, y: str, series: str | None, title: str,
     return _save(fig, stem, plotted)
 
 
+#: Percentiles of a tail plot: (label, column suffix), the run's latency_us keys.
+TAIL_PERCENTILES = (("p50", "p50_us"), ("p90", "p90_us"), ("p99", "p99_us"), ("p99.9", "p999_us"),
+                    ("max", "max_us"))
+#: Ticks of a CDF's logit axis: the median, then each tail decade.
+LOGIT_TICKS = (1e-4, 1e-3, 0.01, 0.1, 0.5, 0.9, 0.99, 0.999, 0.9999, 0.99999)
+#: Greys from light to dark, one per percentile of a tail plot.
+TAIL_GREYS = ("#d9d9d9", "#a6a6a6", "#737373", "#404040", "#000000")
+
+
+def plot_cdf(df: pd.DataFrame, *, series: str | None, title: str, stem: Path, tail: bool = False) -> list[Path]:
+    """The latency distribution as a CDF, one line per series value, from the
+    runs' histogram buckets pooled over repetitions (and over transaction
+    types unless one was selected). With `tail` the y axis is the logit
+    scale, which spreads 0.9, 0.99 and 0.999 evenly, as tail studies show it."""
+    keys = ([series] if series else []) + ["upper_us"]
+    pooled = df.groupby(keys, dropna=False)["count"].sum().reset_index().sort_values(keys)
+    values = ordered(series, pooled[series]) if series else [None]
+    styles = series_styles(series, values)
+    dashes = series_dashes(series, values)
+    fig, ax = plt.subplots(figsize=_fit(6.4, 4.2))
+    parts = []
+    for v in values:
+        d = (pooled if series is None else pooled[pooled[series] == v]).copy()
+        total = d["count"].sum()
+        if total == 0:
+            continue
+        d["fraction"] = d["count"].cumsum() / total
+        parts.append(d)
+        shown = d[d["fraction"] < 1.0] if tail else d   # the logit of 1 is infinite
+        colour, _ = styles.get(v, ("#000000", "o"))
+        ax.plot(shown["upper_us"], shown["fraction"], color=colour, linestyle=dashes[v], linewidth=1.4,
+                drawstyle="steps-post", label=series_label(series, v) if series else None)
+    ax.set_xscale("log")
+    ax.set_xlabel("latency (µs)")
+    if tail:
+        ax.set_yscale("logit")
+        lo = min(float(d["fraction"].min()) for d in parts) if parts else 0.01
+        ticks = [t for t in LOGIT_TICKS if t >= lo * 0.5]
+        ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
+        ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        ax.set_ylabel("fraction of transactions at or below")
+    else:
+        ax.set_ylim(0, 1.0)
+        ax.set_ylabel("fraction of transactions at or below")
+    ax.grid(True, which="major", alpha=0.3)
+    _title_inside(ax, title)
+    _legend(ax, X_LABELS.get(series, series) if series else None)
+    data = pd.concat(parts, ignore_index=True) if parts else pooled.iloc[0:0]
+    return _save(fig, stem, data)
+
+
+def plot_tail(df: pd.DataFrame, *, x: str, txn_type: str | None, title: str, stem: Path) -> list[Path]:
+    """Tail latency side by side: per value of `x` (by default per scheme) a
+    bar for each of p50, p90, p99, p99.9 and max, the median over
+    repetitions, on a log axis (Plor and Polaris compare schemes by p99.9)."""
+    prefix = f"type_{txn_type}_" if txn_type else ""
+    cols = [(label, prefix + c) for label, c in TAIL_PERCENTILES if prefix + c in df]
+    med = df.groupby(x, dropna=False)[[c for _, c in cols]].median().reset_index()
+    xs = ordered(x, med[x])
+    width = 0.8 / max(1, len(cols))
+    fig, ax = plt.subplots(figsize=_fit(max(6.4, 0.55 * len(xs) + 2.5), 4.0))
+    for i, (label, c) in enumerate(cols):
+        vals = [float(med.loc[med[x] == v, c].iloc[0]) for v in xs]
+        ax.bar([k + (i - (len(cols) - 1) / 2) * width for k in range(len(xs))], vals, width=width,
+               color=TAIL_GREYS[i % len(TAIL_GREYS)], edgecolor="black", linewidth=0.3, label=label)
+    ax.set_xticks(range(len(xs)))
+    rotate = len(xs) > 5
+    ax.set_xticklabels([scheme_label(v) if x == "cc" else engine.format_value(v) for v in xs],
+                       rotation=_tilt() if rotate else 0, ha="right" if rotate else "center",
+                       rotation_mode="anchor" if rotate else "default")
+    ax.set_yscale("log")
+    ax.set_ylabel(f"{txn_type.replace('_', ' ') + ' ' if txn_type else ''}latency (µs)")
+    ax.set_xlabel(X_LABELS.get(x, x))
+    ax.grid(True, axis="y", which="major", alpha=0.3)
+    _title_inside(ax, title)
+    _legend(ax, "percentile", below=0.42 if rotate else 0.3)
+    med = med.set_index(x).loc[xs].reset_index().rename(columns={c: label for label, c in cols})
+    return _save(fig, stem, med)
+
+
 @dataclass
 class Figure:
     """One written figure: its title and files (PNG first, then SVG)."""
@@ -455,15 +578,34 @@ def _facet_values(df: pd.DataFrame, cols: list[str]) -> list[dict[str, Any]]:
 
 
 def _select(df: pd.DataFrame, where: dict[str, Any]) -> pd.DataFrame:
+    """The rows matching `where`; "max" and "min" pick the largest or
+    smallest value present (the most threads of a sweep)."""
     for k, v in where.items():
         if k in df:
+            if v in EXTREMES and not df.empty:
+                v = df[k].max() if v == "max" else df[k].min()
             df = df[df[k] == v]
     return df
 
 
+def _shown_where(p: PlotSpec, d: pd.DataFrame) -> dict[str, Any]:
+    """The selections a title names: the transaction type and the values
+    "max" and "min" stood for."""
+    out = {k: d[k].iloc[0] for k, v in p.where.items() if v in EXTREMES and k in d and not d.empty}
+    if "type" in p.where:
+        out["type"] = p.where["type"]
+    return out
+
+
+#: `where` values that pick the largest or smallest value of a parameter.
+EXTREMES = ("max", "min")
+
+
 def default_plots(axes: list[str], has_breakdown: bool) -> list[PlotSpec]:
     """Plots for results that name none: throughput against each swept
-    numeric knob (threads first), one line per scheme, and the breakdown."""
+    numeric knob (threads first), one line per scheme, p99 latency against
+    threads, the latency CDF and tail per scheme at the most threads, and
+    the breakdown."""
     out: list[PlotSpec] = []
     series = "cc" if "cc" in axes else None
     knobs = [a for a in axes if a not in ("cc", "seed")]
@@ -472,8 +614,15 @@ def default_plots(axes: list[str], has_breakdown: bool) -> list[PlotSpec]:
         kind = "lines" if a in numeric else "bars"
         out.append(PlotSpec(kind=kind, x=a, y="throughput", series=series, name=f"throughput-vs-{a}",
                             logx=a == "dl_timeout"))
+    if "threads" in knobs:
+        out.append(PlotSpec(kind="lines", x="threads", y="p99_us", series=series, name="p99-vs-threads",
+                            logy=True))
     if not knobs and series:
         out.append(PlotSpec(kind="bars", x="cc", y="throughput", name="throughput"))
+    if series:
+        at = {"threads": "max"} if "threads" in knobs else {}
+        out.append(PlotSpec(kind="cdf", y="latency", series=series, where=at, name="latency-cdf", logy=True))
+        out.append(PlotSpec(kind="tail", x="cc", y="latency", where=at, name="tail-latency"))
     if has_breakdown and series:
         out.append(PlotSpec(kind="breakdown", y="fractions", bar="threads" if "threads" in axes else None,
                             name="breakdown"))
@@ -486,7 +635,9 @@ def _title(p: PlotSpec, sweep: dict[str, Any], several: bool) -> str:
     head = sweep.get("title") or sweep["label"]
     if p.title:
         return f"{p.title} ({head})" if several else p.title
-    what = "time breakdown" if p.kind == "breakdown" else metric_label(p.y)[0].split(" (")[0]
+    what = {"breakdown": "time breakdown" + (" per commit" if p.y == "us_per_txn" else ""),
+            "cdf": "latency distribution", "tail": "tail latency"}.get(p.kind)
+    what = what or metric_label(p.y)[0].split(" (")[0]
     if p.kind == "timeseries":
         what += " and memory over the window"
     return f"{head}: {what}"
@@ -496,34 +647,10 @@ def _plot_from_dict(d: dict[str, Any]) -> PlotSpec:
     return PlotSpec(**{k: v for k, v in d.items() if k in PlotSpec.__dataclass_fields__})
 
 
-def _render_timeseries(exp: store.Experiment, p: PlotSpec, sweeps: list[dict[str, Any]],
-                       out_dir: Path) -> list[Figure]:
-    """A timeseries plot per sweep and combination of the parameters it does
-    not show; runs without samples draw nothing."""
-    figures = []
-    for sw in sweeps:
-        if p.sweeps and sw["label"] not in p.sweeps:
-            continue
-        d = _select(exp.sweep_samples(sw["label"]), p.where)
-        if d.empty:
-            continue
-        free = [a for a in sw["axes"] if a != p.series and a not in p.where and a in d
-                and d[a].astype(str).nunique() > 1]
-        for facet in _facet_values(d, free):
-            fd = _select(d, facet)
-            title = ", ".join([_title(p, sw, several=len(sweeps) > 1)]
-                              + [f"{k}={engine.format_value(v)}" for k, v in facet.items()])
-            slug = "_".join([p.name or p.kind] + ([sw["label"]] if len(sweeps) > 1 else [])
-                            + [f"{k}-{engine.format_value(v)}" for k, v in facet.items()])
-            stem = out_dir / "".join(ch if ch.isalnum() or ch in "-_." else "" for ch in slug)
-            files = plot_timeseries(fd, y=p.y, series=p.series if p.series in fd else None, title=title, stem=stem)
-            figures.append(Figure(title=title, files=files, kind=p.kind))
-    return figures
-
-
-def render_experiment(exp: store.Experiment, out_dir: Path) -> list[Figure]:
+def render_experiment(exp: store.Experiment, out_dir: Path, size: str | None = None) -> list[Figure]:
     """Draw every plot of an experiment into `out_dir`, faceted by the swept
-    parameters a plot does not show (one figure per combination)."""
+    parameters a plot does not show (one figure per combination); `size`
+    overrides every plot's size preset."""
     spec = exp.spec
     sweeps = exp.sweeps()
     all_axes = list(dict.fromkeys(a for s in sweeps for a in s["axes"]))
@@ -533,17 +660,41 @@ def render_experiment(exp: store.Experiment, out_dir: Path) -> list[Figure]:
     for p in plot_specs:
         if exp.runs.empty:
             continue
-        with look(p.size, p.inside_title):
+        with look(size or p.size, p.inside_title):
             figures += _render_plot(exp, p, sweeps, out_dir)
     return figures
 
 
+def _source(exp: store.Experiment, p: PlotSpec, label: str) -> pd.DataFrame:
+    """The rows a plot draws from: samples, histogram buckets or runs."""
+    if p.kind == "timeseries":
+        return exp.sweep_samples(label)
+    if p.kind == "cdf":
+        return exp.sweep_histograms(label)
+    return exp.sweep_runs(label)
+
+
+def _draw(p: PlotSpec, d: pd.DataFrame, title: str, stem: Path) -> list[Path]:
+    """One figure of a plot entry from its selected rows."""
+    if p.kind == "lines":
+        return plot_lines(d, x=p.x, y=p.y, series=p.series, title=title, stem=stem, logx=p.logx, logy=p.logy)
+    if p.kind == "bars":
+        return plot_bars(d, x=p.x, y=p.y, series=p.series, title=title, stem=stem)
+    if p.kind == "timeseries":
+        return plot_timeseries(d, y=p.y, series=p.series if p.series in d else None, title=title, stem=stem)
+    if p.kind == "cdf":
+        return plot_cdf(d, series=p.series if p.series in d else None, title=title, stem=stem, tail=p.logy)
+    if p.kind == "tail":
+        return plot_tail(d, x=p.x, txn_type=p.where.get("type"), title=title, stem=stem)
+    return plot_breakdown(d, bar=p.bar if p.bar in d else None, title=title, stem=stem, y=p.y)
+
+
 def _render_plot(exp: store.Experiment, p: PlotSpec, sweeps: list[dict[str, Any]],
                  out_dir: Path) -> list[Figure]:
-    """The figures of one plot entry."""
+    """The figures of one plot entry: one per sweep and combination of the
+    swept parameters it does not show (runs without samples or histograms
+    give no timeseries or cdf)."""
     figures: list[Figure] = []
-    if p.kind == "timeseries":
-        return _render_timeseries(exp, p, sweeps, out_dir)
     if p.combine:
         # One figure of the listed sweeps' runs together (their series
         # differ, as Fig. 6's methods do across two sweeps).
@@ -558,8 +709,7 @@ def _render_plot(exp: store.Experiment, p: PlotSpec, sweeps: list[dict[str, Any]
     for sw in sweeps:
         if p.sweeps and sw["label"] not in p.sweeps:
             continue
-        d = exp.sweep_runs(sw["label"])
-        d = _select(d, p.where)
+        d = _select(_source(exp, p, sw["label"]), p.where)
         if d.empty:
             continue
         shown = {p.x, p.series, p.bar, "cc" if p.kind == "breakdown" else None}
@@ -569,17 +719,10 @@ def _render_plot(exp: store.Experiment, p: PlotSpec, sweeps: list[dict[str, Any]
         for facet in _facet_values(d, free):
             fd = _select(d, facet)
             parts = [_title(p, sw, several=len(sweeps) > 1 and len(p.sweeps or sweeps) > 1)]
-            parts += [f"{k}={engine.format_value(v)}" for k, v in facet.items()]
+            parts += [f"{k}={engine.format_value(v)}" for k, v in {**_shown_where(p, d), **facet}.items()]
             title = ", ".join(parts)
             slug = "_".join([p.name or p.kind] + ([sw["label"]] if len(sweeps) > 1 else [])
                             + [f"{k}-{engine.format_value(v)}" for k, v in facet.items()])
             stem = out_dir / "".join(ch if ch.isalnum() or ch in "-_." else "" for ch in slug)
-            if p.kind == "lines":
-                files = plot_lines(fd, x=p.x, y=p.y, series=p.series, title=title, stem=stem,
-                                   logx=p.logx, logy=p.logy)
-            elif p.kind == "bars":
-                files = plot_bars(fd, x=p.x, y=p.y, series=p.series, title=title, stem=stem)
-            else:
-                files = plot_breakdown(fd, bar=p.bar if p.bar in fd else None, title=title, stem=stem)
-            figures.append(Figure(title=title, files=files, kind=p.kind))
+            figures.append(Figure(title=title, files=_draw(p, fd, title, stem), kind=p.kind))
     return figures

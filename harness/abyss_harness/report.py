@@ -272,16 +272,25 @@ class Written:
     figures: int
 
 
-def write_experiment_report(exp: store.Experiment) -> Written:
-    """Tables, plots, report.md and report.html inside the experiment directory."""
-    store.write_tables(exp)
-    tables.write_text(exp)
-    plot_dir = exp.path / PLOTS_DIR
+def _redraw(exp: store.Experiment, plot_dir: Path, size: str | None = None) -> list[plots.Figure]:
+    """Every figure of an experiment drawn afresh into `plot_dir` (figures of
+    an earlier version of the spec removed)."""
     if plot_dir.is_dir():
         for old in plot_dir.glob("*.*"):
             if old.suffix.lstrip(".") in (*plots.FIGURE_FORMATS, plots.DATA_SUFFIX):
                 old.unlink()
-    figures = plots.render_experiment(exp, plot_dir) if not exp.runs.empty else []
+    return plots.render_experiment(exp, plot_dir, size) if not exp.runs.empty else []
+
+
+def write_experiment_report(exp: store.Experiment, size: str | None = None) -> Written:
+    """Tables, plots, report.md and report.html inside the experiment
+    directory; with `size` (a paper's `column` or `page`) every figure is also
+    drawn at that size into `plots-<size>/`."""
+    store.write_tables(exp)
+    tables.write_text(exp)
+    figures = _redraw(exp, exp.path / PLOTS_DIR)
+    if size:
+        _redraw(exp, exp.path / f"{PLOTS_DIR}-{size}", size)
     blocks = experiment_blocks(exp, figures, exp.path)
     blocks.append(Block("p", text=f"Written {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by ./abyss report."))
     md, page = exp.path / "report.md", exp.path / "report.html"
@@ -290,11 +299,11 @@ def write_experiment_report(exp: store.Experiment) -> Written:
     return Written(markdown=md, html=page, figures=len(figures))
 
 
-def write_report(results_dir: str | Path) -> list[Written]:
+def write_report(results_dir: str | Path, size: str | None = None) -> list[Written]:
     """Report every experiment under `results_dir`; with several, also an
     index page (report.md, report.html) in `results_dir` linking them."""
     root = Path(results_dir)
-    written = [write_experiment_report(store.load_experiment(p)) for p in store.find_experiments(root)]
+    written = [write_experiment_report(store.load_experiment(p), size) for p in store.find_experiments(root)]
     if len(written) > 1 or (written and written[0].markdown.parent != root):
         store.write_combined(root)
         entries = []

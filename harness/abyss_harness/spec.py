@@ -37,7 +37,9 @@ PLOT_KEYS = ("kind", "x", "y", "series", "bar", "where", "title", "logx", "logy"
              "size", "inside_title")
 #: Figure sizes (plots.FIGURE_SIZES): a report's, a paper's single column, a paper's page width.
 PLOT_SIZES = ("screen", "column", "page")
-PLOT_KINDS = ("lines", "bars", "breakdown", "timeseries")
+PLOT_KINDS = ("lines", "bars", "breakdown", "timeseries", "cdf", "tail")
+#: What a breakdown stacks: shares of worker time, or µs of worker time per commit.
+BREAKDOWN_Y = ("fractions", "us_per_txn")
 #: What a timeseries plot can show over a run's window (its samples).
 TIMESERIES_METRICS = ("throughput", "abort_rate", "p50_us", "p99_us", "commits", "cc_aborts")
 TABLE_KEYS = ("title", "rows", "columns", "cells", "ratio_to", "column_label", "labels", "headers",
@@ -616,10 +618,14 @@ def _plot(P: _Parser, spec: Spec, table: dict[str, Param], rp: Any, i: int) -> P
         raise P.fail(f"{loc}.kind", f"{kind!r} is not one of {', '.join(PLOT_KINDS)}")
     columns = list(engine.RUN_PARAMS) + list(DERIVED_X)
     default_y = {"lines": "throughput", "bars": "throughput", "breakdown": "fractions",
-                 "timeseries": "throughput"}[kind]
+                 "timeseries": "throughput", "cdf": "latency", "tail": "latency"}[kind]
     y = rp.get("y", default_y)
     if kind == "timeseries" and y not in TIMESERIES_METRICS:
         raise P.fail(f"{loc}.y", f"{y!r} is not a sampled metric; allowed: {', '.join(TIMESERIES_METRICS)}")
+    if kind == "breakdown" and y not in BREAKDOWN_Y:
+        raise P.fail(f"{loc}.y", f"{y!r}: a breakdown shows one of {', '.join(BREAKDOWN_Y)}")
+    if kind in ("cdf", "tail") and y != "latency":
+        raise P.fail(f"{loc}.y", f"{y!r}: a {kind} plot shows latency (leave y out)")
     if kind in ("lines", "bars") and not is_metric(y):
         raise P.fail(f"{loc}.y", f"{y!r} is not a metric{_suggest(str(y), metric_names())}")
 
@@ -630,8 +636,8 @@ def _plot(P: _Parser, spec: Spec, table: dict[str, Param], rp: Any, i: int) -> P
                                          f"allowed: {', '.join(columns)}")
         return v
 
-    x = column("x", "threads" if kind in ("lines", "bars") else None)
-    series = column("series", "cc" if kind != "breakdown" else None)
+    x = column("x", {"lines": "threads", "bars": "threads", "tail": "cc"}.get(kind))
+    series = column("series", "cc" if kind not in ("breakdown", "tail") else None)
     bar = column("bar", "threads" if kind == "breakdown" else None)
     if kind in ("lines", "bars") and x is None:
         raise P.fail(f"{loc}.x", "required for lines and bars")
@@ -639,7 +645,13 @@ def _plot(P: _Parser, spec: Spec, table: dict[str, Param], rp: Any, i: int) -> P
     for k, v in where.items():
         if k == "sweep":
             continue
+        if k == "type":     # a transaction type, for cdf and tail plots
+            if kind not in ("cdf", "tail") or not isinstance(v, str) or not v:
+                raise P.fail(f"{loc}.where.type", "a transaction type name, only in cdf and tail plots")
+            continue
         p = P.param(table, k, f"{loc}.where.{k}")
+        if v in ("max", "min") and p.kind in (int, float):
+            continue        # the largest or smallest value of the sweep (plots.EXTREMES)
         where[k] = P.value(p, v, f"{loc}.where.{k}", same_as_ok=False)
     sweeps = rp.get("sweeps")
     if sweeps is not None:

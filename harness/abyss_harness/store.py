@@ -119,6 +119,25 @@ def flatten_samples(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+#: The columns of a latency histogram bucket in the histograms table, after
+#: the run's identity and parameters: the transaction type, the bucket's upper
+#: edge in microseconds and how many transactions it holds.
+HISTOGRAM_COLUMNS = ("type", "upper_us", "count")
+
+
+def flatten_histograms(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """A run report's per-type latency histograms (`per_type.<type>.
+    latency_histogram`, docs/metrics.md), one row per non-empty bucket."""
+    params, _ = engine.config_to_params(doc.get("config", {}))
+    rows = []
+    for tname, t in doc.get("results", {}).get("per_type", {}).items():
+        h = t.get("latency_histogram") or {}
+        to_us = {"ns": 1e-3, "us": 1.0}.get(h.get("unit", "ns"), 1e-3)
+        for upper, count in h.get("buckets", []):
+            rows.append({**params, "type": tname, "upper_us": upper * to_us, "count": count})
+    return rows
+
+
 def is_run_report(doc: Any) -> bool:
     return isinstance(doc, dict) and "config" in doc and "results" in doc
 
@@ -133,6 +152,7 @@ class Experiment:
     runs: pd.DataFrame
     problems: list[str]
     samples: pd.DataFrame = field(default_factory=pd.DataFrame)  # one row per run and interval
+    histograms: pd.DataFrame = field(default_factory=pd.DataFrame)  # one row per run, type and bucket
 
     @property
     def spec(self) -> dict[str, Any]:
@@ -150,9 +170,16 @@ class Experiment:
 
     def sweep_samples(self, label: str) -> pd.DataFrame:
         """The samples of one sweep's runs."""
-        if self.samples.empty or not self.spec.get("sweeps"):
-            return self.samples
-        return self.samples[self.samples["sweep"] == label]
+        return self._of_sweep(self.samples, label)
+
+    def sweep_histograms(self, label: str) -> pd.DataFrame:
+        """The latency histogram buckets of one sweep's runs."""
+        return self._of_sweep(self.histograms, label)
+
+    def _of_sweep(self, df: pd.DataFrame, label: str) -> pd.DataFrame:
+        if df.empty or not self.spec.get("sweeps"):
+            return df
+        return df[df["sweep"] == label]
 
 
 def read_manifest(exp_dir: Path) -> dict[str, Any] | None:
@@ -192,6 +219,7 @@ def load_experiment(exp_dir: str | Path) -> Experiment:
     name = (manifest or {}).get("spec", {}).get("name") or exp_dir.name
     rows: list[dict[str, Any]] = []
     sample_rows: list[dict[str, Any]] = []
+    bucket_rows: list[dict[str, Any]] = []
     problems: list[str] = []
     for entry in _entries(exp_dir, manifest):
         path = exp_dir / entry["file"]
@@ -207,6 +235,7 @@ def load_experiment(exp_dir: str | Path) -> Experiment:
         if is_run_report(doc):
             rows.append({**ident, **flatten_run(doc)})
             sample_rows += [{**ident, **s} for s in flatten_samples(doc)]
+            bucket_rows += [{**ident, **b} for b in flatten_histograms(doc)]
         elif isinstance(doc, list) and all(is_run_report(d) for d in doc):   # an array of run reports
             for i, run in enumerate(doc):
                 rows.append({**ident, "file": f"{entry['file']}#{i}", **flatten_run(run)})
@@ -215,10 +244,12 @@ def load_experiment(exp_dir: str | Path) -> Experiment:
     runs = tidy_frame(rows)
     if not runs.empty and runs["point"].isna().any():
         _fill_points(runs)
-    samples = pd.DataFrame(sample_rows)
-    if not samples.empty and not runs.empty:
-        samples["point"] = samples["file"].map(dict(zip(runs["file"], runs["point"])))
-    return Experiment(path=exp_dir, name=name, manifest=manifest, runs=runs, problems=problems, samples=samples)
+    samples, histograms = pd.DataFrame(sample_rows), pd.DataFrame(bucket_rows)
+    for df in (samples, histograms):
+        if not df.empty and not runs.empty:
+            df["point"] = df["file"].map(dict(zip(runs["file"], runs["point"])))
+    return Experiment(path=exp_dir, name=name, manifest=manifest, runs=runs, problems=problems, samples=samples,
+                      histograms=histograms)
 
 
 def tidy_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:

@@ -40,6 +40,15 @@ def config_from_argv(argv: list[str]) -> dict[str, Any]:
     return config
 
 
+def _histogram(commits: int, slow: int) -> dict[str, Any]:
+    """A latency histogram in the engine's shape holding `commits`
+    transactions: most near 10 µs, a hundredth `slow` times 100 µs."""
+    tail = commits // 100
+    return {"unit": "ns", "sub_buckets": 32, "count": commits,
+            "buckets": [[10_239, commits - tail - tail // 10], [100_351 * slow, tail],
+                        [1_015_807 * slow, tail // 10]]}
+
+
 def fake_report(argv: list[str]) -> dict[str, Any]:
     """A run report shaped like the engine's, with numbers that depend on the
     configuration (deterministically) so medians and plots have something to show."""
@@ -54,13 +63,15 @@ def fake_report(argv: list[str]) -> dict[str, Any]:
     tpcc = config.get("workload") == "tpcc"
     types = {"tpcc": ["new_order", "payment"], "tsalloc": ["allocate"]}.get(config.get("workload"),
                                                                            ["read_write", "read_only"])
+    per_type = int(throughput * seconds) // len(types)
     results: dict[str, Any] = {
         "seconds": seconds, "throughput": throughput, "commits": int(throughput * seconds),
         "cc_aborts": salt, "logical_aborts": 0, "abort_rate": salt / (salt + throughput * seconds),
         "load_seconds": 0.1, "rss_after_load_bytes": 1 << 20, "rss_at_end_bytes": 2 << 20,
         "latency_us": lat,
-        "per_type": {t: {"commits": 1, "cc_aborts": 0, "logical_aborts": 0,
-                         "throughput": throughput / len(types), "latency_us": lat} for t in types},
+        "per_type": {t: {"commits": per_type, "cc_aborts": 0, "logical_aborts": 0,
+                         "throughput": throughput / len(types), "latency_us": lat,
+                         "latency_histogram": _histogram(per_type, k + 1)} for k, t in enumerate(types)},
         "breakdown": {c: {"fraction": f, "seconds": f * seconds * threads} for c, f in fractions.items()},
         "breakdown_per_worker": [],
     }

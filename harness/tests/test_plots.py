@@ -3,6 +3,7 @@ the report carries the environment, the medians and the re-run commands."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -185,3 +186,127 @@ def test_integer_columns_order_and_tick_as_integers() -> None:
     # runs.csv keeps whole numbers in pandas' nullable Int64, whose values are numpy integers.
     assert plots.ordered("threads", pd.Series([4, 1, 2, 1], dtype="Int64")) == [1, 2, 4]
     assert all(type(v) is int for v in plots.ordered("threads", pd.Series([2, 1], dtype="Int64")))
+
+
+def histograms(schemes=("no_wait", "silo"), reps=2) -> pd.DataFrame:
+    rows = []
+    for cc in schemes:
+        for seed in range(1, reps + 1):
+            argv = ["run", "--workload", "tpcc", "--cc", cc, "--threads", "2", "--seed", str(seed)]
+            rows += [{"file": f"{cc}{seed}", **b} for b in store.flatten_histograms(fake_report(argv))]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("tail", [False, True])
+def test_cdf_pools_the_buckets_and_ends_at_one(tmp_path: Path, tail: bool) -> None:
+    h = histograms()
+    files = plots.plot_cdf(h, series="cc", title="t", stem=tmp_path / "cdf", tail=tail)
+    data = pd.read_csv(files[-1])
+    for cc, d in data.groupby("cc"):
+        assert d["fraction"].is_monotonic_increasing and d["fraction"].iloc[-1] == pytest.approx(1.0)
+        assert d["count"].sum() == h.loc[h["cc"] == cc, "count"].sum()   # both types, both repetitions
+        assert d["upper_us"].is_monotonic_increasing
+    svg = files[1].read_text()
+    assert plots.scheme_style()["silo"][0] in svg
+    assert ("0.999" in svg) == tail, "the logit axis names the tail's decades"
+
+
+def test_tail_compares_percentiles_per_scheme(tmp_path: Path) -> None:
+    df = frame(schemes=("silo", "no_wait", "tictoc"))
+    files = plots.plot_tail(df, x="cc", txn_type=None, title="t", stem=tmp_path / "tail")
+    data = pd.read_csv(files[-1])
+    assert list(data["cc"]) == ["no_wait", "silo", "tictoc"], "registry order"
+    assert list(data.columns) == ["cc", "p50", "p90", "p99", "p99.9", "max"]
+    assert (data["p99.9"] == 90.0).all() and (data["max"] == 200.0).all()
+    typed = plots.plot_tail(df, x="cc", txn_type="read_only", title="t", stem=tmp_path / "typed")
+    assert list(pd.read_csv(typed[-1])["p99"]) == [50.0] * 3
+
+
+def test_breakdown_in_microseconds_per_commit(tmp_path: Path) -> None:
+    df = frame(reps=1)
+    files = plots.plot_breakdown(df, bar="threads", title="t", stem=tmp_path / "us", y="us_per_txn")
+    data = pd.read_csv(files[-1])
+    for _, r in data.iterrows():
+        run = df[(df["cc"] == r["cc"]) & (df["threads"] == r["threads"])].iloc[0]
+        assert r["us_useful"] == pytest.approx(run["sec_useful"] / run["commits"] * 1e6)
+    assert "worker time per commit" in files[1].read_text()
+
+
+def _pdf_width_inches(path: Path) -> float:
+    out = subprocess.run(["pdfinfo", str(path)], capture_output=True, text=True, check=True).stdout
+    size = next(line for line in out.splitlines() if line.startswith("Page size:"))
+    return float(size.split()[2]) / 72
+
+
+@pytest.mark.parametrize("kind", ["lines", "breakdown", "cdf", "tail"])
+def test_column_pdfs_are_a_column_wide_and_render(tmp_path: Path, kind: str) -> None:
+    # pdfinfo and pdftoppm are poppler-utils, which ./abyss installs.
+    with plots.look("column"):
+        if kind == "lines":
+            files = plots.plot_lines(frame(), x="threads", y="throughput", series="cc", title="t", stem=tmp_path / "f")
+        elif kind == "breakdown":
+            files = plots.plot_breakdown(frame(), bar="threads", title="t", stem=tmp_path / "f")
+        elif kind == "cdf":
+            files = plots.plot_cdf(histograms(), series="cc", title="t", stem=tmp_path / "f", tail=True)
+        else:
+            files = plots.plot_tail(frame(schemes=tuple(engine.SCHEMES)), x="cc", txn_type=None, title="t",
+                                    stem=tmp_path / "f")
+    pdf = files[2]
+    assert _pdf_width_inches(pdf) == pytest.approx(3.3, abs=0.03)
+    subprocess.run(["pdftoppm", "-png", "-r", "100", "-singlefile", str(pdf), str(tmp_path / "page")], check=True)
+    assert 320 <= _png_width(tmp_path / "page.png") <= 335
+
+
+def test_default_plots_show_latency_against_threads_and_the_tail_at_the_most_threads() -> None:
+    kinds = {p.name: p for p in plots.default_plots(["cc", "threads"], has_breakdown=True)}
+    assert kinds["p99-vs-threads"].y == "p99_us" and kinds["p99-vs-threads"].logy
+    assert kinds["latency-cdf"].where == {"threads": "max"} and kinds["tail-latency"].kind == "tail"
+    df = pd.DataFrame({"threads": [1, 2, 4, 4], "x": [1, 2, 3, 4]})
+    assert list(plots._select(df, {"threads": "max"})["x"]) == [3, 4]
+
+
+PLOTS_SPEC = TWO_SWEEPS + """
+[[plot]]
+name = "dist"
+kind = "cdf"
+where = { threads = "max", type = "read_only" }
+logy = true
+[[plot]]
+name = "tails"
+kind = "tail"
+where = { threads = "min" }
+[[plot]]
+name = "costs"
+kind = "breakdown"
+y = "us_per_txn"
+"""
+
+
+def test_a_spec_draws_cdf_tail_and_absolute_breakdown(tmp_path: Path) -> None:
+    spec_file = tmp_path / "twosweeps.toml"
+    spec_file.write_text(PLOTS_SPEC, encoding="utf-8")
+    runner.sweep(load_spec(spec_file, cores=2), tmp_path, FakeEngine(), Console(file=open("/dev/null", "w")))
+    report.write_report(tmp_path, size="column")
+    exp_dir = tmp_path / "twosweeps"
+    names = sorted(p.stem for p in (exp_dir / "plots").glob("*.pdf"))
+    assert {"dist_a", "dist_b", "tails_a", "tails_b", "costs_a", "costs_b"} <= set(names)
+    assert names == sorted(p.stem for p in (exp_dir / "plots-column").glob("*.pdf"))
+    dist = pd.read_csv(exp_dir / "plots" / "dist_b.csv")
+    assert set(dist["cc"]) == {"silo", "tictoc"}
+    md = (exp_dir / "report.md").read_text()
+    assert "latency distribution, threads=2, type=read_only" in md
+    assert "tail latency, threads=1" in md
+
+
+@pytest.mark.parametrize("bad, message", [
+    ('kind = "cdf"\ny = "throughput"', "shows latency"),
+    ('kind = "breakdown"\ny = "seconds"', "us_per_txn"),
+    ('kind = "lines"\nwhere = { type = "payment" }', "only in cdf and tail"),
+    ('kind = "cdf"\nwhere = { cc = "max" }', "max"),
+])
+def test_plot_kinds_reject_what_they_cannot_draw(tmp_path: Path, bad: str, message: str) -> None:
+    spec_file = tmp_path / "bad.toml"
+    spec_file.write_text(TWO_SWEEPS.replace('name = "apart"\nkind = "lines"', f'name = "apart"\n{bad}'),
+                         encoding="utf-8")
+    with pytest.raises(Exception, match=message):
+        load_spec(spec_file, cores=2)

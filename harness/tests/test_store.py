@@ -120,3 +120,16 @@ def test_whole_number_columns_stay_integers_in_runs_csv(tmp_path) -> None:
     first, second = (dict(zip(header, line.split(","))) for line in lines[1:])
     assert (first["commits"], first["threads"], first["throughput"]) == ("3", "2", "1.5")
     assert (second["commits"], second["threads"]) == ("", "4")
+
+
+def test_histograms_table_holds_every_commit_of_every_type(experiment: store.Experiment) -> None:
+    h = experiment.histograms
+    assert set(store.HISTOGRAM_COLUMNS) <= set(h.columns)
+    assert h["point"].notna().all() and set(h["cc"]) == {"no_wait", "silo", "hstore"}
+    per_run = h.groupby(["file", "type"])["count"].sum()
+    for (file, tname), total in per_run.items():
+        row = experiment.runs[experiment.runs["file"] == file].iloc[0]
+        assert total == row[f"type_{tname}_commits"], (file, tname)
+    # The engine's nanosecond edges become microseconds.
+    assert h["upper_us"].min() == pytest.approx(10.239)
+    assert experiment.sweep_histograms("main").shape == h.shape
