@@ -124,12 +124,17 @@ kind = "lines"
 """
 
 
-def test_a_combined_plot_draws_every_sweep_in_one_figure(tmp_path: Path) -> None:
+def _swept_and_reported(tmp_path: Path, spec_text: str, size: str | None = None) -> Path:
+    """The experiment directory of a spec swept on the fake engine and reported."""
     spec_file = tmp_path / "twosweeps.toml"
-    spec_file.write_text(TWO_SWEEPS, encoding="utf-8")
+    spec_file.write_text(spec_text, encoding="utf-8")
     runner.sweep(load_spec(spec_file, cores=2), tmp_path, FakeEngine(), Console(file=open("/dev/null", "w")))
-    report.write_report(tmp_path)
-    plot_dir = tmp_path / "twosweeps" / "plots"
+    report.write_report(tmp_path, size)
+    return tmp_path / "twosweeps"
+
+
+def test_a_combined_plot_draws_every_sweep_in_one_figure(tmp_path: Path) -> None:
+    plot_dir = _swept_and_reported(tmp_path, TWO_SWEEPS) / "plots"
     assert sorted(p.name for p in plot_dir.glob("*.png")) == ["apart_a.png", "apart_b.png", "together.png"]
     svg = (plot_dir / "together.svg").read_text()
     for cc in ("no_wait", "silo", "tictoc"):
@@ -283,11 +288,7 @@ y = "us_per_txn"
 
 
 def test_a_spec_draws_cdf_tail_and_absolute_breakdown(tmp_path: Path) -> None:
-    spec_file = tmp_path / "twosweeps.toml"
-    spec_file.write_text(PLOTS_SPEC, encoding="utf-8")
-    runner.sweep(load_spec(spec_file, cores=2), tmp_path, FakeEngine(), Console(file=open("/dev/null", "w")))
-    report.write_report(tmp_path, size="column")
-    exp_dir = tmp_path / "twosweeps"
+    exp_dir = _swept_and_reported(tmp_path, PLOTS_SPEC, size="column")
     names = sorted(p.stem for p in (exp_dir / "plots").glob("*.pdf"))
     assert {"dist_a", "dist_b", "tails_a", "tails_b", "costs_a", "costs_b"} <= set(names)
     assert names == sorted(p.stem for p in (exp_dir / "plots-column").glob("*.pdf"))
