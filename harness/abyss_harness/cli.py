@@ -258,6 +258,11 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
+def _percent(x: float) -> str:
+    """A spread as a percentage; a dash where one repetition gives none."""
+    return "–" if x != x else f"{x:.1%}"  # NaN
+
+
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     a, b = Path(args.a), Path(args.b)
     if not is_metric(args.metric):
@@ -273,14 +278,16 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
         t.add_column(col, justify="left" if col in ("point", "verdict") else "right")
     for _, r in c.points.iterrows():
         t.add_row(compare.label(c, r), f"{r[args.metric + '_a']:,.0f}", f"{r[args.metric + '_b']:,.0f}",
-                  f"{r['ratio']:.3f}", f"{r['spread_a']:.1%}", f"{r['spread_b']:.1%}", r["verdict"])
+                  f"{r['ratio']:.3f}", _percent(r["spread_a"]), _percent(r["spread_b"]), r["verdict"])
     console.print(t)
     n = c.counts()
     console.print(f"{len(c.points)} point(s): {n['faster']} faster, {n['slower']} slower, "
                   f"{n['within noise']} within noise (noise: the larger of {args.noise:.0%} and each side's "
                   "spread over its repetitions)")
     out = Path(args.out) if args.out else _results_dir(None) / "compare"
-    stem = out / f"{a.name}-vs-{b.name}"
+    # Two runs of one spec share their directory's name; their parents tell them apart.
+    names = (a.name, b.name) if a.name != b.name else (f"{a.parent.name}-{a.name}", f"{b.parent.name}-{b.name}")
+    stem = out / f"{names[0]}-vs-{names[1]}"
     files = compare.plot(c, stem, f"{args.metric}, B / A")
     console.print(f"plot: {files[0]} (and .svg, .pdf; data {files[-1]})")
     return EXIT_OK

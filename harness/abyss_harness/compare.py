@@ -60,8 +60,12 @@ def load_side(path: Path) -> pd.DataFrame:
 
 
 def _spread(values: pd.Series) -> float:
+    """(max - min) / median over the repetitions; NaN with one repetition,
+    where there is no spread to measure."""
     med = values.median()
-    return float((values.max() - values.min()) / med) if len(values) > 1 and med > 0 else 0.0
+    if len(values) < 2:
+        return float("nan")
+    return float((values.max() - values.min()) / med) if med > 0 else 0.0
 
 
 def compare(a: pd.DataFrame, b: pd.DataFrame, metric: str = "throughput",
@@ -80,7 +84,7 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, metric: str = "throughput",
             continue
         med_a, med_b = float(va.median()), float(vb.median())
         ratio = med_b / med_a if med_a > 0 else float("inf")
-        band = max(noise, _spread(va), _spread(vb))
+        band = max([noise] + [x for x in (_spread(va), _spread(vb)) if x == x])
         verdict = "faster" if ratio > 1 + band else "slower" if ratio < 1 - band else "within noise"
         rows.append({**{k: ga[k].iloc[0] for k in keys}, "reps_a": len(va), "reps_b": len(vb),
                      f"{metric}_a": med_a, f"{metric}_b": med_b, "spread_a": _spread(va), "spread_b": _spread(vb),
@@ -98,6 +102,11 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, metric: str = "throughput",
         warnings.append(f"the median B / A over all {len(points)} points is {overall:.2f}: the whole machine, not "
                         f"single configurations, may have changed between the two (median load average "
                         f"{loads[0]:.2f} vs {loads[1]:.2f}); repeat both sides interleaved before reading verdicts")
+    single = [name for name, col in (("A", "reps_a"), ("B", "reps_b")) if (points[col] < 2).any()]
+    if single:
+        warnings.append(f"{' and '.join(single)} {'has' if len(single) == 1 else 'have'} points with one "
+                        f"repetition: their verdicts rest on --noise ({noise:.0%}) alone; --reps 3 on both "
+                        "sides, interleaved, measures the noise")
     for col in PROVENANCE:
         sa, sb = set(a[col].dropna().astype(str)), set(b[col].dropna().astype(str))
         if sa and sb and sa != sb:
@@ -106,7 +115,8 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, metric: str = "throughput",
 
 
 def label(c: Comparison, row: pd.Series) -> str:
-    return " ".join(f"{k}={engine.format_value(row[k])}" for k in c.varying) or "all runs"
+    """The point's varying parameters, without those it does not have (theta of a TPC-C point)."""
+    return " ".join(f"{k}={engine.format_value(row[k])}" for k in c.varying if not pd.isna(row[k])) or "all runs"
 
 
 def plot(c: Comparison, stem: Path, title: str) -> list[Path]:

@@ -81,3 +81,22 @@ def test_a_whole_machine_shift_is_warned_about(tmp_path: Path, spec_file: Path) 
     b2 = _sweep(spec_file, tmp_path / "b2")
     _scale(b2, "silo", 0.8)
     assert not any("whole machine" in w for w in compare.compare(compare.load_side(a), compare.load_side(b2)).warnings)
+
+
+def test_one_repetition_has_no_spread_and_says_so(tmp_path: Path, spec_file: Path) -> None:
+    a, b = _sweep(spec_file, tmp_path / "a"), _sweep(spec_file, tmp_path / "b")
+    one = compare.load_side(a)
+    one = one[one["rep"] == 1]
+    c = compare.compare(one, compare.load_side(b))
+    assert c.points["spread_a"].isna().all() and c.points["spread_b"].notna().all()
+    assert any(w.startswith("A has points with one repetition") for w in c.warnings)
+    assert cli._percent(c.points["spread_a"].iloc[0]) == "–"
+
+
+def test_labels_leave_out_parameters_a_point_does_not_have(tmp_path: Path, spec_file: Path) -> None:
+    a = _sweep(spec_file, tmp_path / "a")
+    c = compare.compare(compare.load_side(a), compare.load_side(a))
+    row = c.points.iloc[0].copy()
+    c.varying.append("theta")
+    row["theta"] = float("nan")
+    assert "theta" not in compare.label(c, row)
