@@ -13,6 +13,7 @@
 
 #include "common/types.h"
 #include "platform/clock.h"
+#include "platform/shared_copy.h"
 #include "platform/touch.h"
 #include "stats/stats.h"
 #include "storage/row.h"
@@ -152,14 +153,16 @@ class Txn final {
     a.view = layout_.data(a.row);
   }
 
-  // Copies the row into the access's private buffer (the scheme holds it
-  // stable, or validates the copy afterwards).
+  // Copies the row into the access's private buffer. The scheme holds the
+  // row stable, or validates the copy afterwards: an optimistic scheme copies
+  // while a committer may be installing (a seqlock), so the copy reads the
+  // way install_all() writes (platform/shared_copy.h).
   void snapshot(AccessT& a) {
     const uint32_t size = a.table->schema().size();
     if (a.local == nullptr) a.local = static_cast<char*>(w_.scratch.allocate(size, 8));
     touch_row(a, platform::Access::Read);
-    a.seen = RowLayout::header(a.row).writer;
-    std::memcpy(a.local, layout_.data(a.row), size);
+    a.seen = TxnId{platform::load_shared_word(RowLayout::header(a.row).writer.value)};
+    platform::load_shared(a.local, layout_.data(a.row), size);
     a.view = a.local;
   }
 
@@ -186,13 +189,13 @@ class Txn final {
           break;
         case AccessType::Write:
           touch_row(a, platform::Access::Write);
-          std::memcpy(layout_.data(a.row), a.local, a.table->schema().size());
-          h.writer = commit_id_;
+          platform::store_shared(layout_.data(a.row), a.local, a.table->schema().size());
+          platform::store_shared_word(h.writer.value, commit_id_.value);
           break;
         case AccessType::Remove:
           platform::touch(&h, sizeof(RowHeader), platform::Access::Write);
-          h.flags |= RowHeader::kDeleted;
-          h.writer = commit_id_;
+          platform::store_shared_u32(h.flags, h.flags | RowHeader::kDeleted);
+          platform::store_shared_word(h.writer.value, commit_id_.value);
           break;
         case AccessType::Insert: {
           touch_row(a, platform::Access::Write);  // its data was filled in place, unshared until now
@@ -264,7 +267,9 @@ class Txn final {
   // scheme picked a version from before the remove); the access stays
   // so the scheme releases what it took.
   bool check_live(AccessT& a) {
-    if (a.older_version || (RowLayout::header(a.row).flags & RowHeader::kDeleted) == 0) return true;
+    if (a.older_version || (platform::load_shared_u32(RowLayout::header(a.row).flags) & RowHeader::kDeleted) == 0) {
+      return true;
+    }
     a.found = false;
     return false;
   }

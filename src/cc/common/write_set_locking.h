@@ -46,7 +46,10 @@ bool lock_write_set(auto& t, std::vector<uint32_t>& order, Lock&& lock) {
 // Silo §4.4 phase 3: installs the writes while their rows are locked, then
 // `publish(m)` stores each written or inserted row's new version word with
 // release order, so a reader that sees the word sees the data, and the store
-// unlocks the row.
+// unlocks the row. The install's stores are release stores after the lock
+// RMWs: an optimistic reader whose copy saw any of them then sees the row
+// locked, or its new version, when it re-reads the word
+// (platform/shared_copy.h).
 template <class Publish>
 void install_and_publish(auto& t, Publish&& publish) {
   t.install_all();

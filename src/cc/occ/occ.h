@@ -12,9 +12,10 @@
 // transaction that finished after our start wrote into our read set) aborts
 // it. Otherwise it installs its writes tagged with the validation timestamp.
 //
-// The row word packs the version (the writer's validation timestamp) and a
-// latch: a committer holds it exclusively from validation to install; a reader
-// holds it shared only while it copies the row.
+// Each row has a latch, which a committer holds from validation to install,
+// and the version (the writer's validation timestamp). A reader takes neither:
+// it copies the row between two reads of both, and copies again if a
+// committer came in between.
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -44,7 +45,7 @@ class Occ final {
   };
 
   struct RowMeta {
-    platform::Atomic<uint32_t> latch{0};  // kExclusive, else the count of readers copying
+    platform::Atomic<uint32_t> latch{0};  // kExclusive while a committer validates and installs, else 0
     AtomicTimestamp wts;                  // validation timestamp of the version in the row
   };
   struct AccessMeta {
@@ -109,26 +110,26 @@ class Occ final {
  private:
   static constexpr uint32_t kExclusive = uint32_t{1} << 31;
 
-  // Copies the row under a shared latch so the copy and its version match.
-  // Waiting for a committer to finish is charged to Wait.
+  // Copies the row and records the version copied, writing no shared memory:
+  // the copy is taken between two reads of the latch and wts, and again if a
+  // committer latched or installed the row meanwhile (a seqlock,
+  // platform/shared_copy.h). Waiting for a committer is charged to Wait.
   static void copy(auto& t, auto& a) {
     auto& m = t.row_meta(a.row);
-    uint32_t v = m.latch.load(platform::memory_order_relaxed);
-    while (v == kExclusive ||
-           !m.latch.compare_exchange_weak(v, v + 1, platform::memory_order_acquire, platform::memory_order_relaxed)) {
-      if (v != kExclusive) continue;  // lost a race with another reader: retry at once
-      retry_until_done(t.worker(), [&] {
-        v = m.latch.load(platform::memory_order_relaxed);
-        return v == kExclusive ? Attempt::Retry : Attempt::Done;
-      });
-    }
-    a.cc.observed = m.wts.load(platform::memory_order_relaxed);
-    t.snapshot(a);
-    m.latch.fetch_sub(1, platform::memory_order_release);
+    retry_until_done(t.worker(), [&] {
+      if (m.latch.load(platform::memory_order_acquire) == kExclusive) return Attempt::Retry;
+      const Timestamp before = m.wts.load(platform::memory_order_acquire);
+      t.snapshot(a);  // acquire loads: the re-reads below cannot move above them
+      // Acquire: a latch released since carries the wts installed under it.
+      if (m.latch.load(platform::memory_order_acquire) == kExclusive) return Attempt::Retry;
+      if (m.wts.load(platform::memory_order_relaxed) != before) return Attempt::Retry;
+      a.cc.observed = before;
+      return Attempt::Done;
+    });
   }
 
-  // Waits out readers and other committers. Committers latch in address
-  // order and readers hold nothing while they wait, so this cannot deadlock.
+  // Waits out other committers. Committers latch in address order and
+  // readers hold nothing, so this cannot deadlock.
   static void lock_exclusive(RowMeta& m) {
     platform::SpinWait spin;
     uint32_t expected = 0;

@@ -24,8 +24,9 @@
 // other workers only read it. Epochs give the TIDs their coarse order; abyss
 // has no logging, so they serve no recovery here.
 //
-// Race-free copies: a reader registers in the row's `copying` count while it
-// copies, where Silo's readers re-read the TID instead (cc/common/version_word.h).
+// Reads write no shared memory: a reader copies the row between two reads of
+// its TID word and copies again if a committer installed meanwhile (Silo
+// §4.5; cc/common/version_word.h).
 #include <algorithm>
 #include <cstdint>
 #include <string_view>
@@ -70,8 +71,7 @@ class Silo final {
   }
 
   struct RowMeta {
-    platform::Atomic<uint64_t> tid{0};      // the loaded data carries TID 0 (epoch 0)
-    platform::Atomic<uint32_t> copying{0};  // readers copying the row now; installers wait for 0
+    platform::Atomic<uint64_t> tid{0};  // the loaded data carries TID 0 (epoch 0)
   };
   using Word = VersionWord<&RowMeta::tid, kLockBit>;
   struct AccessMeta {
@@ -149,7 +149,7 @@ class Silo final {
     // read above (its writer read that epoch before we read the row), so the
     // max only guards the sequence from ever going backwards.
     const uint64_t tid = std::max(max_seen + kSeqStep, epoch << kEpochShift);
-    Word::prepare_install(t, order);
+    Word::prepare_install(t);
     install_and_publish(t, [&](RowMeta& m) { m.tid.store(tid, platform::memory_order_release); });
     t.meta().last_tid = tid;
     return Rc::Ok;

@@ -43,9 +43,9 @@
 //     where an older version's interval would have covered commit_ts.
 //   - §4.4 lower isolation levels: no; every run is serializable.
 //
-// Race-free copies: a reader registers in the row's `copying` count while it
-// copies, where TicToc's readers re-read the word instead (Algorithm 4;
-// cc/common/version_word.h, shared with `silo`).
+// Reads write no shared memory: a reader copies the row between two reads of
+// its word and copies again if the wts changed or the row was locked
+// meanwhile (Algorithm 4; cc/common/version_word.h, shared with `silo`).
 //
 // Inserts are invisible until the install indexes them; they are published
 // locked and unlocked with wts = rts = commit_ts, so no reader can see an
@@ -106,10 +106,10 @@ class Tictoc final {
   }
 
   struct RowMeta {
-    platform::Atomic<uint64_t> word{0};     // the load's version: wts = rts = 0, unlocked
-    platform::Atomic<uint32_t> copying{0};  // readers copying the row now; installers wait for 0
+    platform::Atomic<uint64_t> word{0};  // the load's version: wts = rts = 0, unlocked
   };
-  using Word = VersionWord<&RowMeta::word, kLockBit>;
+  // Every install raises wts; an rts extension changes only the delta.
+  using Word = VersionWord<&RowMeta::word, kLockBit, kWtsMask>;
   struct AccessMeta {
     uint64_t wts = 0;     // the copied version's wts
     uint64_t rts = 0;     // its rts when copied
@@ -174,7 +174,7 @@ class Tictoc final {
 
     // Write phase (Algorithm 3): storing wts = rts = commit_ts publishes the
     // data and clears the lock bit.
-    Word::prepare_install(t, order);
+    Word::prepare_install(t);
     const uint64_t installed = pack(commit_ts, commit_ts);
     install_and_publish(t, [&](RowMeta& m) { m.word.store(installed, platform::memory_order_release); });
     return Rc::Ok;
@@ -189,8 +189,9 @@ class Tictoc final {
   // Sets the row's lock bit and answers the word it replaced, or answers
   // false at once if another committer holds it (no-wait, TicToc §4.1). A
   // CAS that lost a race with an rts extension retries; only the lock bit
-  // makes it give up. Sequentially consistent: readers' `copying` count and
-  // this bit form Dekker's pattern (see VersionWord::copy).
+  // makes it give up. Sequentially consistent, as validation's loads are: of
+  // two committers that each lock a row the other read, one sees the other's
+  // lock.
   static bool try_lock(RowMeta& m, uint64_t& word) {
     word = m.word.load(platform::memory_order_relaxed);
     while (!is_locked(word)) {

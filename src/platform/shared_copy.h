@@ -1,0 +1,79 @@
+#pragma once
+// Copies of memory that another worker may write at the same time. An
+// optimistic reader copies a row while a committer may be installing it, and
+// finds out afterwards, by re-reading the row's version word, whether the copy
+// can be torn (a seqlock: Silo §4.5, TicToc Algorithm 4). The reader writes no
+// shared memory.
+//
+// So that the overlap is well-defined C++ and ThreadSanitizer sees no race,
+// both sides move the bytes as atomic 8-byte words (a tail shorter than a
+// word byte by byte), acquire loads and release stores.
+// A torn copy is then only a stale value, which the reader throws away.
+//
+// The order is the seqlock's (H.-J. Boehm, "Can seqlocks get along with
+// programming language memory models?", MSPC 2012), without standalone
+// fences, which ThreadSanitizer does not model:
+//   writer: lock the word (a sequentially consistent RMW); store_shared(...);
+//           store the new version word (release);
+//   reader: v1 = load (acquire); load_shared(...); v2 = load; the copy is the
+//           version v1 if v1 and v2 are unlocked and the same version.
+// A reader that loaded any byte the writer stored sees the lock or the new
+// version in v2: its acquire load synchronizes with that release store. On
+// x86-64 each of these loads and stores is a plain move.
+//
+// Both ends of a copy must be 8-byte aligned; rows' data is (storage/row.h).
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace abyss::platform {
+
+#if defined(ABYSS_SIM)
+// A simulated core runs until it reaches a platform call, so a copy is never
+// interleaved with another core's install, and the machine orders everything.
+inline void load_shared(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
+inline void store_shared(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
+inline uint64_t load_shared_word(const uint64_t& w) { return w; }
+inline void store_shared_word(uint64_t& w, uint64_t v) { w = v; }
+inline uint32_t load_shared_u32(const uint32_t& w) { return w; }
+inline void store_shared_u32(uint32_t& w, uint32_t v) { w = v; }
+#else
+namespace detail {
+// Row bytes are written as characters and columns elsewhere; read as words here.
+using Word [[gnu::may_alias]] = uint64_t;
+using Byte = unsigned char;
+
+inline void load_words(void* dst, const void* src, std::size_t bytes) {
+  auto* d = static_cast<Word*>(dst);
+  const auto* s = static_cast<const Word*>(src);
+  const std::size_t words = bytes / 8;
+  for (std::size_t i = 0; i < words; i++) d[i] = __atomic_load_n(&s[i], __ATOMIC_ACQUIRE);
+  auto* db = reinterpret_cast<Byte*>(d + words);
+  const auto* sb = reinterpret_cast<const Byte*>(s + words);
+  for (std::size_t i = 0; i < bytes % 8; i++) db[i] = __atomic_load_n(&sb[i], __ATOMIC_ACQUIRE);
+}
+
+inline void store_words(void* dst, const void* src, std::size_t bytes) {
+  auto* d = static_cast<Word*>(dst);
+  const auto* s = static_cast<const Word*>(src);
+  const std::size_t words = bytes / 8;
+  for (std::size_t i = 0; i < words; i++) __atomic_store_n(&d[i], s[i], __ATOMIC_RELEASE);
+  auto* db = reinterpret_cast<Byte*>(d + words);
+  const auto* sb = reinterpret_cast<const Byte*>(s + words);
+  for (std::size_t i = 0; i < bytes % 8; i++) __atomic_store_n(&db[i], sb[i], __ATOMIC_RELEASE);
+}
+
+}  // namespace detail
+
+inline void load_shared(void* dst, const void* src, std::size_t bytes) { detail::load_words(dst, src, bytes); }
+
+inline void store_shared(void* dst, const void* src, std::size_t bytes) { detail::store_words(dst, src, bytes); }
+
+// One field of a row's header, read or written the same way.
+inline uint64_t load_shared_word(const uint64_t& w) { return __atomic_load_n(&w, __ATOMIC_ACQUIRE); }
+inline void store_shared_word(uint64_t& w, uint64_t v) { __atomic_store_n(&w, v, __ATOMIC_RELEASE); }
+inline uint32_t load_shared_u32(const uint32_t& w) { return __atomic_load_n(&w, __ATOMIC_ACQUIRE); }
+inline void store_shared_u32(uint32_t& w, uint32_t v) { __atomic_store_n(&w, v, __ATOMIC_RELEASE); }
+#endif
+
+}  // namespace abyss::platform
