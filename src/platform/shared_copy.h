@@ -5,9 +5,18 @@
 // can be torn (a seqlock: Silo §4.5, TicToc Algorithm 4). The reader writes no
 // shared memory.
 //
-// So that the overlap is well-defined C++ and ThreadSanitizer sees no race,
-// both sides move the bytes as atomic 8-byte words (a tail shorter than a
-// word byte by byte), acquire loads and release stores.
+// C++ has no copy that may overlap another thread's writes (a byte-wise
+// atomic memcpy is proposed, P1478), so the platform gives one, and the
+// installer writes through its counterpart:
+//   - natively on x86-64: one `rep movsb`, inline assembly the compiler
+//     treats as opaque, so there is no C++ data race. The hardware gives
+//     every byte some value that was written to it. It is as fast as memcpy
+//     (a 1008-byte cold row: about 170 ns, against 420-530 ns word by word,
+//     whose loads each hold a load-buffer entry and so keep fewer cache
+//     misses in flight);
+//   - under ThreadSanitizer or AddressSanitizer, and off x86-64: atomic
+//     8-byte words (a tail byte by byte), acquire loads and release stores,
+//     which the sanitizers check like any other access.
 // A torn copy is then only a stale value, which the reader throws away.
 //
 // The order is the seqlock's (H.-J. Boehm, "Can seqlocks get along with
@@ -18,8 +27,9 @@
 //   reader: v1 = load (acquire); load_shared(...); v2 = load; the copy is the
 //           version v1 if v1 and v2 are unlocked and the same version.
 // A reader that loaded any byte the writer stored sees the lock or the new
-// version in v2: its acquire load synchronizes with that release store. On
-// x86-64 each of these loads and stores is a plain move.
+// version in v2: with atomic words, its acquire load synchronizes with that
+// release store; on x86-64, loads are not reordered with later loads, and the
+// locked RMW orders the lock bit before the copy's stores.
 //
 // Both ends of a copy must be 8-byte aligned; rows' data is (storage/row.h).
 #include <cstddef>
@@ -63,11 +73,40 @@ inline void store_words(void* dst, const void* src, std::size_t bytes) {
   for (std::size_t i = 0; i < bytes % 8; i++) __atomic_store_n(&db[i], sb[i], __ATOMIC_RELEASE);
 }
 
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+inline constexpr bool kSanitized = __has_feature(thread_sanitizer) || __has_feature(address_sanitizer);
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
+#if defined(__x86_64__)
+inline void string_copy(void* dst, const void* src, std::size_t bytes) {
+  asm volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(bytes) : : "memory");
+}
+inline constexpr bool kStringCopy = !kSanitized;
+#else
+inline void string_copy(void* dst, const void* src, std::size_t bytes) { store_words(dst, src, bytes); }
+inline constexpr bool kStringCopy = false;
+#endif
 }  // namespace detail
 
-inline void load_shared(void* dst, const void* src, std::size_t bytes) { detail::load_words(dst, src, bytes); }
+inline void load_shared(void* dst, const void* src, std::size_t bytes) {
+  if constexpr (detail::kStringCopy) {
+    detail::string_copy(dst, src, bytes);
+  } else {
+    detail::load_words(dst, src, bytes);
+  }
+}
 
-inline void store_shared(void* dst, const void* src, std::size_t bytes) { detail::store_words(dst, src, bytes); }
+inline void store_shared(void* dst, const void* src, std::size_t bytes) {
+  if constexpr (detail::kStringCopy) {
+    detail::string_copy(dst, src, bytes);
+  } else {
+    detail::store_words(dst, src, bytes);
+  }
+}
 
 // One field of a row's header, read or written the same way.
 inline uint64_t load_shared_word(const uint64_t& w) { return __atomic_load_n(&w, __ATOMIC_ACQUIRE); }
