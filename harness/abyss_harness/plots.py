@@ -37,7 +37,7 @@ import pandas as pd  # noqa: E402
 
 from . import engine, store  # noqa: E402
 from .metrics import metric_label  # noqa: E402
-from .spec import PlotSpec  # noqa: E402
+from .spec import EXTREMES, PlotSpec  # noqa: E402
 
 #: (colour, marker) of the i-th scheme of the engine's registry: the no-CC
 #: bound grey, then 2PL in blues and purple, T/O in warm colours, H-STORE
@@ -517,10 +517,9 @@ def plot_cdf(df: pd.DataFrame, *, series: str | None, title: str, stem: Path, ta
         ticks = [t for t in LOGIT_TICKS if t >= lo * 0.5]
         ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
         ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
-        ax.set_ylabel("fraction of transactions at or below")
     else:
         ax.set_ylim(0, 1.0)
-        ax.set_ylabel("fraction of transactions at or below")
+    ax.set_ylabel("fraction of transactions at or below")
     ax.grid(True, which="major", alpha=0.3)
     _title_inside(ax, title)
     _legend(ax, X_LABELS.get(series, series) if series else None)
@@ -595,10 +594,6 @@ def _shown_where(p: PlotSpec, d: pd.DataFrame) -> dict[str, Any]:
     if "type" in p.where:
         out["type"] = p.where["type"]
     return out
-
-
-#: `where` values that pick the largest or smallest value of a parameter.
-EXTREMES = ("max", "min")
 
 
 def default_plots(axes: list[str], has_breakdown: bool) -> list[PlotSpec]:

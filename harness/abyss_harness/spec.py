@@ -40,6 +40,8 @@ PLOT_SIZES = ("screen", "column", "page")
 PLOT_KINDS = ("lines", "bars", "breakdown", "timeseries", "cdf", "tail")
 #: What a breakdown stacks: shares of worker time, or µs of worker time per commit.
 BREAKDOWN_Y = ("fractions", "us_per_txn")
+#: `where` values that pick the largest or smallest value of a numeric parameter in each sweep.
+EXTREMES = ("max", "min")
 #: What a timeseries plot can show over a run's window (its samples).
 TIMESERIES_METRICS = ("throughput", "abort_rate", "p50_us", "p99_us", "commits", "cc_aborts")
 TABLE_KEYS = ("title", "rows", "columns", "cells", "ratio_to", "column_label", "labels", "headers",
@@ -650,8 +652,8 @@ def _plot(P: _Parser, spec: Spec, table: dict[str, Param], rp: Any, i: int) -> P
                 raise P.fail(f"{loc}.where.type", "a transaction type name, only in cdf and tail plots")
             continue
         p = P.param(table, k, f"{loc}.where.{k}")
-        if v in ("max", "min") and p.kind in (int, float):
-            continue        # the largest or smallest value of the sweep (plots.EXTREMES)
+        if v in EXTREMES and p.kind in (int, float):
+            continue        # the largest or smallest value of the sweep
         where[k] = P.value(p, v, f"{loc}.where.{k}", same_as_ok=False)
     sweeps = rp.get("sweeps")
     if sweeps is not None:
