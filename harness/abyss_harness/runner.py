@@ -180,12 +180,18 @@ def _finish(run: Run, outcome: Outcome, exp_dir: Path, result: SweepResult, cons
     final = exp_dir / run.file
     tmp = final.with_suffix(".json.part")
     err = final.with_suffix(".err")
+    # The engine writes a sampled run's CSV beside its --json path
+    # (docs/metrics.md, "Samples"): X.json.part.samples.csv, kept as X.samples.csv.
+    tmp_samples = tmp.with_name(tmp.name + ".samples.csv")
     if outcome.ok and tmp.exists():
+        if tmp_samples.exists():
+            tmp_samples.replace(final.with_suffix(".samples.csv"))
         tmp.replace(final)
         err.unlink(missing_ok=True)
         result.ran += 1
         return outcome
     tmp.unlink(missing_ok=True)
+    tmp_samples.unlink(missing_ok=True)
     if outcome.ok:
         outcome = Outcome(1, "the engine exited 0 but wrote no JSON report", outcome.seconds)
     err.write_text(f"abyss {' '.join(run.argv)}\nexit {outcome.returncode}\n{outcome.output}",

@@ -140,6 +140,11 @@ def test_timeseries_plots_the_samples_of_real_runs(tmp_path: Path) -> None:
     totals = s.groupby("file")["commits"].sum()
     assert all(totals[f] == c for f, c in zip(exp.runs["file"], exp.runs["commits"]))
     assert (s["rss_bytes"] > 0).all()
+    # Each run's samples CSV sits beside its report under the report's name.
+    runs_dir = exp_dir / "runs"
+    assert sorted(p.name for p in runs_dir.glob("*.samples.csv")) == sorted(
+        f.removeprefix("runs/").removesuffix(".json") + ".samples.csv" for f in exp.runs["file"])
+    assert not list(runs_dir.glob("*.part*"))
     report.write_experiment_report(exp)
     assert sorted(p.name for p in (exp_dir / "plots").glob("*.png")) == ["tail.png", "window.png"]
 
