@@ -461,20 +461,38 @@ def plot_timeseries(df: pd.DataFrame, *, y: str, series: str | None, title: str,
         d = (med if series is None else med[med[series] == v]).sort_values("interval")
         colour, marker = styles.get(v, ("#000000", "o"))
         kw = {"color": colour, "marker": marker, "markersize": 3, "linewidth": 1.4, "linestyle": dashes[v]}
-        top.plot(d["end_s"], d[y] * scale, label=series_label(series, v) if series else None, **kw)
-        bottom.plot(d["end_s"], d["rss_bytes"] / 2**20, **kw)
+        name = series_label(series, v) if series else None
+        top.plot(d["end_s"], d[y] * scale, label=name, **kw)
+        bottom.plot(d["end_s"], d["rss_bytes"] / 2**20, label=name, **kw)
     top.set_ylabel(label)
     if _zero_based(y):
         top.set_ylim(bottom=0)
     top.grid(True, alpha=0.3)
     _title_inside(top, title)
-    _legend(top, X_LABELS.get(series, series) if series else None)
+    # Beside the upper panel; at column width under the lower one, clear of its axis label.
+    legend_title = X_LABELS.get(series, series) if series else None
+    if _LOOK.size == "column":
+        _legend(bottom, legend_title, below=0.6)
+    else:
+        _legend(top, legend_title)
     bottom.set_ylabel("resident memory (MiB)")
     bottom.set_xlabel("time in the measurement window (s)")
-    bottom.set_ylim(bottom=0)
+    _memory_axis(bottom, med["rss_bytes"].dropna().astype(float) / 2**20)
     bottom.grid(True, alpha=0.3)
     plotted = med.rename(columns={y: f"{y}_median"}) if y != "end_s" else med
     return _save(fig, stem, plotted)
+
+
+def _memory_axis(ax: Any, mib: pd.Series) -> None:
+    """Resident memory is a large base (the loaded tables) plus what a run
+    adds as it goes (MVCC's versions): the axis spans the values, not zero to
+    them, so the growth shows; never less than 5% of the largest, so a flat
+    line does not turn noise into slopes."""
+    if mib.empty:
+        return
+    lo, hi = float(mib.min()), float(mib.max())
+    span = max(hi - lo, 0.05 * hi, 1.0)
+    ax.set_ylim(max(0.0, lo - 0.1 * span), lo + 1.1 * span)
 
 
 #: Percentiles of a tail plot: (label, column suffix), the run's latency_us keys.

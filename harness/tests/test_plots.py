@@ -243,8 +243,29 @@ def _pdf_width_inches(path: Path) -> float:
     return float(size.split()[2]) / 72
 
 
-@pytest.mark.parametrize("kind", ["lines", "breakdown", "cdf", "tail"])
-def test_column_pdfs_are_a_column_wide_and_render(tmp_path: Path, kind: str) -> None:
+def samples(schemes=("no_wait", "mvcc"), intervals=5) -> pd.DataFrame:
+    """A samples table as store.flatten_samples makes it: MVCC's memory grows."""
+    return pd.DataFrame([{"cc": cc, "interval": k, "end_s": float(k), "throughput": 1e5 + k,
+                          "rss_bytes": 2**30 + (k * 2**22 if cc == "mvcc" else 0)}
+                         for cc in schemes for k in range(1, intervals + 1)])
+
+
+@pytest.mark.parametrize("kind", ["lines", "breakdown", "cdf", "tail", "timeseries"])
+def test_column_pdfs_are_a_column_wide_and_render(tmp_path: Path, kind: str, monkeypatch) -> None:
+    # Every legend lies clear of every panel: none is drawn under another axes.
+    overlaps = []
+    save = plots._save
+
+    def checked(fig, stem, data):
+        r = fig.canvas.get_renderer()
+        for ax in fig.axes:
+            legend = ax.get_legend()
+            if legend is not None:
+                box = legend.get_window_extent(r)
+                overlaps.extend(other for other in fig.axes if box.overlaps(other.get_window_extent(r)))
+        return save(fig, stem, data)
+
+    monkeypatch.setattr(plots, "_save", checked)
     # pdfinfo and pdftoppm are poppler-utils, which ./abyss installs.
     with plots.look("column"):
         if kind == "lines":
@@ -253,6 +274,8 @@ def test_column_pdfs_are_a_column_wide_and_render(tmp_path: Path, kind: str) -> 
             files = plots.plot_breakdown(frame(), bar="threads", title="t", stem=tmp_path / "f")
         elif kind == "cdf":
             files = plots.plot_cdf(histograms(), series="cc", title="t", stem=tmp_path / "f", tail=True)
+        elif kind == "timeseries":
+            files = plots.plot_timeseries(samples(), y="throughput", series="cc", title="t", stem=tmp_path / "f")
         else:
             files = plots.plot_tail(frame(schemes=tuple(engine.SCHEMES)), x="cc", txn_type=None, title="t",
                                     stem=tmp_path / "f")
@@ -260,6 +283,10 @@ def test_column_pdfs_are_a_column_wide_and_render(tmp_path: Path, kind: str) -> 
     assert _pdf_width_inches(pdf) == pytest.approx(3.3, abs=0.03)
     subprocess.run(["pdftoppm", "-png", "-r", "100", "-singlefile", str(pdf), str(tmp_path / "page")], check=True)
     assert 320 <= _png_width(tmp_path / "page.png") <= 335
+    assert overlaps == []
+    text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    if kind in ("lines", "cdf", "timeseries"):
+        assert "NO_WAIT" in text
 
 
 def test_default_plots_show_latency_against_threads_and_the_tail_at_the_most_threads() -> None:
@@ -311,3 +338,16 @@ def test_plot_kinds_reject_what_they_cannot_draw(tmp_path: Path, bad: str, messa
                          encoding="utf-8")
     with pytest.raises(Exception, match=message):
         load_spec(spec_file, cores=2)
+
+
+def test_memory_axis_spans_the_values_so_growth_shows(tmp_path: Path, monkeypatch) -> None:
+    limits = []
+    save = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, stem, data: (limits.append(fig.axes[1].get_ylim()),
+                                                                 save(fig, stem, data))[1])
+    plots.plot_timeseries(samples(), y="throughput", series="cc", title="t", stem=tmp_path / "ts")
+    lo, hi = limits[0]
+    # 1024 MiB loaded, MVCC adds 4 MiB a second up to 1044: the axis starts near
+    # the base, not at 0, and the growth takes a third of its height or more.
+    assert 1000 < lo < 1024 and 1044 < hi < 1100
+    assert (1044 - 1024) / (hi - lo) > 0.3
