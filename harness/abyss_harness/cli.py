@@ -268,22 +268,25 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     if not is_metric(args.metric):
         raise UsageError(f"--metric {args.metric!r} is not a metric")
     try:
-        c = compare.compare(compare.load_side(a), compare.load_side(b), args.metric, args.noise)
+        c = compare.compare(compare.load_side(a), compare.load_side(b), args.metric, args.noise, args.paired)
     except compare.CompareError as e:
         raise UsageError(str(e)) from None
     for w in c.warnings:
         console.print(f"[yellow]warning:[/] {w}")
     t = Table(title=f"{args.metric}: B = {b} against A = {a}", title_justify="left")
-    for col in ("point", "A", "B", "B / A", "spread A", "spread B", "verdict"):
+    cols = ["point", "A", "B", "B / A", "spread A", "spread B"] + (["B / A per rep"] if args.paired else [])
+    for col in cols + ["verdict"]:
         t.add_column(col, justify="left" if col in ("point", "verdict") else "right")
     for _, r in c.points.iterrows():
-        t.add_row(compare.label(c, r), f"{r[args.metric + '_a']:,.0f}", f"{r[args.metric + '_b']:,.0f}",
-                  f"{r['ratio']:.3f}", _percent(r["spread_a"]), _percent(r["spread_b"]), r["verdict"])
+        cells = [compare.label(c, r), f"{r[args.metric + '_a']:,.0f}", f"{r[args.metric + '_b']:,.0f}",
+                 f"{r['ratio']:.3f}", _percent(r["spread_a"]), _percent(r["spread_b"])]
+        t.add_row(*cells, *([r["pair_ratios"] or "–"] if args.paired else []), r["verdict"])
     console.print(t)
     n = c.counts()
+    how = ("half the range of the per-repetition ratios" if args.paired
+           else "each side's spread over its repetitions")
     console.print(f"{len(c.points)} point(s): {n['faster']} faster, {n['slower']} slower, "
-                  f"{n['within noise']} within noise (noise: the larger of {args.noise:.0%} and each side's "
-                  "spread over its repetitions)")
+                  f"{n['within noise']} within noise (noise: the larger of {args.noise:.0%} and {how})")
     out = Path(args.out) if args.out else _results_dir(None) / "compare"
     # Two runs of one spec share their directory's name; their parents tell them apart.
     names = (a.name, b.name) if a.name != b.name else (f"{a.parent.name}-{a.name}", f"{b.parent.name}-{b.name}")
@@ -405,6 +408,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--metric", default="throughput", help="the column compared (default: throughput)")
     sp.add_argument("--noise", type=_fraction, default=compare.DEFAULT_NOISE, metavar="F",
                     help="ratios within 1 +- F are noise, or within a side's own spread if larger (default 0.1)")
+    sp.add_argument("--paired", action="store_true",
+                    help="the sides ran interleaved (repetition k of A, then of B): compare repetition by "
+                         "repetition, so drift between repetitions cancels")
     sp.add_argument("--out", metavar="DIR", help="where the plot goes (default: results/compare/)")
     sp.set_defaults(func=cmd_compare)
 

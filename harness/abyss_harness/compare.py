@@ -11,6 +11,11 @@ of each side ((max - min) / median over its repetitions), and a verdict:
   move) and either side's own spread;
 - `within noise` otherwise.
 
+With `--paired` (the two sides ran interleaved, repetition by repetition)
+the ratio is the median of the per-repetition ratios B_k / A_k, and the
+noise the larger of `--noise` and half their range: a shared machine that
+drifts between repetitions then moves both runs of a pair alike.
+
 It warns when the two sides come from different machines, builds or
 revisions, since a ratio then measures those too, and when the median ratio
 over all points is itself outside the noise: then the machine moved between
@@ -68,8 +73,25 @@ def _spread(values: pd.Series) -> float:
     return float((values.max() - values.min()) / med) if med > 0 else 0.0
 
 
+def _paired(ga: pd.DataFrame, gb: pd.DataFrame, metric: str) -> pd.Series | None:
+    """B / A per repetition, repetition k of one side beside repetition k of
+    the other; None unless both sides ran the same repetitions, two or more."""
+    va = ga.dropna(subset=[metric]).groupby("rep")[metric].median()
+    vb = gb.dropna(subset=[metric]).groupby("rep")[metric].median()
+    if len(va) < 2 or set(va.index) != set(vb.index) or (va <= 0).any():
+        return None
+    return (vb / va).sort_index()
+
+
 def compare(a: pd.DataFrame, b: pd.DataFrame, metric: str = "throughput",
-            noise: float = DEFAULT_NOISE) -> Comparison:
+            noise: float = DEFAULT_NOISE, paired: bool = False) -> Comparison:
+    """Per point both sides ran: the ratio of medians and a verdict against
+    the noise. `paired` (the sides ran interleaved: repetition k of A, then
+    repetition k of B, and so on) takes the ratio per repetition instead, so
+    a machine that drifts between repetitions moves both sides of a pair
+    alike: the ratio is the median of those, and the noise is the larger of
+    `noise` and half their range over that median."""
+
     keys = [c for c in store.PARAM_COLUMNS if c != "seed" and c in a and c in b
             and (a[c].notna().any() or b[c].notna().any())]
     def tag(df: pd.DataFrame) -> list[str]:
@@ -77,17 +99,26 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, metric: str = "throughput",
 
     a, b = a.assign(_key=tag(a)), b.assign(_key=tag(b))
     rows = []
+    unpaired: list[str] = []
     for key, ga in a.groupby("_key", sort=False):
         gb = b[b["_key"] == key]
         va, vb = ga[metric].dropna(), gb[metric].dropna()
         if va.empty or vb.empty:
             continue
         med_a, med_b = float(va.median()), float(vb.median())
-        ratio = med_b / med_a if med_a > 0 else float("inf")
-        band = max([noise] + [x for x in (_spread(va), _spread(vb)) if x == x])
+        pairs = _paired(ga, gb, metric) if paired else None
+        if paired and pairs is None:
+            unpaired.append(key)
+        if pairs is not None:
+            ratio = float(pairs.median())
+            band = max(noise, float(pairs.max() - pairs.min()) / 2 / ratio)
+        else:
+            ratio = med_b / med_a if med_a > 0 else float("inf")
+            band = max([noise] + [x for x in (_spread(va), _spread(vb)) if x == x])
         verdict = "faster" if ratio > 1 + band else "slower" if ratio < 1 - band else "within noise"
         rows.append({**{k: ga[k].iloc[0] for k in keys}, "reps_a": len(va), "reps_b": len(vb),
                      f"{metric}_a": med_a, f"{metric}_b": med_b, "spread_a": _spread(va), "spread_b": _spread(vb),
+                     "pair_ratios": " ".join(f"{r:.3f}" for r in pairs) if pairs is not None else "",
                      "ratio": ratio, "noise": band, "verdict": verdict})
     if not rows:
         raise CompareError("the two sides have no configuration in common (runs are joined on every "
@@ -102,6 +133,9 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, metric: str = "throughput",
         warnings.append(f"the median B / A over all {len(points)} points is {overall:.2f}: the whole machine, not "
                         f"single configurations, may have changed between the two (median load average "
                         f"{loads[0]:.2f} vs {loads[1]:.2f}); repeat both sides interleaved before reading verdicts")
+    if unpaired:
+        warnings.append(f"--paired: {len(unpaired)} point(s) lack the same two or more repetitions on both "
+                        "sides; they are compared by their medians")
     single = [name for name, col in (("A", "reps_a"), ("B", "reps_b")) if (points[col] < 2).any()]
     if single:
         warnings.append(f"{' and '.join(single)} {'has' if len(single) == 1 else 'have'} points with one "

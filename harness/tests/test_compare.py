@@ -100,3 +100,41 @@ def test_labels_leave_out_parameters_a_point_does_not_have(tmp_path: Path, spec_
     c.varying.append("theta")
     row["theta"] = float("nan")
     assert "theta" not in compare.label(c, row)
+
+
+def _scale_rep(exp_dir: Path, rep: int, factor: float, cc: str | None = None) -> None:
+    """Multiply the throughput of one repetition (of one scheme, or of all)."""
+    for path in (exp_dir / "runs").glob(f"*.r{rep}.json"):
+        doc = json.loads(path.read_text())
+        if cc is None or doc["config"]["cc"] == cc:
+            doc["results"]["throughput"] *= factor
+            path.write_text(json.dumps(doc))
+
+
+def test_paired_repetitions_see_a_change_through_drift(tmp_path: Path, spec_file: Path, capsys) -> None:
+    a, b = _sweep(spec_file, tmp_path / "a"), _sweep(spec_file, tmp_path / "b")
+    # The machine slows by 40% between repetitions 1 and 2, on both sides
+    # alike (interleaved); B's no_wait is 25% faster in both repetitions.
+    for side in (a, b):
+        _scale_rep(side, 2, 0.6)
+    for rep in (1, 2):
+        _scale_rep(b, rep, 1.25, cc="no_wait")
+    unpaired = compare.compare(compare.load_side(a), compare.load_side(b))
+    assert set(unpaired.points["verdict"]) == {"within noise"}   # the drift's spread hides it
+    paired = compare.compare(compare.load_side(a), compare.load_side(b), paired=True)
+    verdict = {(r["cc"], r["threads"]): r["verdict"] for _, r in paired.points.iterrows()}
+    assert {k: v for k, v in verdict.items() if k[0] == "no_wait"} == {("no_wait", 1): "faster",
+                                                                      ("no_wait", 2): "faster"}
+    assert all(v == "within noise" for k, v in verdict.items() if k[0] != "no_wait")
+    nw = paired.points[paired.points["cc"] == "no_wait"]
+    assert nw["ratio"].tolist() == pytest.approx([1.25, 1.25]) and (nw["pair_ratios"] == "1.250 1.250").all()
+    assert cli.main(["compare", str(a), str(b), "--paired", "--out", str(tmp_path / "out")]) == 0
+    assert "2 faster, 0 slower, 4 within noise" in capsys.readouterr().out
+
+
+def test_paired_falls_back_to_medians_without_matching_repetitions(tmp_path: Path, spec_file: Path) -> None:
+    a, b = _sweep(spec_file, tmp_path / "a"), _sweep(spec_file, tmp_path / "b")
+    one = compare.load_side(a)
+    c = compare.compare(one[one["rep"] == 1], compare.load_side(b), paired=True)
+    assert (c.points["pair_ratios"] == "").all()
+    assert any(w.startswith("--paired: 6 point(s) lack") for w in c.warnings)
