@@ -48,6 +48,7 @@ class Comparison:
     points: pd.DataFrame                 # one row per configuration both sides ran
     varying: list[str]                   # the parameters that tell the points apart
     warnings: list[str] = field(default_factory=list)
+    paired: bool = False                 # ratios per repetition (compare(..., paired=True))
 
     def counts(self) -> dict[str, int]:
         return {v: int((self.points["verdict"] == v).sum()) for v in ("faster", "slower", "within noise")}
@@ -145,7 +146,7 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, metric: str = "throughput",
         sa, sb = set(a[col].dropna().astype(str)), set(b[col].dropna().astype(str))
         if sa and sb and sa != sb:
             warnings.append(f"A and B differ in {col}: {', '.join(sorted(sa))} vs {', '.join(sorted(sb))}")
-    return Comparison(points=points, varying=varying, warnings=warnings)
+    return Comparison(points=points, varying=varying, warnings=warnings, paired=paired)
 
 
 def label(c: Comparison, row: pd.Series) -> str:
@@ -165,7 +166,7 @@ def plot(c: Comparison, stem: Path, title: str) -> list[Path]:
     ax.axvline(1, color="#000000", linewidth=0.8)
     ax.set_yticks(ys)
     ax.set_yticklabels([label(c, r) for _, r in pts.iterrows()], fontsize="small")
-    ax.set_xlabel("B / A (median throughput)")
+    ax.set_xlabel("B / A (median of the per-repetition ratios)" if c.paired else "B / A (median throughput)")
     ax.grid(True, axis="x", alpha=0.3)
     ax.set_title(title, fontsize="medium")
     return plots._save(fig, stem, pts)
