@@ -166,7 +166,7 @@ def plot(c: Comparison, stem: Path, title: str) -> list[Path]:
     ax.axvline(1, color="#000000", linewidth=0.8)
     ax.set_yticks(ys)
     ax.set_yticklabels([label(c, r) for _, r in pts.iterrows()], fontsize="small")
-    ax.set_xlabel("B / A (median of the per-repetition ratios)" if c.paired else "B / A (median throughput)")
+    ax.set_xlabel("B / A (median of the per-repetition ratios)" if c.paired else "B / A (ratio of the medians)")
     ax.grid(True, axis="x", alpha=0.3)
     ax.set_title(title, fontsize="medium")
     return plots._save(fig, stem, pts)
