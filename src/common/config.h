@@ -55,6 +55,13 @@ struct Config {
   BackoffKind backoff = BackoffKind::Exp;
   uint32_t backoff_base_ns = 1000;  // bound after the first abort, doubled per abort (Tale §5)
   uint32_t backoff_max_us = 100;
+  // Tale §5: the bound of the random wait after the `aborts`+1-th abort of a
+  // transaction, --backoff-base-ns doubled per abort up to --backoff-max-us.
+  uint64_t backoff_bound_ns(uint32_t aborts) const {
+    const uint64_t cap = uint64_t{backoff_max_us} * 1000;
+    const uint64_t bound = uint64_t{backoff_base_ns} << (aborts < 20 ? aborts : 20);
+    return bound < cap ? bound : cap;
+  }
 
   uint32_t dl_timeout_us = 100;  // Abyss §4.2
   bool dl_detect = true;

@@ -86,22 +86,24 @@ class StoreOf final : public Store::Impl {
     Txn<CC>& txn = *txns_[session];
     Worker& w = *workers_[session];
     TransactionOf<CC> view(txn);
-    const uint64_t cap_ns = uint64_t{cfg_.backoff_max_us} * 1000;
     for (uint32_t aborts = 0;; aborts++) {
       w.reset_attempt();
       if constexpr (CC::kTraits.declares_partitions) declare(txn, partitions);
       Rc rc = txn.begin(aborts > 0);
-      if (rc == Rc::Ok) rc = body(view);
+      if (rc == Rc::Ok) {
+        try {
+          rc = body(view);
+        } catch (...) {
+          txn.abort();  // releases what the body's accesses took, then the caller sees the exception
+          throw;
+        }
+      }
       if (rc == Rc::Ok) rc = txn.commit();
       if (rc == Rc::Ok) return {Rc::Ok, aborts};
       txn.abort();
       if (rc != Rc::Abort) return {rc, aborts};
-      if (cfg_.backoff == BackoffKind::Exp) {
-        // The runner's backoff (engine/runner.h): random, below a bound that
-        // doubles per abort.
-        const uint64_t bound = std::min<uint64_t>(cap_ns, uint64_t{cfg_.backoff_base_ns} << std::min(aborts, 20u));
-        platform::pause_for_ns(w.rng.uniform(bound + 1));
-      }
+      // The runner's backoff (engine/runner.h).
+      if (cfg_.backoff == BackoffKind::Exp) platform::pause_for_ns(w.rng.uniform(cfg_.backoff_bound_ns(aborts) + 1));
     }
   }
 

@@ -65,7 +65,8 @@ class Store final {
   // Runs `body` as one transaction on `session`, restarting it (after the
   // configured backoff) whenever the scheme aborts it, until it commits or
   // the body answers Rc::LogicalAbort. The body must pass on every Rc::Abort
-  // it is given. A scheme that locks partitions (hstore) takes `partitions`
+  // it is given. An exception from the body rolls the transaction back and
+  // reaches the caller. A scheme that locks partitions (hstore) takes `partitions`
   // before the transaction starts; none named means every partition.
   Outcome run(uint32_t session, const std::function<Rc(Transaction&)>& body, std::span<const uint32_t> partitions = {});
 

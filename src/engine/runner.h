@@ -43,7 +43,6 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
   const std::size_t types = W::kTypeNames.size();
   WorkerStats stats(types);
   const double cycles_per_ns = platform::cycles_per_ns();
-  const uint64_t backoff_cap_ns = uint64_t{cfg.backoff_max_us} * 1000;
   bool measuring = false;
   const bool sampling = cfg.sample_interval() > 0;
   uint64_t window_start = 0;
@@ -119,11 +118,8 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
         stats.types[type][Counter::CcAborts]++;
       }
       if (cfg.backoff == BackoffKind::Exp) {
-        // Tale §5: wait a random time below a bound that doubles per abort,
-        // from --backoff-base-ns up to --backoff-max-us.
-        const uint64_t bound =
-            std::min<uint64_t>(backoff_cap_ns, uint64_t{cfg.backoff_base_ns} << std::min(aborts, 20u));
-        platform::pause_for_ns(w.rng.uniform(bound + 1));
+        // Tale §5: wait a random time below a bound that doubles per abort.
+        platform::pause_for_ns(w.rng.uniform(cfg.backoff_bound_ns(aborts) + 1));
       }
       if (yield_after_abort) platform::yield_thread();
       if (measuring) stats[TimeCat::Backoff] += platform::cycles() - rolled_back;

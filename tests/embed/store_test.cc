@@ -103,6 +103,22 @@ TEST_P(StoreTest, InsertedRowsAreReadAndRemovedRowsAreGone) {
   EXPECT_EQ(gone.rc, Rc::NotFound);
 }
 
+// A body that throws leaves nothing behind: its write is rolled back and
+// its row is free for the next transaction, under every scheme.
+TEST_P(StoreTest, AThrowingBodyRollsBackAndReleasesItsRows) {
+  Store& s = open(1);
+  EXPECT_THROW(s.run(0,
+                     [&](Transaction& t) -> Rc {
+                       char* row = nullptr;
+                       if (Rc rc = t.update(*accounts_, 1, row); rc != Rc::Ok) return rc;
+                       set_int64(row, balance_, 0);
+                       throw std::runtime_error("the caller's own failure");
+                     }),
+               std::runtime_error);
+  EXPECT_EQ(s.run(0, [&](Transaction& t) { return transfer(t, 1, 2, 30); }).rc, Rc::Ok);
+  EXPECT_EQ(balance(1), kOpening - 30);
+}
+
 // Two threads move money between a few hot accounts: every transfer commits
 // once, whatever it takes, and no money is made or lost.
 TEST_P(StoreTest, ConcurrentTransfersKeepTheTotal) {
