@@ -112,6 +112,53 @@ int probe_command(bool as_json) {
   return 0;
 }
 
+// `abyss bench memory`: what random line reads cost on this machine, on small
+// and huge pages, and the read-only YCSB throughput they bound.
+struct MemoryBench {
+  uint64_t size_mib = 2048;
+  std::string pages = "both";
+  uint32_t lines_per_txn = 32;
+  bool as_json = false;
+};
+
+int memory_bench_command(const MemoryBench& b) {
+  std::vector<bool> kinds;
+  if (b.pages != "huge") kinds.push_back(false);
+  if (b.pages != "small") kinds.push_back(true);
+  nlohmann::json j;
+  j["size_bytes"] = b.size_mib << 20;
+  j["lines_per_txn"] = b.lines_per_txn;
+  if (!b.as_json) {
+    std::printf("one core's random 64-byte line reads over %llu MiB; bound for a read-only transaction of %u lines\n",
+                static_cast<unsigned long long>(b.size_mib), b.lines_per_txn);
+    std::printf("%-6s %16s %16s %18s %18s\n", "pages", "dependent M/s", "independent M/s", "bound txn/s (dep)",
+                "bound txn/s (ind)");
+  }
+  for (const bool huge : kinds) {
+    abyss::MemoryProbe p;
+    if (auto err = abyss::probe_memory(b.size_mib << 20, huge, p); !err.empty()) {
+      std::fprintf(stderr, "abyss: %s\n", err.c_str());
+      return 2;
+    }
+    const double dependent = 1e3 / p.dependent_ns;  // M reads/s
+    const double independent = 1e3 / p.independent_ns;
+    const char* name = huge ? "huge" : "small";
+    j["pages"].push_back({{"pages", name},
+                          {"dependent_ns", p.dependent_ns},
+                          {"independent_ns", p.independent_ns},
+                          {"dependent_lines_per_s", dependent * 1e6},
+                          {"independent_lines_per_s", independent * 1e6},
+                          {"bound_txn_per_s_dependent", dependent * 1e6 / b.lines_per_txn},
+                          {"bound_txn_per_s_independent", independent * 1e6 / b.lines_per_txn}});
+    if (!b.as_json) {
+      std::printf("%-6s %16.2f %16.2f %18.0f %18.0f\n", name, dependent, independent, dependent * 1e6 / b.lines_per_txn,
+                  independent * 1e6 / b.lines_per_txn);
+    }
+  }
+  if (b.as_json) std::printf("%s\n", j.dump(2).c_str());
+  return 0;
+}
+
 int check_history_command(const std::string& path) {
   try {
     const auto report = abyss::check::check_history_file(path);
@@ -219,11 +266,27 @@ int main(int argc, char** argv) {
       "probe", "measure this machine's clock, memory latencies and bandwidth (what abyss sim calibrate reads)");
   probe->add_flag("--json", probe_as_json, "as JSON");
 
+  MemoryBench memory_bench;
+  CLI::App* bench = app.add_subcommand("bench", "benchmarks of this machine (the bench tables are harness specs)");
+  bench->require_subcommand(1);
+  CLI::App* bench_memory = bench->add_subcommand(
+      "memory", "one core's dependent and independent random line reads, small and huge pages (the memory bound)");
+  bench_memory->add_option("--size-mib", memory_bench.size_mib, "region to read, MiB (default 2048)")
+      ->check(CLI::Range(uint64_t{64}, uint64_t{1} << 20));
+  bench_memory->add_option("--pages", memory_bench.pages, "small | huge | both (default both)")
+      ->check(CLI::IsMember({"small", "huge", "both"}));
+  bench_memory
+      ->add_option("--lines-per-txn", memory_bench.lines_per_txn,
+                   "lines a read-only transaction reads, for its bound (default 32: 16 accesses x 2 lines)")
+      ->check(CLI::Range(1u, 1'000'000u));
+  bench_memory->add_flag("--json", memory_bench.as_json, "as JSON");
+
   app.add_subcommand("version", "print the build's git revision and type");
 
   // demo and the bench tables are harness specs, run by ./abyss through
   // `./abyss sweep harness/specs/...` (docs/harness.md): say where they went.
-  if (argc > 1 && (std::string(argv[1]) == "demo" || std::string(argv[1]) == "bench")) {
+  const bool memory_bench_asked = argc > 2 && std::string(argv[1]) == "bench" && std::string(argv[2]) == "memory";
+  if (argc > 1 && (std::string(argv[1]) == "demo" || std::string(argv[1]) == "bench") && !memory_bench_asked) {
     const std::vector<std::pair<std::string, std::string>> bench_specs = {{"ycsb", "bench-ycsb"},
                                                                           {"hstore", "bench-hstore"},
                                                                           {"tpcc", "bench-tpcc"},
@@ -317,6 +380,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (probe->parsed()) return probe_command(probe_as_json);
+    if (bench_memory->parsed()) return memory_bench_command(memory_bench);
     if (check_history->parsed()) return check_history_command(history_path);
     if (check_tpcc->parsed()) return check_tpcc_command(tpcc_dir, tpcc_inserts);
     std::printf("abyss %s (%s)\n", std::string(abyss::git_rev()).c_str(), std::string(abyss::build_type()).c_str());

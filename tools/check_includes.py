@@ -35,7 +35,7 @@ REGISTRY_HEADERS = {
 PRIMITIVE_HEADERS = {
     "atomic", "thread", "mutex", "shared_mutex", "condition_variable", "semaphore", "barrier", "latch",
     "stop_token", "future", "fstream", "filesystem", "pthread.h", "unistd.h", "fcntl.h", "sys/stat.h",
-    "sys/socket.h", "sched.h", "x86intrin.h", "immintrin.h",
+    "sys/socket.h", "sys/mman.h", "sched.h", "x86intrin.h", "immintrin.h",
 }
 
 

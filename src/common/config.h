@@ -12,6 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "common/latch_kind.h"
+#include "common/storage_options.h"
 #include "common/ts_alloc.h"
 #include "common/workload_settings.h"
 
@@ -49,6 +50,10 @@ struct Config {
   // name or a file) in the simulated build.
   uint32_t sim_cores = 0;
   std::string topology = "mesh";
+
+  // Tale §5's switches for the storage layer and the access path.
+  StorageOptions storage{};
+  bool prefetch = true;  // a transaction that knows its keys fetches their buckets and rows ahead
 
   TsAllocConfig ts_alloc{};
   LatchKind latch = LatchKind::Spin;

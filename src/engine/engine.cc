@@ -93,7 +93,7 @@ RunResult run_with(const Config& given) {
   result.metrics = W::metrics();
 
   const RowLayout layout = RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta));
-  Database db(layout);
+  Database db(layout, cfg.storage);
   W workload(cfg);
   const uint64_t load_start = platform::wall_ns();
   workload.load(db, platform::hardware_cores(), [](void* meta) { new (meta) RowMeta(); });
@@ -109,6 +109,7 @@ RunResult run_with(const Config& given) {
   for (uint32_t i = 0; i < cfg.threads; i++) {
     auto& w = workers.emplace_back(std::make_unique<Worker>(WorkerId{i}, cfg.threads, cfg.seed, db.tables().size()));
     w->ts = ts.get();
+    w->prefetch = cfg.prefetch;
     if (!cfg.history_path.empty()) {
       w->history = std::make_unique<HistoryWriter>(cfg.history_path + ".part" + std::to_string(i));
     }

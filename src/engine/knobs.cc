@@ -63,6 +63,9 @@ std::string unless_backs_off(const cc::SchemeTraits& s, const Config& c) {
 std::string unless_simulated(const cc::SchemeTraits& /*s*/, const Config& c) {
   return c.sim_cores > 0 ? "" : "it chooses the simulated machine, used with --sim-cores N only";
 }
+std::string unless_native(const cc::SchemeTraits& /*s*/, const Config& c) {
+  return c.sim_cores == 0 ? "" : "simulated cores do not overlap misses, so nothing is fetched ahead";
+}
 // (A knob of one scheme is ignored under the others through its `scheme`
 // field; see ignored_reason.)
 std::string unless_dl_searches(const cc::SchemeTraits& /*s*/, const Config& c) {
@@ -189,6 +192,16 @@ std::vector<Knob> make_table() {
   k.get = [](const Config& c) { return nlohmann::json(c.ts_alloc.to_string()); };
   t.push_back(std::move(k));
 
+  t.push_back(choice(
+      "index", "index", kIndexNames, +[](Config& c) -> IndexKind& { return c.storage.index; },
+      "hash index layout: flat (cache-line buckets, one miss a probe) | chained (a node per key) (Tale §5)"));
+  t.push_back(on_off(
+      "huge-pages", "huge_pages", +[](Config& c) -> bool& { return c.storage.huge_pages; },
+      "tables and indexes on transparent huge pages: on | off"));
+  t.push_back(on_off(
+      "prefetch", "prefetch", +[](Config& c) -> bool& { return c.prefetch; },
+      "fetch the index buckets and rows of a transaction's known keys before its accesses: on | off"));
+  t.back().ignored_because = unless_native;
   t.push_back(choice(
       "latch", "latch", kLatchNames, +[](Config& c) -> LatchKind& { return c.latch; },
       "latch for lock state (queue = MCS)"));

@@ -3,6 +3,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "platform/process.h"
+#include "storage/footprint.h"
+
 namespace abyss {
 
 std::string probe_host(HostProbe& out) {
@@ -13,6 +16,13 @@ std::string probe_host(HostProbe& out) {
                                       uint64_t{6} << 20,  uint64_t{8} << 20,   uint64_t{12} << 20, uint64_t{16} << 20,
                                       uint64_t{24} << 20, uint64_t{32} << 20,  uint64_t{512} << 20};
   return platform::probe_host(sets, out);
+}
+
+std::string probe_memory(uint64_t bytes, bool huge_pages, MemoryProbe& out) {
+  if (auto why = footprint::shortfall(bytes, platform::available_memory_bytes()); !why.empty()) {
+    return "the memory bench's region " + why + " (a smaller --size-mib fits)";
+  }
+  return platform::probe_memory(bytes, huge_pages, out);
 }
 
 }  // namespace abyss

@@ -6,9 +6,11 @@
 #include <numeric>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "platform/clock.h"
+#include "platform/memory.h"
 #include "platform/thread.h"
 
 namespace abyss::platform {
@@ -144,6 +146,47 @@ double measure_stream_gbps() {
 }
 
 }  // namespace
+
+std::string probe_memory(uint64_t bytes, bool huge_pages, MemoryProbe& out) {
+  out = {};
+  out.bytes = bytes;
+  out.huge_pages = huge_pages;
+  constexpr std::size_t kWordsPerLine = 8;
+  const uint64_t lines = bytes / 64;
+  if (lines < 2) return "the memory bench needs at least two cache lines";
+  auto* words = static_cast<uint64_t*>(map_zeroed(bytes, huge_pages));
+  if (words == nullptr) return "could not map " + std::to_string(bytes >> 20) + " MiB for the memory bench";
+  // One random cycle through every line (Sattolo's shuffle), its links in
+  // each line's first word.
+  for (uint64_t i = 0; i < lines; i++) words[i * kWordsPerLine] = i;
+  std::mt19937_64 rng(lines);
+  for (uint64_t i = lines - 1; i > 0; i--) {
+    const uint64_t j = std::uniform_int_distribution<uint64_t>(0, i - 1)(rng);
+    std::swap(words[i * kWordsPerLine], words[j * kWordsPerLine]);
+  }
+  constexpr uint64_t kReads = uint64_t{1} << 22;
+  uint64_t at = 0;
+  for (uint64_t i = 0; i < kReads; i++) at = words[at * kWordsPerLine];  // warm what can be warmed
+  out.dependent_ns = fastest_ns(3,
+                                [&] {
+                                  for (uint64_t i = 0; i < kReads; i++) at = words[at * kWordsPerLine];
+                                  opaque(at);
+                                }) /
+                     static_cast<double>(kReads);
+  const uint64_t mask = (uint64_t{1} << (63 - __builtin_clzll(lines))) - 1;  // a power of two of lines
+  constexpr uint64_t kIndependent = uint64_t{1} << 24;
+  out.independent_ns = fastest_ns(3,
+                                  [&] {
+                                    uint64_t sum = 0;
+                                    for (uint64_t i = 0; i < kIndependent; i++) {
+                                      sum += words[((i * 0x9E3779B97F4A7C15ULL >> 20) & mask) * kWordsPerLine];
+                                    }
+                                    opaque(sum);
+                                  }) /
+                       static_cast<double>(kIndependent);
+  unmap(words, bytes, huge_pages);
+  return {};
+}
 
 std::string probe_host(const std::vector<uint64_t>& working_sets, HostProbe& out) {
   out = {};

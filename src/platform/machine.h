@@ -61,4 +61,19 @@ struct HostProbe {
 // Native only: the simulated build answers an error, empty on success.
 std::string probe_host(const std::vector<uint64_t>& working_sets, HostProbe& out);
 
+// One core's random reads of whole lines of a region far larger than its
+// caches, mapped as tables are (platform/memory.h): dependent reads (a chase
+// through the lines in one random cycle: each waits for the one before) and
+// independent reads (random lines the core may fetch in parallel). The two
+// bound what an engine probing that memory can do per core.
+struct MemoryProbe {
+  uint64_t bytes = 0;
+  bool huge_pages = false;
+  double dependent_ns = 0;    // per read
+  double independent_ns = 0;  // per read
+};
+// Native only, like probe_host; an error also when the region cannot be
+// mapped.
+std::string probe_memory(uint64_t bytes, bool huge_pages, MemoryProbe& out);
+
 }  // namespace abyss::platform

@@ -10,11 +10,11 @@ namespace abyss {
 
 class Database final {
  public:
-  explicit Database(RowLayout layout) : layout_(layout) {}
+  explicit Database(RowLayout layout, StorageOptions options = {}) : layout_(layout), options_(options) {}
 
   Table& create_table(std::string name, Schema schema, uint64_t expected_rows) {
     tables_.push_back(std::make_unique<Table>(static_cast<uint32_t>(tables_.size()), std::move(name), std::move(schema),
-                                              layout_, expected_rows));
+                                              layout_, expected_rows, options_));
     return *tables_.back();
   }
 
@@ -27,6 +27,7 @@ class Database final {
 
  private:
   RowLayout layout_;
+  StorageOptions options_;
   std::vector<std::unique_ptr<Table>> tables_;
 };
 

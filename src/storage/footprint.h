@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <string>
 
+#include "common/storage_options.h"
 #include "index/hash_index.h"
+#include "platform/memory.h"
 #include "storage/row.h"
 
 namespace abyss::footprint {
@@ -15,20 +17,25 @@ namespace abyss::footprint {
 inline constexpr uint64_t kPage = 4096;
 
 // `rows` rows inserted through one RowCursor (one loader) in blocks of
-// `block_rows` (Table::allocate): whole blocks, every byte zeroed and so
-// resident, each with one more page for the allocator's header (a block is a
-// page-granular mapping of its own).
-inline uint64_t table_rows(uint64_t rows, uint64_t block_rows, uint32_t stride) {
-  const uint64_t blocks = (rows + block_rows - 1) / block_rows;
-  return blocks * (round_up(block_rows * stride, kPage) + kPage);
+// `block_rows` (Table::allocate): whole blocks, each a mapping of its own
+// (rounded to huge pages, and holding as many more rows, when they are on),
+// counted as resident.
+inline uint64_t table_rows(uint64_t rows, uint64_t block_rows, uint32_t stride, StorageOptions options) {
+  const uint64_t bytes = platform::mapped_size(block_rows * stride, options.huge_pages);
+  const uint64_t per_block = bytes / stride;
+  return (rows + per_block - 1) / per_block * bytes;
 }
 
-// `keys` index nodes bump-allocated from one loader's Arena: only the pages
-// the nodes reach are touched.
-inline uint64_t index_nodes(uint64_t keys) { return round_up(keys * sizeof(HashIndex::Node), kPage); }
+// The index nodes `keys` inserts bump-allocate from one loader's Arena: only
+// the pages the nodes reach are touched.
+inline uint64_t index_nodes(uint64_t keys, StorageOptions options) {
+  return round_up(HashIndex::node_bytes(keys, options.index), kPage);
+}
 
-// A HashIndex's bucket array, zeroed at construction.
-inline uint64_t hash_index(uint64_t expected_keys) { return HashIndex::bucket_bytes(expected_keys) + kPage; }
+// A HashIndex's bucket array, constructed (so resident) when it is created.
+inline uint64_t hash_index(uint64_t expected_keys, StorageOptions options) {
+  return HashIndex::bucket_bytes(expected_keys, options);
+}
 
 // The refusal line when `need` bytes exceed `available` ("" when they fit).
 inline std::string shortfall(uint64_t need, uint64_t available) {

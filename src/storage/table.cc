@@ -1,41 +1,42 @@
 #include "storage/table.h"
 
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 
 #include "common/out_of_memory.h"
+#include "platform/memory.h"
 
 namespace abyss {
 
-Table::Table(uint32_t id, std::string name, Schema schema, RowLayout layout, uint64_t expected_rows)
+Table::Table(uint32_t id, std::string name, Schema schema, RowLayout layout, uint64_t expected_rows,
+             StorageOptions options)
     : id_(id),
       name_(std::move(name)),
       schema_(std::move(schema)),
       layout_(layout),
       stride_(stride_for(layout, schema_)),
-      index_(expected_rows, name_.c_str()) {}
+      huge_pages_(options.huge_pages),
+      index_(expected_rows, options, name_.c_str()) {}
 
 Table::~Table() {
-  for (auto& b : blocks_) std::free(b.base);
+  for (auto& b : blocks_) platform::unmap(b.base, b.bytes, huge_pages_);
 }
 
 Row* Table::allocate(RowCursor& cursor, uint64_t block_rows) {
   if (cursor.next == cursor.end) {
-    const uint64_t bytes = block_rows * stride_;
-    auto* base = static_cast<char*>(std::aligned_alloc(64, bytes));
+    const std::size_t bytes = platform::mapped_size(block_rows * stride_, huge_pages_);
+    auto* base = static_cast<char*>(platform::map_zeroed(bytes, huge_pages_));
     if (base == nullptr) {
       char detail[64];
       std::snprintf(detail, sizeof(detail), " (a block of %llu rows)", static_cast<unsigned long long>(block_rows));
       throw OutOfMemory(bytes, "table ", name_.c_str(), detail);
     }
-    std::memset(base, 0, bytes);
+    const uint64_t rows = bytes / stride_;  // the whole mapping
     {
       platform::MutexGuard g(blocks_mutex_);
-      blocks_.push_back({base, block_rows});
+      blocks_.push_back({base, rows, bytes});
     }
     cursor.next = base;
-    cursor.end = base + bytes;
+    cursor.end = base + rows * stride_;
   }
   Row* r = reinterpret_cast<Row*>(cursor.next);
   cursor.next += stride_;
@@ -54,7 +55,7 @@ void Table::for_each_live(const std::function<void(const Row*)>& fn) const {
 
 uint64_t Table::reserved_bytes() const {
   uint64_t n = 0;
-  for (const auto& b : blocks_) n += b.rows * stride_;
+  for (const auto& b : blocks_) n += b.bytes;
   return n;
 }
 

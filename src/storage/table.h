@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/arena.h"
+#include "common/storage_options.h"
 #include "index/hash_index.h"
 #include "platform/latch.h"
 #include "storage/row.h"
@@ -26,7 +27,8 @@ struct RowCursor {
 
 class Table final {
  public:
-  Table(uint32_t id, std::string name, Schema schema, RowLayout layout, uint64_t expected_rows);
+  Table(uint32_t id, std::string name, Schema schema, RowLayout layout, uint64_t expected_rows,
+        StorageOptions options = {});
   ~Table();
   Table(const Table&) = delete;
   Table& operator=(const Table&) = delete;
@@ -40,7 +42,8 @@ class Table final {
   const HashIndex& index() const { return index_; }
 
   // A zeroed row slot from the cursor's block, taking a new block of
-  // `block_rows` when the current one is full. The row is not live (not
+  // `block_rows` when the current one is full (more, on huge pages: as many
+  // as the block's whole huge pages hold). The row is not live (not
   // visible to dump) until its header says so.
   Row* allocate(RowCursor& cursor, uint64_t block_rows = kDefaultBlockRows);
 
@@ -55,13 +58,14 @@ class Table final {
     init_row(layout_.meta(row));
     fill(layout_.data(row));
     RowLayout::header(row).flags = RowHeader::kLive;
-    index_.insert(key, row, static_cast<HashIndex::Node*>(nodes.allocate(sizeof(HashIndex::Node), 8)));
+    index_.insert(key, row, nodes);
     return row;
   }
 
   // Calls fn on every live, not deleted row. Only when no worker runs.
   void for_each_live(const std::function<void(const Row*)>& fn) const;
 
+  // The bytes of its row blocks, as mapped.
   uint64_t reserved_bytes() const;
 
   // A table no transaction writes once loaded (TPC-C ITEM). Reads of it skip
@@ -88,6 +92,7 @@ class Table final {
   struct Block {
     char* base;
     uint64_t rows;
+    std::size_t bytes;  // as mapped
   };
 
   uint32_t id_;
@@ -96,6 +101,7 @@ class Table final {
   RowLayout layout_;
   uint32_t stride_;
   bool read_only_ = false;
+  bool huge_pages_;
   HashIndex index_;
   platform::Mutex blocks_mutex_;  // guards blocks_ (a new block per few thousand rows)
   std::vector<Block> blocks_;

@@ -33,6 +33,7 @@ struct alignas(platform::kCacheLine) Worker {
   TsLocal ts_local;
   TsSource* ts = nullptr;
   std::unique_ptr<HistoryWriter> history;  // null unless --history
+  bool prefetch = false;                   // --prefetch: Txn::prefetch fetches ahead
 
   // Cycles charged to each category during the current attempt, and their sum:
   // a timed section subtracts what nested sections charged (see Txn::timed).

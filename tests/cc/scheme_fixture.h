@@ -257,7 +257,7 @@ struct Fixture {
     set_int64(db.layout().data(r), table->schema().column("K"), static_cast<int64_t>(k));
     set_int64(db.layout().data(r), value, static_cast<int64_t>(100 + k));
     RowLayout::header(r).flags = RowHeader::kLive;
-    table->index().insert(k, r, static_cast<HashIndex::Node*>(nodes.allocate(sizeof(HashIndex::Node))));
+    table->index().insert(k, r, nodes);
   }
 };
 

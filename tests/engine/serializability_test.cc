@@ -105,6 +105,11 @@ void partitioned(Config& c) {
   c.settings<YcsbConfig>().multi_part_ratio = 0.5;
   c.settings<YcsbConfig>().parts_per_txn = 2;
 }
+// Tale §5's storage switches off: the probe and the access path of before.
+void chained_unprefetched(Config& c) {
+  c.storage = StorageOptions{IndexKind::Chained, false};
+  c.prefetch = false;
+}
 void partitioned_read_heavy(Config& c) {
   partitioned(c);
   read_heavy(c);
@@ -120,6 +125,7 @@ std::vector<Case> every_scheme() {
     const std::string s(t.name);
     cases.push_back({s, s, as_is});
     cases.push_back({s + "_read_heavy", s, read_heavy});
+    cases.push_back({s + "_chained_unprefetched", s, chained_unprefetched});
     if (t.aborts) cases.push_back({s + "_no_backoff", s, no_backoff});
     if (t.uses_latch) cases.push_back({s + "_queue_latch", s, queue_latch});
     if (t.allocates_timestamps) {

@@ -66,8 +66,14 @@ TEST(OutOfMemory, TableBlockNamesTheTable) {
 
 TEST(OutOfMemory, HashIndexNamesTheTable) {
   ABYSS_SKIP_UNDER_SANITIZER();
-  const std::string what = bad_alloc_message([] { HashIndex index(uint64_t{1} << 58, "usertable"); });
-  EXPECT_NE(what.find("for the hash index of table usertable"), std::string::npos) << what;
+  for (const IndexKind kind : {IndexKind::Flat, IndexKind::Chained}) {
+    for (const bool huge : {false, true}) {
+      const std::string what = bad_alloc_message([&] {
+        HashIndex index(uint64_t{1} << 58, StorageOptions{kind, huge}, "usertable");
+      });
+      EXPECT_NE(what.find("for the hash index of table usertable"), std::string::npos) << what;
+    }
+  }
 }
 
 }  // namespace

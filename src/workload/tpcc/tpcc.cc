@@ -336,7 +336,7 @@ uint64_t Tpcc::estimate_load_bytes(const Config& config, std::size_t meta_size, 
   const uint64_t districts = W * kDistrictsPerWarehouse;
 
   uint64_t bytes = 0;
-  for (const uint64_t keys : index_sizes(cfg)) bytes += footprint::hash_index(keys);
+  for (const uint64_t keys : index_sizes(cfg)) bytes += footprint::hash_index(keys, config.storage);
 
   // The rows each loader adds to each table, dealing the work units as
   // load() does (unit u to loader u % loaders): a loader's blocks are its own,
@@ -369,10 +369,10 @@ uint64_t Tpcc::estimate_load_bytes(const Config& config, std::size_t meta_size, 
   for (const auto& r : rows) {
     uint64_t nodes = 0;
     for (std::size_t t = 0; t < r.size(); t++) {
-      bytes += footprint::table_rows(r[t], kLoadBlockRows[t], Table::stride_for(layout, schemas[t]));
+      bytes += footprint::table_rows(r[t], kLoadBlockRows[t], Table::stride_for(layout, schemas[t]), config.storage);
       nodes += r[t];
     }
-    bytes += footprint::index_nodes(nodes);
+    bytes += footprint::index_nodes(nodes, config.storage);
   }
   // The last-name index: per district 1,001 offsets and one C_ID per customer.
   bytes += districts * (1001 + cust) * sizeof(uint32_t);
@@ -387,7 +387,8 @@ uint64_t Tpcc::estimate_worker_bytes(const Config& config, std::size_t meta_size
     const RowLayout layout = RowLayout::for_meta(meta_size, meta_align);
     const std::array<Schema, 9> schemas = tpcc_schemas();
     for (const std::size_t t : {kO, kNO, kOL, kH}) {
-      bytes += footprint::table_rows(1, Table::kDefaultBlockRows, Table::stride_for(layout, schemas[t]));
+      bytes +=
+          footprint::table_rows(1, Table::kDefaultBlockRows, Table::stride_for(layout, schemas[t]), config.storage);
     }
     bytes += uint64_t{1} << 20;
   }

@@ -24,10 +24,11 @@ uint64_t Ycsb::estimate_load_bytes(const Config& config, std::size_t meta_size, 
   const YcsbConfig& y = config.settings<YcsbConfig>();
   const uint32_t stride = Table::stride_for(RowLayout::for_meta(meta_size, meta_align), schema(y));
   const uint64_t rows = y.rows / y.partitions * y.partitions;  // as load() fills them
-  uint64_t bytes = footprint::hash_index(y.rows);
+  uint64_t bytes = footprint::hash_index(y.rows, config.storage);
   for (uint32_t l = 0; l < loaders; l++) {
     const uint64_t n = rows * (l + 1) / loaders - rows * l / loaders;
-    bytes += footprint::table_rows(n, kLoadBlockRows, stride) + footprint::index_nodes(n);
+    bytes +=
+        footprint::table_rows(n, kLoadBlockRows, stride, config.storage) + footprint::index_nodes(n, config.storage);
   }
   return bytes;
 }

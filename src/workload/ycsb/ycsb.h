@@ -5,6 +5,7 @@
 // each a read or (with probability write_ratio) an update of one field.
 // Partitioned runs place key k in partition k % partitions; a worker's home
 // partition is its id % partitions (Abyss §5.5).
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -80,7 +81,15 @@ class Ycsb final {
   template <class CC>
   Rc run(Txn<CC>& txn, const Queries& qs, std::size_t i, uint64_t& sink) const {
     const Query& q = qs.queries[i];
-    for (uint32_t r = q.begin; r < q.begin + q.count; r++) {
+    const uint32_t end = q.begin + q.count;
+    for (uint32_t r = q.begin; r < end; r++) {
+      if ((r - q.begin) % kPrefetchBatch == 0) {
+        // The next batch of keys, fetched together (--prefetch).
+        std::array<uint64_t, kPrefetchBatch> keys;
+        const uint32_t n = std::min(kPrefetchBatch, end - r);
+        for (uint32_t k = 0; k < n; k++) keys[k] = qs.requests[r + k].key;
+        txn.prefetch(*table_, std::span<const uint64_t>(keys.data(), n));
+      }
       const Request& req = qs.requests[r];
       if (req.write) {
         char* data = nullptr;
@@ -104,6 +113,9 @@ class Ycsb final {
   Table& table() const { return *table_; }
 
  private:
+  // Keys a transaction prefetches at a time: enough misses in flight to
+  // keep the memory system busy, few enough to stay in the first-level cache.
+  static constexpr uint32_t kPrefetchBatch = 16;
   // Rows per table block a loader takes at a time.
   static constexpr uint64_t kLoadBlockRows = 16384;
   static Schema schema(const YcsbConfig& cfg);

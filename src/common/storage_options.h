@@ -1,0 +1,23 @@
+#pragma once
+// How tables and indexes are laid out in memory: the storage switches of
+// Tale §5, chosen per run (--index, --huge-pages) and fixed when the database
+// is created.
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace abyss {
+
+// flat: cache-line buckets holding their first keys and row pointers, so a
+// probe costs one miss; chained: a bucket array of list heads, so a probe
+// follows a pointer to a node (the layout of DBx1000 and of abyss before).
+enum class IndexKind : uint8_t { Flat, Chained };
+inline constexpr std::array<std::string_view, 2> kIndexNames = {"flat", "chained"};
+
+struct StorageOptions {
+  IndexKind index = IndexKind::Flat;
+  // Row blocks and bucket arrays on transparent huge pages (platform/memory.h).
+  bool huge_pages = true;
+};
+
+}  // namespace abyss
