@@ -20,6 +20,7 @@ class Arena final {
       : chunk_bytes_(chunk_bytes), purpose_(purpose) {}
   ~Arena() {
     for (auto& c : chunks_) std::free(c.base);
+    for (auto& c : owned_) std::free(c.base);
   }
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
@@ -28,14 +29,23 @@ class Arena final {
         purpose_(o.purpose_),
         chunks_(std::move(o.chunks_)),
         current_(o.current_),
-        used_(o.used_) {
+        used_(o.used_),
+        system_(o.system_),
+        owned_(std::move(o.owned_)) {
     o.chunks_.clear();
+    o.owned_.clear();
     o.current_ = 0;
     o.used_ = 0;
   }
 
+  // From now on, each allocation is its own malloc, freed at reset() (the
+  // system allocator that Tale §5 replaces with the arena: --alloc malloc).
+  // Only before the first allocation.
+  void use_system_allocator() { system_ = true; }
+
   // Memory for `bytes` aligned to `align` (a power of two, at most 4096).
   void* allocate(std::size_t bytes, std::size_t align = 16) {
+    if (system_) return allocate_from_system(bytes, align);
     for (;;) {
       if (current_ < chunks_.size()) {
         Chunk& c = chunks_[current_];
@@ -63,15 +73,19 @@ class Arena final {
     return p;
   }
 
-  // Forgets every allocation but keeps the chunks for reuse.
+  // Forgets every allocation but keeps the chunks for reuse (frees them, on
+  // the system allocator).
   void reset() {
     current_ = 0;
     used_ = 0;
+    for (auto& c : owned_) std::free(c.base);
+    owned_.clear();
   }
 
   std::size_t reserved_bytes() const {
     std::size_t n = 0;
     for (const auto& c : chunks_) n += c.size;
+    for (const auto& c : owned_) n += c.size;
     return n;
   }
 
@@ -80,11 +94,21 @@ class Arena final {
     char* base;
     std::size_t size;
   };
+  void* allocate_from_system(std::size_t bytes, std::size_t align) {
+    const std::size_t size = (bytes + align - 1) & ~(align - 1);  // aligned_alloc wants a multiple
+    auto* p = static_cast<char*>(std::aligned_alloc(align, size == 0 ? align : size));
+    if (p == nullptr) throw OutOfMemory(size, purpose_);
+    owned_.push_back({p, size});
+    return p;
+  }
+
   std::size_t chunk_bytes_;
   const char* purpose_;
   std::vector<Chunk> chunks_;
   std::size_t current_ = 0;
   std::size_t used_ = 0;
+  bool system_ = false;
+  std::vector<Chunk> owned_;  // the system allocator's blocks
 };
 
 }  // namespace abyss

@@ -26,6 +26,17 @@ std::string_view name_of(const std::array<std::string_view, N>& names, auto valu
   return names[static_cast<std::size_t>(value)];
 }
 
+// Where a worker's per-transaction memory comes from (private copies, index
+// nodes, versions): its pre-allocated arena (Tale §5) or malloc and free per
+// allocation.
+enum class AllocKind : uint8_t { Malloc, Arena };
+inline constexpr std::array<std::string_view, 2> kAllocNames = {"malloc", "arena"};
+
+// Reads of a table no transaction writes (TPC-C ITEM): under the scheme like
+// any other, or bypassing it (Tale §5).
+enum class ReadOnlyTables : uint8_t { Cc, Bypass };
+inline constexpr std::array<std::string_view, 2> kReadOnlyTablesNames = {"cc", "bypass"};
+
 struct Config {
   std::string workload = "ycsb";  // a registered workload's name (workload/registry.h)
   std::string cc = "no_wait";     // a registered scheme's name (cc/registry.h)
@@ -54,6 +65,8 @@ struct Config {
   // Tale §5's switches for the storage layer and the access path.
   StorageOptions storage{};
   bool prefetch = true;  // a transaction that knows its keys fetches their buckets and rows ahead
+  AllocKind alloc = AllocKind::Arena;
+  ReadOnlyTables read_only_tables = ReadOnlyTables::Bypass;
 
   TsAllocConfig ts_alloc{};
   LatchKind latch = LatchKind::Spin;

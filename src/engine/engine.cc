@@ -92,7 +92,7 @@ RunResult run_with(const Config& given) {
   result.type_names.assign(W::kTypeNames.begin(), W::kTypeNames.end());
   result.metrics = W::metrics();
 
-  const RowLayout layout = RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta));
+  const RowLayout layout = RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta), cfg.storage.align);
   Database db(layout, cfg.storage);
   W workload(cfg);
   const uint64_t load_start = platform::wall_ns();
@@ -110,6 +110,11 @@ RunResult run_with(const Config& given) {
     auto& w = workers.emplace_back(std::make_unique<Worker>(WorkerId{i}, cfg.threads, cfg.seed, db.tables().size()));
     w->ts = ts.get();
     w->prefetch = cfg.prefetch;
+    w->bypass_read_only = cfg.read_only_tables == ReadOnlyTables::Bypass;
+    if (cfg.alloc == AllocKind::Malloc) {
+      w->scratch.use_system_allocator();
+      w->persistent.use_system_allocator();
+    }
     if (!cfg.history_path.empty()) {
       w->history = std::make_unique<HistoryWriter>(cfg.history_path + ".part" + std::to_string(i));
     }

@@ -203,6 +203,16 @@ std::vector<Knob> make_table() {
       "fetch the index buckets and rows of a transaction's known keys before its accesses: on | off"));
   t.back().ignored_because = unless_native;
   t.push_back(choice(
+      "align", "align", kAlignNames, +[](Config& c) -> RowAlign& { return c.storage.align; },
+      "rows: aligned (padded to whole cache lines) | packed (neighbours share lines) (Tale §5)"));
+  t.push_back(choice(
+      "alloc", "alloc", kAllocNames, +[](Config& c) -> AllocKind& { return c.alloc; },
+      "a worker's private copies, index nodes and versions: arena (pre-allocated, per worker) | malloc (Tale §5)"));
+  t.push_back(choice(
+      "read-only-tables", "read_only_tables", kReadOnlyTablesNames,
+      +[](Config& c) -> ReadOnlyTables& { return c.read_only_tables; },
+      "reads of tables no transaction writes (TPC-C ITEM): bypass the scheme | cc (under it) (Tale §5)"));
+  t.push_back(choice(
       "latch", "latch", kLatchNames, +[](Config& c) -> LatchKind& { return c.latch; },
       "latch for lock state (queue = MCS)"));
   t.back().ignored_because = unless_uses_latch;

@@ -1,10 +1,13 @@
 #pragma once
-// Row layout: [RowHeader][scheme's per-row metadata][data], the whole row
-// padded to a multiple of 64 bytes and 64-byte aligned (Tale §5), so a row's
-// header never shares a cache line with another row.
+// Row layout: [RowHeader][scheme's per-row metadata][data]. Aligned (the
+// default, Tale §5), each row is padded to a multiple of 64 bytes and starts a
+// cache line, so a row's header never shares a line with another row; packed
+// (--align packed), rows follow each other at 8-byte (or the metadata's)
+// alignment and neighbours share lines: less memory, false sharing.
 #include <cstddef>
 #include <cstdint>
 
+#include "common/storage_options.h"
 #include "common/types.h"
 
 namespace abyss {
@@ -30,11 +33,13 @@ inline constexpr std::size_t round_up(std::size_t n, std::size_t to) { return (n
 struct RowLayout {
   uint32_t meta_offset = sizeof(RowHeader);
   uint32_t data_offset = sizeof(RowHeader);
+  uint32_t row_align = 64;  // rows start at, and are padded to, a multiple of this
 
-  static RowLayout for_meta(std::size_t meta_size, std::size_t meta_align) {
+  static RowLayout for_meta(std::size_t meta_size, std::size_t meta_align, RowAlign align = RowAlign::Aligned) {
     RowLayout l;
     l.meta_offset = static_cast<uint32_t>(round_up(sizeof(RowHeader), meta_align));
     l.data_offset = static_cast<uint32_t>(round_up(l.meta_offset + meta_size, 8));
+    l.row_align = static_cast<uint32_t>(align == RowAlign::Aligned ? 64 : (meta_align > 8 ? meta_align : 8));
     return l;
   }
 

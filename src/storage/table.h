@@ -83,9 +83,9 @@ class Table final {
   static constexpr uint64_t kDefaultBlockRows = 4096;
 
   // The bytes between consecutive rows of a table of `schema` under `layout`:
-  // the row padded to a multiple of 64 (row.h).
+  // the row padded to a multiple of its alignment (row.h).
   static uint32_t stride_for(const RowLayout& layout, const Schema& schema) {
-    return static_cast<uint32_t>(round_up(layout.data_offset + schema.size(), 64));
+    return static_cast<uint32_t>(round_up(layout.data_offset + schema.size(), layout.row_align));
   }
 
  private:

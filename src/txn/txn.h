@@ -42,11 +42,12 @@ class Txn final {
   // ---- the workload-facing API -------------------------------------------
 
   // The row's current contents, valid until the transaction ends. A row of a
-  // read-only table is read in place, outside the access set and the history.
+  // read-only table is read in place, outside the access set and the history
+  // (unless --read-only-tables cc puts those reads under the scheme too).
   Rc read(Table& t, uint64_t key, const char*& out) {
     Row* row = lookup(t, key);
     if (row == nullptr) return Rc::NotFound;
-    if (t.read_only()) {
+    if (t.read_only() && w_.bypass_read_only) {
       out = layout_.data(row);
       platform::touch(out, t.schema().size(), platform::Access::Read);
       return Rc::Ok;
@@ -133,8 +134,12 @@ class Txn final {
     for (const uint64_t key : keys) index.prefetch(key);
     for (const uint64_t key : keys) {
       if (const Row* row = index.find(key)) {
-        const auto* p = reinterpret_cast<const char*>(row);
-        for (uint32_t at = 0; at < t.stride(); at += platform::kCacheLine) platform::prefetch(p + at);
+        // Every line the row spans (a packed row may start mid-line).
+        const auto start = reinterpret_cast<std::uintptr_t>(row);
+        for (std::uintptr_t line = start & ~std::uintptr_t{platform::kCacheLine - 1}; line < start + t.stride();
+             line += platform::kCacheLine) {
+          platform::prefetch(reinterpret_cast<const void*>(line));
+        }
       }
     }
     w_.charge(TimeCat::Index, platform::cycles() - t0);
@@ -182,7 +187,7 @@ class Txn final {
   // way install_all() writes (platform/shared_copy.h).
   void snapshot(AccessT& a) {
     const uint32_t size = a.table->schema().size();
-    if (a.local == nullptr) a.local = static_cast<char*>(w_.scratch.allocate(size, 8));
+    if (a.local == nullptr) a.local = static_cast<char*>(w_.scratch.allocate(size, 64));
     touch_row(a, platform::Access::Read);
     a.seen = TxnId{platform::load_shared_word(RowLayout::header(a.row).writer.value)};
     platform::load_shared(a.local, layout_.data(a.row), size);
@@ -192,7 +197,7 @@ class Txn final {
   // Copies an older version of the row (MVCC), written by `writer`.
   void snapshot_version(AccessT& a, const char* data, TxnId writer) {
     const uint32_t size = a.table->schema().size();
-    if (a.local == nullptr) a.local = static_cast<char*>(w_.scratch.allocate(size, 8));
+    if (a.local == nullptr) a.local = static_cast<char*>(w_.scratch.allocate(size, 64));
     a.seen = writer;
     platform::touch(data, size, platform::Access::Read);
     std::memcpy(a.local, data, size);

@@ -34,6 +34,7 @@ struct alignas(platform::kCacheLine) Worker {
   TsSource* ts = nullptr;
   std::unique_ptr<HistoryWriter> history;  // null unless --history
   bool prefetch = false;                   // --prefetch: Txn::prefetch fetches ahead
+  bool bypass_read_only = true;            // --read-only-tables bypass: reads skip the scheme
 
   // Cycles charged to each category during the current attempt, and their sum:
   // a timed section subtracts what nested sections charged (see Txn::timed).

@@ -105,9 +105,12 @@ void partitioned(Config& c) {
   c.settings<YcsbConfig>().multi_part_ratio = 0.5;
   c.settings<YcsbConfig>().parts_per_txn = 2;
 }
-// Tale §5's storage switches off: the probe and the access path of before.
-void chained_unprefetched(Config& c) {
-  c.storage = StorageOptions{IndexKind::Chained, false};
+// Every Tale §5 switch off: chained index, small pages, packed rows (so
+// neighbouring rows share lines), malloc per allocation, no prefetching.
+void before_tale(Config& c) {
+  c.storage = StorageOptions{IndexKind::Chained, false, RowAlign::Packed};
+  c.alloc = AllocKind::Malloc;
+  c.read_only_tables = ReadOnlyTables::Cc;
   c.prefetch = false;
 }
 void partitioned_read_heavy(Config& c) {
@@ -125,7 +128,7 @@ std::vector<Case> every_scheme() {
     const std::string s(t.name);
     cases.push_back({s, s, as_is});
     cases.push_back({s + "_read_heavy", s, read_heavy});
-    cases.push_back({s + "_chained_unprefetched", s, chained_unprefetched});
+    cases.push_back({s + "_before_tale", s, before_tale});
     if (t.aborts) cases.push_back({s + "_no_backoff", s, no_backoff});
     if (t.uses_latch) cases.push_back({s + "_queue_latch", s, queue_latch});
     if (t.allocates_timestamps) {

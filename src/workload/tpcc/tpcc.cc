@@ -328,7 +328,7 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
 uint64_t Tpcc::estimate_load_bytes(const Config& config, std::size_t meta_size, std::size_t meta_align,
                                    uint32_t loaders) {
   const TpccConfig& cfg = config.settings<TpccConfig>();
-  const RowLayout layout = RowLayout::for_meta(meta_size, meta_align);
+  const RowLayout layout = RowLayout::for_meta(meta_size, meta_align, config.storage.align);
   const std::array<Schema, 9> schemas = tpcc_schemas();
   const uint64_t W = cfg.warehouses;
   const uint64_t items = cfg.items();
@@ -384,7 +384,7 @@ uint64_t Tpcc::estimate_worker_bytes(const Config& config, std::size_t meta_size
   if (config.settings<TpccConfig>().inserts) {
     // Txn::insert takes blocks of Table::kDefaultBlockRows per worker and
     // table, and its index nodes from the worker's 1 MiB arena chunks.
-    const RowLayout layout = RowLayout::for_meta(meta_size, meta_align);
+    const RowLayout layout = RowLayout::for_meta(meta_size, meta_align, config.storage.align);
     const std::array<Schema, 9> schemas = tpcc_schemas();
     for (const std::size_t t : {kO, kNO, kOL, kH}) {
       bytes +=

@@ -174,6 +174,18 @@ class Tpcc final {
 template <class CC>
 Rc Tpcc::new_order(Txn<CC>& txn, const Query& q, uint64_t& sink) const {
   using namespace tpcc;
+  {
+    // The items and their stock are known up front: fetch them while the
+    // warehouse, district and customer are read (--prefetch).
+    std::array<uint64_t, kMaxOrderLines> items;
+    std::array<uint64_t, kMaxOrderLines> stock;
+    for (uint32_t k = 0; k < q.ol_cnt; k++) {
+      items[k] = item_key(q.items[k].i_id);
+      stock[k] = stock_key(q.items[k].supply_w_id, q.items[k].i_id);
+    }
+    txn.prefetch(*item_, std::span<const uint64_t>(items.data(), q.ol_cnt));
+    txn.prefetch(*stock_, std::span<const uint64_t>(stock.data(), q.ol_cnt));
+  }
   const char* w = nullptr;
   if (Rc rc = txn.read(*warehouse_, warehouse_key(q.w_id), w); rc != Rc::Ok) return rc;
   const double w_tax = get_double(w, w_.tax);

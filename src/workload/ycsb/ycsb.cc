@@ -22,7 +22,8 @@ Schema Ycsb::schema(const YcsbConfig& cfg) {
 uint64_t Ycsb::estimate_load_bytes(const Config& config, std::size_t meta_size, std::size_t meta_align,
                                    uint32_t loaders) {
   const YcsbConfig& y = config.settings<YcsbConfig>();
-  const uint32_t stride = Table::stride_for(RowLayout::for_meta(meta_size, meta_align), schema(y));
+  const uint32_t stride =
+      Table::stride_for(RowLayout::for_meta(meta_size, meta_align, config.storage.align), schema(y));
   const uint64_t rows = y.rows / y.partitions * y.partitions;  // as load() fills them
   uint64_t bytes = footprint::hash_index(y.rows, config.storage);
   for (uint32_t l = 0; l < loaders; l++) {
