@@ -135,10 +135,11 @@ class Txn final {
     for (const uint64_t key : keys) {
       if (const Row* row = index.find(key)) {
         // Every line the row spans (a packed row may start mid-line).
-        const auto start = reinterpret_cast<std::uintptr_t>(row);
-        for (std::uintptr_t line = start & ~std::uintptr_t{platform::kCacheLine - 1}; line < start + t.stride();
+        const auto* start = reinterpret_cast<const char*>(row);
+        const char* end = start + t.stride();
+        for (const char* line = start - reinterpret_cast<std::uintptr_t>(start) % platform::kCacheLine; line < end;
              line += platform::kCacheLine) {
-          platform::prefetch(reinterpret_cast<const void*>(line));
+          platform::prefetch(line);
         }
       }
     }
