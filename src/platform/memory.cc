@@ -34,12 +34,12 @@ void* map_zeroed(std::size_t bytes, bool huge) {
   const std::size_t span = size + kHugePage;
   void* raw = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) return nullptr;
-  const auto start = reinterpret_cast<std::uintptr_t>(raw);
-  const std::uintptr_t aligned = round_up(start, kHugePage);
-  if (aligned > start) munmap(raw, aligned - start);
-  const std::uintptr_t end = start + span;
-  if (end > aligned + size) munmap(reinterpret_cast<void*>(aligned + size), end - (aligned + size));
-  void* p = reinterpret_cast<void*>(aligned);
+  char* start = static_cast<char*>(raw);
+  const std::size_t misalignment = reinterpret_cast<std::uintptr_t>(start) % kHugePage;
+  const std::size_t head = misalignment == 0 ? 0 : kHugePage - misalignment;
+  char* p = start + head;
+  if (head > 0) munmap(start, head);
+  if (span > head + size) munmap(p + size, span - head - size);
   madvise(p, size, MADV_HUGEPAGE);  // advice: a kernel without THP keeps small pages
   return p;
 }
