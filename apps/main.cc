@@ -287,11 +287,10 @@ int main(int argc, char** argv) {
   // `./abyss sweep harness/specs/...` (docs/harness.md): say where they went.
   const bool memory_bench_asked = argc > 2 && std::string(argv[1]) == "bench" && std::string(argv[2]) == "memory";
   if (argc > 1 && (std::string(argv[1]) == "demo" || std::string(argv[1]) == "bench") && !memory_bench_asked) {
-    const std::vector<std::pair<std::string, std::string>> bench_specs = {{"ycsb", "bench-ycsb"},
-                                                                          {"hstore", "bench-hstore"},
-                                                                          {"tpcc", "bench-tpcc"},
-                                                                          {"latch", "bench-latch"},
-                                                                          {"ts", "ts-alloc"}};
+    const std::vector<std::pair<std::string, std::string>> bench_specs = {
+        {"ycsb", "bench-ycsb"},   {"hstore", "bench-hstore"},       {"tpcc", "bench-tpcc"},
+        {"latch", "bench-latch"}, {"tale-ycsb", "bench-tale-ycsb"}, {"tale-tpcc", "bench-tale-tpcc"},
+        {"ts", "ts-alloc"}};
     const std::string first = argv[1];
     const std::string second = argc > 2 ? argv[2] : "";
     std::string command = "demo";

@@ -98,11 +98,21 @@ def points(spec: Spec) -> list[Point]:
 
 def runs(spec: Spec, reps: int | None = None) -> list[Run]:
     """Every run, repetition-major: all points once, then all again, so that a
-    slow drift of the machine spreads over all points instead of biasing some."""
+    slow drift of the machine spreads over all points instead of biasing some.
+    With the spec's `interleave`, the sweeps' points at one combination of
+    axis values run back to back (see Spec.interleave)."""
     reps = reps or spec.reps
+    order = points(spec)
+    if spec.interleave:
+        # Sweep-minor: every sweep's point at one combination of axis values,
+        # then the next combination (first-seen order of both).
+        groups: dict[tuple, list[Point]] = {}
+        for p in order:
+            groups.setdefault(tuple(sorted((k, str(v)) for k, v in p.axes.items())), []).append(p)
+        order = [p for group in groups.values() for p in group]
     out: list[Run] = []
     for rep in range(1, reps + 1):
-        for p in points(spec):
+        for p in order:
             params = dict(p.params)
             params["seed"] = p.params["seed"] + rep - 1
             out.append(Run(point=p, rep=rep, argv=engine.argv_for(params),

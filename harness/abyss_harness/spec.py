@@ -27,7 +27,7 @@ from . import engine
 from .engine import Param, ParamError
 from .metrics import is_metric, metric_names
 
-TOP_KEYS = ("name", "title", "figure", "description", "command", "reps", "prime_runs",
+TOP_KEYS = ("name", "title", "figure", "description", "command", "reps", "prime_runs", "interleave",
             "fixed", "axes", "per_scheme", "sweep", "full_scale", "sim", "plot", "table")
 SWEEP_KEYS = ("label", "title", "fixed", "axes", "per_scheme", "full_scale", "sim")
 FULL_SCALE_KEYS = ("fixed", "axes", "reps")
@@ -192,6 +192,10 @@ class Spec:
     full_scale: bool
     cores: int
     prime_runs: int = 0
+    # Run the sweeps' points with equal axis values one after another (each
+    # table line's columns back to back), not sweep after sweep: sweeps that
+    # are columns of one comparison then share the machine's drift.
+    interleave: bool = False
     tables: list[TableSpec] = field(default_factory=list)
     overrides: dict[str, Any] = field(default_factory=dict)   # --set: name -> value or list of values
     sim: bool = False                  # resolved for the simulated machine (--sim)
@@ -223,6 +227,7 @@ class Spec:
                        for s in self.sweeps],
             "plots": [p.__dict__ for p in self.plots],
             "prime_runs": self.prime_runs,
+            "interleave": self.interleave,
             "overrides": self.overrides,
             "tables": [dict(t.__dict__) for t in self.tables],
             "sim": self.sim, "topology": self.topology, "scaled": self.scaled,
@@ -426,6 +431,9 @@ def _parse_spec(text: str, source: str, *, full_scale: bool, cores: int | None,
     prime_runs = raw.get("prime_runs", 0)
     if isinstance(prime_runs, bool) or not isinstance(prime_runs, int) or not 0 <= prime_runs <= MAX_PRIME_RUNS:
         raise P.fail("prime_runs", f"{prime_runs!r} is not an integer from 0 to {MAX_PRIME_RUNS}")
+    interleave = raw.get("interleave", False)
+    if not isinstance(interleave, bool):
+        raise P.fail("interleave", f"{interleave!r} is not true or false")
     top_fs = P.table(raw.get("full_scale"), "full_scale")
     P.keys(top_fs, FULL_SCALE_KEYS, "full_scale.")
     fs_reps = reps_of(top_fs.get("reps", reps), "full_scale.reps")
@@ -476,7 +484,7 @@ def _parse_spec(text: str, source: str, *, full_scale: bool, cores: int | None,
     spec = Spec(name=name, title=raw.get("title", name), figure=raw.get("figure", ""),
                 description=raw.get("description", "").strip(), command=command, reps=reps,
                 sweeps=sweeps, plots=[], source=source, text=text, full_scale=full_scale, cores=cores,
-                prime_runs=prime_runs, overrides={**ov_fixed, **ov_axes}, sim=sim,
+                prime_runs=prime_runs, interleave=interleave, overrides={**ov_fixed, **ov_axes}, sim=sim,
                 topology=(topology or "") if sim else "", sim_topology=sim_topology,
                 scaled=" ".join(str(top_sim.get("scaled", "")).split()))
     raw_plots = raw.get("plot", [])

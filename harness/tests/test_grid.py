@@ -30,6 +30,37 @@ def test_runs_are_repetition_major_with_one_seed_per_repetition() -> None:
     assert len(grid.runs(spec(), reps=3)) == 18
 
 
+TWO_SWEEPS = """
+name = "cols"
+reps = 2
+[fixed]
+workload = "ycsb"
+[axes]
+cc = ["no_wait", "silo"]
+threads = [1, 2]
+[[sweep]]
+label = "on"
+[[sweep]]
+label = "off"
+fixed = { prefetch = "off" }
+"""
+
+
+def test_sweeps_run_one_after_another_unless_interleaved() -> None:
+    order = lambda runs: [(r.point.sweep, r.point.params["cc"], r.point.params["threads"])  # noqa: E731
+                          for r in runs]
+    plain = order(grid.runs(spec(TWO_SWEEPS), reps=1))
+    assert [s for s, _, _ in plain] == ["on"] * 4 + ["off"] * 4
+    interleaved = grid.runs(spec(TWO_SWEEPS.replace('reps = 2', 'reps = 2\ninterleave = true')))
+    assert order(interleaved)[:8] == [("on", "no_wait", 1), ("off", "no_wait", 1), ("on", "no_wait", 2),
+                                      ("off", "no_wait", 2), ("on", "silo", 1), ("off", "silo", 1),
+                                      ("on", "silo", 2), ("off", "silo", 2)]
+    assert [r.rep for r in interleaved] == [1] * 8 + [2] * 8
+    assert sorted(order(interleaved)[:8]) == sorted(plain)
+    with pytest.raises(SpecError, match="interleave"):
+        spec(TWO_SWEEPS.replace('reps = 2', 'interleave = "yes"'))
+
+
 def test_per_scheme_same_as_follows_the_point() -> None:
     runs = grid.runs(spec(), reps=1)
     hstore = [r for r in runs if r.point.params["cc"] == "hstore"]

@@ -11,6 +11,7 @@
 #include "index/hash_index.h"
 #include "platform/memory.h"
 #include "storage/row.h"
+#include "storage/table.h"
 
 namespace abyss::footprint {
 
@@ -18,10 +19,11 @@ inline constexpr uint64_t kPage = 4096;
 
 // `rows` rows inserted through one RowCursor (one loader) in blocks of
 // `block_rows` (Table::allocate): whole blocks, each a mapping of its own
-// (rounded to huge pages, and holding as many more rows, when they are on),
+// (a block of a huge page or more rounded to huge pages, and holding as many
+// more rows, when they are on: Table::allocate),
 // counted as resident.
 inline uint64_t table_rows(uint64_t rows, uint64_t block_rows, uint32_t stride, StorageOptions options) {
-  const uint64_t bytes = platform::mapped_size(block_rows * stride, options.huge_pages);
+  const uint64_t bytes = Table::block_bytes(block_rows, stride, options.huge_pages);
   const uint64_t per_block = bytes / stride;
   return (rows + per_block - 1) / per_block * bytes;
 }

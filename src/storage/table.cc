@@ -18,13 +18,14 @@ Table::Table(uint32_t id, std::string name, Schema schema, RowLayout layout, uin
       index_(expected_rows, options, name_.c_str()) {}
 
 Table::~Table() {
-  for (auto& b : blocks_) platform::unmap(b.base, b.bytes, huge_pages_);
+  for (auto& b : blocks_) platform::unmap(b.base, b.bytes, b.huge);
 }
 
 Row* Table::allocate(RowCursor& cursor, uint64_t block_rows) {
   if (cursor.next == cursor.end) {
-    const std::size_t bytes = platform::mapped_size(block_rows * stride_, huge_pages_);
-    auto* base = static_cast<char*>(platform::map_zeroed(bytes, huge_pages_));
+    const bool huge = huge_block(block_rows * stride_, huge_pages_);
+    const std::size_t bytes = platform::mapped_size(block_rows * stride_, huge);
+    auto* base = static_cast<char*>(platform::map_zeroed(bytes, huge));
     if (base == nullptr) {
       char detail[64];
       std::snprintf(detail, sizeof(detail), " (a block of %llu rows)", static_cast<unsigned long long>(block_rows));
@@ -33,7 +34,7 @@ Row* Table::allocate(RowCursor& cursor, uint64_t block_rows) {
     const uint64_t rows = bytes / stride_;  // the whole mapping
     {
       platform::MutexGuard g(blocks_mutex_);
-      blocks_.push_back({base, rows, bytes});
+      blocks_.push_back({base, rows, bytes, huge});
     }
     cursor.next = base;
     cursor.end = base + rows * stride_;

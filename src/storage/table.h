@@ -12,6 +12,7 @@
 #include "common/storage_options.h"
 #include "index/hash_index.h"
 #include "platform/latch.h"
+#include "platform/memory.h"
 #include "storage/row.h"
 #include "storage/schema.h"
 
@@ -42,8 +43,10 @@ class Table final {
   const HashIndex& index() const { return index_; }
 
   // A zeroed row slot from the cursor's block, taking a new block of
-  // `block_rows` when the current one is full (more, on huge pages: as many
-  // as the block's whole huge pages hold). The row is not live (not
+  // `block_rows` when the current one is full. With huge pages on, a block of
+  // a huge page or more (the loaders') is mapped on huge pages and holds as
+  // many rows as they do; smaller ones (a worker's insert blocks) stay on
+  // small pages, whose faults during a run cost far less. The row is not live (not
   // visible to dump) until its header says so.
   Row* allocate(RowCursor& cursor, uint64_t block_rows = kDefaultBlockRows);
 
@@ -87,12 +90,20 @@ class Table final {
   static uint32_t stride_for(const RowLayout& layout, const Schema& schema) {
     return static_cast<uint32_t>(round_up(layout.data_offset + schema.size(), layout.row_align));
   }
+  // The bytes a block of `block_rows` rows of `stride` maps (footprint.h).
+  static std::size_t block_bytes(uint64_t block_rows, uint32_t stride, bool huge_pages) {
+    const std::size_t bytes = block_rows * stride;
+    return platform::mapped_size(bytes, huge_block(bytes, huge_pages));
+  }
+  // Whether a block of `bytes` goes on huge pages (see allocate).
+  static bool huge_block(std::size_t bytes, bool huge_pages) { return huge_pages && bytes >= platform::kHugePage; }
 
  private:
   struct Block {
     char* base;
     uint64_t rows;
     std::size_t bytes;  // as mapped
+    bool huge;
   };
 
   uint32_t id_;
