@@ -58,14 +58,21 @@ uint64_t built_bytes(const Database& db) {
   return bytes;
 }
 
+// YCSB loaded by `loaders` threads: what it built, and what was estimated.
+struct Loaded {
+  uint64_t built;
+  uint64_t estimate;
+};
+Loaded load_ycsb(const Config& cfg, uint32_t loaders) {
+  Database db(RowLayout::for_meta(kMeta, kAlign), cfg.storage);
+  Ycsb ycsb(cfg);
+  ycsb.load(db, loaders, init_meta);
+  return {built_bytes(db), Ycsb::estimate_load_bytes(cfg, kMeta, kAlign, loaders)};
+}
+
 TEST(MemoryEstimate, YcsbMatchesTheLoadedStructures) {
   for (const uint32_t loaders : {1u, 3u}) {
-    const Config cfg = ycsb_config(50'000, 4, 30);
-    Database db(RowLayout::for_meta(kMeta, kAlign), cfg.storage);
-    Ycsb ycsb(cfg);
-    ycsb.load(db, loaders, init_meta);
-    const uint64_t built = built_bytes(db);
-    const uint64_t estimate = Ycsb::estimate_load_bytes(cfg, kMeta, kAlign, loaders);
+    const auto [built, estimate] = load_ycsb(ycsb_config(50'000, 4, 30), loaders);
     // The estimate adds only page rounding: each loader's last node page.
     EXPECT_GE(estimate, built) << loaders << " loaders";
     EXPECT_LE(estimate, built + 64 * footprint::kPage) << loaders << " loaders";
@@ -74,12 +81,8 @@ TEST(MemoryEstimate, YcsbMatchesTheLoadedStructures) {
 
 TEST(MemoryEstimate, YcsbOnFlatIndexAndHugePagesBoundsTheLoadedStructures) {
   for (const uint32_t loaders : {1u, 3u}) {
-    const Config cfg = ycsb_config(200'000, 4, 30, StorageOptions{IndexKind::Flat, true});
-    Database db(RowLayout::for_meta(kMeta, kAlign), cfg.storage);
-    Ycsb ycsb(cfg);
-    ycsb.load(db, loaders, init_meta);
-    const uint64_t built = built_bytes(db);
-    const uint64_t estimate = Ycsb::estimate_load_bytes(cfg, kMeta, kAlign, loaders);
+    const auto [built, estimate] =
+        load_ycsb(ycsb_config(200'000, 4, 30, StorageOptions{IndexKind::Flat, true}), loaders);
     // Flat buckets send a few keys to overflow nodes; the estimate allows a
     // node for a quarter of the keys.
     EXPECT_GE(estimate, built) << loaders << " loaders";
