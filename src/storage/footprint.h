@@ -19,9 +19,9 @@ inline constexpr uint64_t kPage = 4096;
 
 // `rows` rows inserted through one RowCursor (one loader) in blocks of
 // `block_rows` (Table::allocate): whole blocks, each a mapping of its own
-// (a block of a huge page or more rounded to huge pages, and holding as many
-// more rows, when they are on: Table::allocate),
-// counted as resident.
+// (Table::block_bytes: with huge pages on, a block of a huge page or more is
+// rounded up to whole huge pages and holds as many more rows), counted as
+// resident.
 inline uint64_t table_rows(uint64_t rows, uint64_t block_rows, uint32_t stride, StorageOptions options) {
   const uint64_t bytes = Table::block_bytes(block_rows, stride, options.huge_pages);
   const uint64_t per_block = bytes / stride;

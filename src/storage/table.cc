@@ -18,14 +18,13 @@ Table::Table(uint32_t id, std::string name, Schema schema, RowLayout layout, uin
       index_(expected_rows, options, name_.c_str()) {}
 
 Table::~Table() {
-  for (auto& b : blocks_) platform::unmap(b.base, b.bytes, b.huge);
+  for (auto& b : blocks_) platform::unmap(b.base, b.bytes, huge_block(b.bytes, huge_pages_));
 }
 
 Row* Table::allocate(RowCursor& cursor, uint64_t block_rows) {
   if (cursor.next == cursor.end) {
-    const bool huge = huge_block(block_rows * stride_, huge_pages_);
-    const std::size_t bytes = platform::mapped_size(block_rows * stride_, huge);
-    auto* base = static_cast<char*>(platform::map_zeroed(bytes, huge));
+    const std::size_t bytes = block_bytes(block_rows, stride_, huge_pages_);
+    auto* base = static_cast<char*>(platform::map_zeroed(bytes, huge_block(bytes, huge_pages_)));
     if (base == nullptr) {
       char detail[64];
       std::snprintf(detail, sizeof(detail), " (a block of %llu rows)", static_cast<unsigned long long>(block_rows));
@@ -34,7 +33,7 @@ Row* Table::allocate(RowCursor& cursor, uint64_t block_rows) {
     const uint64_t rows = bytes / stride_;  // the whole mapping
     {
       platform::MutexGuard g(blocks_mutex_);
-      blocks_.push_back({base, rows, bytes, huge});
+      blocks_.push_back({base, rows, bytes});
     }
     cursor.next = base;
     cursor.end = base + rows * stride_;

@@ -102,8 +102,7 @@ class Table final {
   struct Block {
     char* base;
     uint64_t rows;
-    std::size_t bytes;  // as mapped
-    bool huge;
+    std::size_t bytes;  // as mapped (on huge pages or not: huge_block(bytes))
   };
 
   uint32_t id_;
