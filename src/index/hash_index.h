@@ -59,12 +59,12 @@ class HashIndex final {
   }
 
   // Starts fetching the line a probe of `key` reads first.
+  // One prefetch of a chosen address: GCC 12 at -O3 drops a prefetch
+  // written in both arms of an if.
   void prefetch(uint64_t key) const {
-    if (flat_ != nullptr) {
-      platform::prefetch(&flat_[slot(key)]);
-    } else {
-      platform::prefetch(&heads_[slot(key)]);
-    }
+    const void* line =
+        flat_ != nullptr ? static_cast<const void*>(&flat_[slot(key)]) : static_cast<const void*>(&heads_[slot(key)]);
+    platform::prefetch(line);
   }
 
   // Indexes `row` under `key`; a node, when one is needed, comes from `nodes`,
