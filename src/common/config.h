@@ -62,6 +62,12 @@ struct Config {
   uint32_t sim_cores = 0;
   std::string topology = "mesh";
 
+  // One attempt in `time_sample` reads the clock around its index look-ups,
+  // scheme calls and commit; the others' time is split in the proportions
+  // those measured (stats.h WorkerStats::finish). Aborts, backoff and waits
+  // are timed in every attempt.
+  uint32_t time_sample = 8;
+
   // Tale §5's switches for the storage layer and the access path.
   StorageOptions storage{};
   bool prefetch = true;  // a transaction that knows its keys fetches their buckets and rows ahead

@@ -222,6 +222,14 @@ RunResult run_with(const Config& given) {
   result.host_seconds = static_cast<double>(platform::host_ns() - host_start) / 1e9;
   result.machine_counters = platform::machine_counters();
   result.seconds = static_cast<double>(window_end - window_start) / 1e9;
+  // A worker that timed none of its attempts (fewer than --time-sample, as
+  // on many simulated cores) splits its time as every worker's timed
+  // attempts did.
+  WorkerStats pooled(W::kTypeNames.size());
+  for (const auto& w : result.workers) pooled.merge(w);
+  for (auto& w : result.workers) {
+    if (w.timed_span == 0) w.finish(&pooled);
+  }
   result.total = WorkerStats(W::kTypeNames.size());
   for (const auto& w : result.workers) result.total.merge(w);
   result.rss_at_end = platform::resident_bytes();

@@ -166,6 +166,10 @@ std::vector<Knob> make_table() {
   k.get = [](const Config& c) { return nlohmann::json(c.topology); };
   t.push_back(std::move(k));
 
+  t.push_back(integer<uint32_t>(
+      "time-sample", "time_sample", 1, 1'000'000, +[](Config& c) -> uint32_t& { return c.time_sample; },
+      "time the breakdown's per-access sections in one attempt of N and split the others' time in the same "
+      "proportions (1: every attempt; aborts, backoff and waits are always timed)"));
   t.push_back(integer<uint64_t>(
       "seed", "seed", 0, std::numeric_limits<uint64_t>::max(), +[](Config& c) -> uint64_t& { return c.seed; },
       "seed of the query generators"));

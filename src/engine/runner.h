@@ -47,6 +47,9 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
   const bool sampling = cfg.sample_interval() > 0;
   uint64_t window_start = 0;
   uint64_t sink = 0;  // keeps reads from being optimised away
+  // --time-sample N: one attempt in N times its sampled sections.
+  const uint32_t time_sample = cfg.time_sample;
+  uint32_t until_timed = 0;
   // Checked before every attempt, so a transaction that is restarting when
   // the window opens has its later attempts counted.
   auto enter_window_if_open = [&] {
@@ -73,6 +76,8 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
     for (uint32_t aborts = 0;; aborts++) {
       enter_window_if_open();
       w.reset_attempt();
+      w.timing = until_timed == 0;
+      until_timed = until_timed + 1 == time_sample ? 0 : until_timed + 1;
       const uint64_t start = platform::cycles();
       if constexpr (CC::kTraits.declares_partitions) {
         txn.timed(TimeCat::CcManager, [&] {
@@ -96,7 +101,20 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
         if (measuring) {
           for (std::size_t c = 0; c < kTimeCats; c++) stats.cycles[c] += w.attempt[c];
           // A logical abort did the work the transaction asked for: useful.
-          stats[TimeCat::Useful] += (end - start) - std::min(end - start, w.charged);
+          const uint64_t useful = (end - start) - std::min(end - start, w.charged);
+          // The attempt's time outside waits, which are timed in every attempt.
+          const uint64_t span =
+              (end - start) - std::min(end - start, w.attempt[static_cast<std::size_t>(TimeCat::Wait)]);
+          if (w.timing) {
+            stats[TimeCat::Useful] += useful;
+            for (std::size_t c = 0; c < kTimeCats; c++) {
+              if (sampled_category(static_cast<TimeCat>(c))) stats.timed[c] += w.attempt[c];
+            }
+            stats.timed[static_cast<std::size_t>(TimeCat::Useful)] += useful;
+            stats.timed_span += span;
+          } else {
+            stats.untimed_span += span;  // finish() splits it as the timed attempts' time splits
+          }
           TypeStats& ts = stats.types[type];
           if (rc == Rc::Ok) {
             ts[Counter::Commits]++;

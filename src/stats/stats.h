@@ -58,17 +58,47 @@ struct TypeStats {
   }
 };
 
+// Which categories an attempt times only when it is sampled (--time-sample):
+// the per-access sections, whose clock reads would otherwise cost as much as
+// the work they time. Aborts, backoff and waits are timed in every attempt.
+inline constexpr bool sampled_category(TimeCat c) {
+  return c == TimeCat::Useful || c == TimeCat::TsAlloc || c == TimeCat::Index || c == TimeCat::Commit ||
+         c == TimeCat::CcManager;
+}
+
 struct alignas(64) WorkerStats {
   TimeArray cycles{};         // per category; Other is filled in by finish()
   uint64_t total_cycles = 0;  // the worker's measured window
   std::vector<TypeStats> types;
+  // Completed attempts' time outside waits: `timed` holds the sampled
+  // categories of the attempts that timed them, whose span was `timed_span`;
+  // `untimed_span` is the same time in the attempts that did not. finish()
+  // splits the latter in the proportions of the former and adds the split,
+  // `estimated`, to `cycles`.
+  TimeArray timed{};
+  uint64_t timed_span = 0;
+  uint64_t untimed_span = 0;
+  TimeArray estimated{};
 
   explicit WorkerStats(std::size_t txn_types = 1) : types(txn_types) {}
   uint64_t& operator[](TimeCat c) { return cycles[static_cast<std::size_t>(c)]; }
   uint64_t operator[](TimeCat c) const { return cycles[static_cast<std::size_t>(c)]; }
 
-  // Sets Other to the part of the window no category claimed.
-  void finish() {
+  // Adds the untimed attempts' span to the sampled categories, in the
+  // proportions the timed attempts measured, or if none was timed those of
+  // `pooled` (all workers' timed attempts), else leaves it to Other; then
+  // sets Other to the part of the window no category claimed. Finishing
+  // again recomputes both.
+  void finish(const WorkerStats* pooled = nullptr) {
+    const WorkerStats* source = timed_span > 0 ? this : pooled;
+    const double scale = source != nullptr && source->timed_span > 0
+                             ? static_cast<double>(untimed_span) / static_cast<double>(source->timed_span)
+                             : 0.0;
+    for (std::size_t i = 0; i < kTimeCats; i++) {
+      cycles[i] -= estimated[i];
+      estimated[i] = scale > 0 ? static_cast<uint64_t>(static_cast<double>(source->timed[i]) * scale + 0.5) : 0;
+      cycles[i] += estimated[i];
+    }
     uint64_t claimed = 0;
     for (std::size_t i = 0; i < kTimeCats; i++) {
       if (i != static_cast<std::size_t>(TimeCat::Other)) claimed += cycles[i];
@@ -76,15 +106,28 @@ struct alignas(64) WorkerStats {
     (*this)[TimeCat::Other] = total_cycles > claimed ? total_cycles - claimed : 0;
   }
   void merge(const WorkerStats& o) {
-    for (std::size_t i = 0; i < kTimeCats; i++) cycles[i] += o.cycles[i];
+    for (std::size_t i = 0; i < kTimeCats; i++) {
+      cycles[i] += o.cycles[i];
+      timed[i] += o.timed[i];
+      estimated[i] += o.estimated[i];
+    }
     total_cycles += o.total_cycles;
+    timed_span += o.timed_span;
+    untimed_span += o.untimed_span;
     for (std::size_t t = 0; t < types.size(); t++) types[t].merge(o.types[t]);
   }
-  // What happened since `earlier`, a copy of these statistics taken then
-  // (neither finished: Other is filled in afterwards).
+  // What happened since `earlier`, a copy of these statistics taken then,
+  // as measured: estimates either holds are taken out (finish() puts them
+  // back for the difference; Other is left to it too).
   void subtract(const WorkerStats& earlier) {
-    for (std::size_t i = 0; i < kTimeCats; i++) cycles[i] -= earlier.cycles[i];
+    for (std::size_t i = 0; i < kTimeCats; i++) {
+      cycles[i] = (cycles[i] - estimated[i]) - (earlier.cycles[i] - earlier.estimated[i]);
+      estimated[i] = 0;
+      timed[i] -= earlier.timed[i];
+    }
     total_cycles -= earlier.total_cycles;
+    timed_span -= earlier.timed_span;
+    untimed_span -= earlier.untimed_span;
     for (std::size_t t = 0; t < types.size(); t++) types[t].subtract(earlier.types[t]);
   }
 };

@@ -129,7 +129,7 @@ class Txn final {
   // skips it: its cores do not overlap misses, so it would only probe twice.
   void prefetch(const Table& t, std::span<const uint64_t> keys) {
     if (platform::kSimulated || !w_.prefetch) return;
-    const uint64_t t0 = platform::cycles();
+    const uint64_t t0 = w_.clock();
     const HashIndex& index = t.index();
     for (const uint64_t key : keys) index.prefetch(key);
     for (const uint64_t key : keys) {
@@ -143,7 +143,7 @@ class Txn final {
         }
       }
     }
-    w_.charge(TimeCat::Index, platform::cycles() - t0);
+    w_.charge(TimeCat::Index, w_.clock() - t0);
   }
 
   // ---- the runner's side ---------------------------------------------------
@@ -230,9 +230,9 @@ class Txn final {
           touch_row(a, platform::Access::Write);  // its data was filled in place, unshared until now
           h.writer = commit_id_;
           h.flags = RowHeader::kLive;
-          const uint64_t t0 = platform::cycles();
+          const uint64_t t0 = w_.clock();
           a.table->index().insert(a.key, a.row, w_.persistent);
-          w_.charge(TimeCat::Index, platform::cycles() - t0);
+          w_.charge(TimeCat::Index, w_.clock() - t0);
           break;
         }
       }
@@ -244,9 +244,9 @@ class Txn final {
   template <class Fn>
   auto timed(TimeCat cat, Fn&& fn) {
     const uint64_t charged0 = w_.charged;
-    const uint64_t t0 = platform::cycles();
+    const uint64_t t0 = w_.clock();
     auto result = fn();
-    const uint64_t dt = platform::cycles() - t0;
+    const uint64_t dt = w_.clock() - t0;
     const uint64_t nested = w_.charged - charged0;
     w_.charge(cat, dt > nested ? dt - nested : 0);
     return result;
@@ -266,9 +266,9 @@ class Txn final {
   }
 
   Row* lookup(Table& t, uint64_t key) {
-    const uint64_t t0 = platform::cycles();
+    const uint64_t t0 = w_.clock();
     Row* r = t.index().find(key);
-    w_.charge(TimeCat::Index, platform::cycles() - t0);
+    w_.charge(TimeCat::Index, w_.clock() - t0);
     return r;
   }
 

@@ -40,9 +40,15 @@ struct alignas(platform::kCacheLine) Worker {
   // a timed section subtracts what nested sections charged (see Txn::timed).
   TimeArray attempt{};
   uint64_t charged = 0;
+  // Whether this attempt times its sampled sections (--time-sample; the
+  // runner decides per attempt, stats.h sampled_category).
+  bool timing = true;
   uint64_t commits = 0;  // for unique commit ids
   uint64_t sink = 0;     // what the workload read, so reads are not optimised away
 
+  // The clock for a sampled section: the cycle counter when this attempt is
+  // timed, else 0, so the section charges nothing and reads no clock.
+  uint64_t clock() const { return timing ? platform::cycles() : 0; }
   void charge(TimeCat c, uint64_t cyc) {
     attempt[static_cast<std::size_t>(c)] += cyc;
     charged += cyc;
@@ -53,9 +59,9 @@ struct alignas(platform::kCacheLine) Worker {
   }
   // The platform's source hands out raw integers; the engine, Timestamps.
   Timestamp allocate_ts() {
-    const uint64_t t0 = platform::cycles();
+    const uint64_t t0 = clock();
     const Timestamp v{ts->allocate(id.value, ts_local)};
-    charge(TimeCat::TsAlloc, platform::cycles() - t0);
+    charge(TimeCat::TsAlloc, clock() - t0);
     return v;
   }
   // Unique among all workers' commits, never 0 (0 is the load).

@@ -122,6 +122,35 @@ TEST(SimTsalloc, TimestampsPerSecondCountsTsPerTxn) {
   EXPECT_DOUBLE_EQ(r["timestamps_per_second"].get<double>(), r["throughput"].get<double>());
 }
 
+// --time-sample: timing one attempt in 8 gives the breakdown that timing
+// every attempt gives, within what the skipped clock reads themselves cost
+// (simulated cores pay for a clock read as this machine does), also when
+// most cores commit too few transactions to time one of their own.
+TEST(SimTimeSample, OneAttemptInEightGivesTheBreakdownOfEvery) {
+  auto breakdown = [](const std::string& every) {
+    const std::string json = temp_path("breakdown.json");
+    // Few commits per core: most cores time none of their own attempts.
+    const auto o = run_abyss({"run",  "--sim-cores",   "64",     "--cc",     "no_wait", "--workload",
+                              "ycsb", "--rows",        "65536",  "--theta",  "0.6",     "--req-per-txn",
+                              "16",   "--duration",    "0.0002", "--warmup", "0.00005", "--queries-per-worker",
+                              "64",   "--time-sample", every,    "--json",   json});
+    EXPECT_EQ(o.exit_code, 0) << o.command << "\n" << o.err;
+    const nlohmann::json b = nlohmann::json::parse(slurp(json))["results"]["breakdown"];
+    std::filesystem::remove(json);
+    return b;
+  };
+  const nlohmann::json all = breakdown("1");
+  const nlohmann::json sampled = breakdown("8");
+  for (const char* cat : {"index", "cc_manager", "commit", "abort", "backoff"}) {
+    SCOPED_TRACE(cat);
+    const double a = all[cat]["fraction"].get<double>();
+    const double s = sampled[cat]["fraction"].get<double>();
+    EXPECT_GT(a, 0.01) << "a category this test compares must hold time";
+    EXPECT_NEAR(s, a, 0.05 + 0.1 * a);
+  }
+  EXPECT_LT(sampled["other"]["fraction"].get<double>(), 0.02) << "every attempt's time is attributed";
+}
+
 struct HistoryCase {
   std::string name;
   std::vector<std::string> workload;
