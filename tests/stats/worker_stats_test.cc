@@ -47,20 +47,13 @@ TEST(WorkerStats, FinishingTwiceEstimatesOnce) {
   EXPECT_EQ(s[TimeCat::Other], 7u);
 }
 
-TEST(WorkerStats, WithNothingTimedTheUntimedSpanIsOther) {
-  WorkerStats s;
-  s.untimed_span = 50;
-  s.total_cycles = 50;
-  s.finish();
-  EXPECT_EQ(s[TimeCat::Useful], 0u);
-  EXPECT_EQ(s[TimeCat::Other], 50u);
-}
-
-TEST(WorkerStats, AWorkerThatTimedNothingSplitsAsThePoolDid) {
+TEST(WorkerStats, AWorkerThatTimedNothingSplitsAsThePoolDidOrLeavesItToOther) {
   WorkerStats idle;
   idle.untimed_span = 50;
   idle.total_cycles = 50;
   idle.finish();
+  EXPECT_EQ(idle[TimeCat::Useful], 0u);
+  EXPECT_EQ(idle[TimeCat::Other], 50u) << "no proportions of its own and no pool: unattributed";
   const WorkerStats pooled = worker(0);
   idle.finish(&pooled);
   EXPECT_EQ(idle[TimeCat::Useful], 30u);
