@@ -4,7 +4,7 @@
 // practical synchronization", DaMoN 2016, "Optimistic Lock Coupling"), whose
 // nodes carry a version word as Silo's and Masstree's do, so that a scan can
 // later check that no leaf it read has changed (Silo §4.6, node-set
-// validation; DESIGN.md, "Storage and indexes").
+// validation against phantoms). Not yet used by tables or transactions.
 //
 // A node's version word is even while the node is unlocked and odd while a
 // writer holds it; a writer locks it by a compare-and-swap from the version it

@@ -23,6 +23,7 @@
 #include "index/ordered_index.h"
 #include "platform/atomic.h"
 #include "platform/latch.h"
+#include "platform/machine.h"
 #include "platform/thread.h"
 
 namespace abyss {
@@ -303,7 +304,9 @@ TEST(OrderedIndex, ConcurrentInsertsAndScansSeeEveryPublishedKeyOnce) {
   //                                       |                                       |      every keys[t][0..c[t]) in it
   // Every kStep keys a writer waits until a scan that began after it got
   // there has ended, so scans see the tree at many sizes even where the
-  // scheduler would run the writers to their end first.
+  // scheduler would run the writers to their end first. The simulated build's
+  // run_parallel runs the threads one after another on the host: there the
+  // writers do not wait, and the scanner makes one scan of the full tree.
   constexpr uint32_t kWriters = 3;
   constexpr uint64_t kEach = 30000;
   constexpr uint64_t kStep = kEach / 16;
@@ -334,7 +337,7 @@ TEST(OrderedIndex, ConcurrentInsertsAndScansSeeEveryPublishedKeyOnce) {
           throw std::runtime_error("insert of " + std::to_string(k) + " refused");
         }
         published[t].count.store(i + 1, platform::memory_order_release);
-        if ((i + 1) % kStep == 0) {
+        if (!platform::kSimulated && (i + 1) % kStep == 0) {
           // The scan under way may have begun before this point: two more ends.
           const uint64_t target = scans_ended.count.load(platform::memory_order_acquire) + 2;
           for (platform::SpinWait wait; scans_ended.count.load(platform::memory_order_acquire) < target &&
@@ -396,7 +399,9 @@ TEST(OrderedIndex, ConcurrentInsertsAndScansSeeEveryPublishedKeyOnce) {
     }
   });
 
-  EXPECT_GE(scans, 2 * 16u);  // at least two at each of a writer's steps
+  if (!platform::kSimulated) {
+    EXPECT_GE(scans, 2 * 16u);  // at least two at each of a writer's steps
+  }
   const Entries all = scan_all(index, 0, kMax, kAll);
   ASSERT_EQ(all.size(), kWriters * kEach);
   for (uint64_t k = 0; k < kWriters * kEach; k++) {
