@@ -3,6 +3,7 @@
 // (defined once): the enum indexes an array, and merging, the table and the
 // JSON all loop over the names below.
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -96,7 +97,7 @@ struct alignas(64) WorkerStats {
                              : 0.0;
     for (std::size_t i = 0; i < kTimeCats; i++) {
       cycles[i] -= estimated[i];
-      estimated[i] = scale > 0 ? static_cast<uint64_t>(static_cast<double>(source->timed[i]) * scale + 0.5) : 0;
+      estimated[i] = scale > 0 ? static_cast<uint64_t>(std::llround(static_cast<double>(source->timed[i]) * scale)) : 0;
       cycles[i] += estimated[i];
     }
     uint64_t claimed = 0;
