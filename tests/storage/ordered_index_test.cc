@@ -34,22 +34,24 @@ Row* row_for(uint64_t key) { return reinterpret_cast<Row*>((key + 1) * 64); }
 
 using Entries = std::vector<std::pair<uint64_t, Row*>>;
 
-Entries scan_all(const OrderedIndex& index, uint64_t lo, uint64_t hi, std::size_t limit) {
+enum class Order { Forward, Reverse };
+
+Entries scan_all(const OrderedIndex& index, uint64_t lo, uint64_t hi, std::size_t limit, Order order = Order::Forward) {
   Entries out;
-  index.scan(lo, hi, limit, [&](uint64_t key, Row* row) {
+  auto collect = [&](uint64_t key, Row* row) {
     out.emplace_back(key, row);
     return true;
-  });
+  };
+  if (order == Order::Forward) {
+    index.scan(lo, hi, limit, collect);
+  } else {
+    index.scan_reverse(lo, hi, limit, collect);
+  }
   return out;
 }
 
 Entries scan_all_reverse(const OrderedIndex& index, uint64_t lo, uint64_t hi, std::size_t limit) {
-  Entries out;
-  index.scan_reverse(lo, hi, limit, [&](uint64_t key, Row* row) {
-    out.emplace_back(key, row);
-    return true;
-  });
-  return out;
+  return scan_all(index, lo, hi, limit, Order::Reverse);
 }
 
 Entries model_scan(const std::map<uint64_t, Row*>& model, uint64_t lo, uint64_t hi, std::size_t limit) {
