@@ -59,8 +59,6 @@ class HashIndex final {
   }
 
   // Starts fetching the line a probe of `key` reads first.
-  // One prefetch of a chosen address: GCC 12 at -O3 drops a prefetch
-  // written in both arms of an if.
   void prefetch(uint64_t key) const {
     const void* line =
         flat_ != nullptr ? static_cast<const void*>(&flat_[slot(key)]) : static_cast<const void*>(&heads_[slot(key)]);

@@ -12,9 +12,11 @@ class Database final {
  public:
   explicit Database(RowLayout layout, StorageOptions options = {}) : layout_(layout), options_(options) {}
 
-  Table& create_table(std::string name, Schema schema, uint64_t expected_rows) {
+  // A table whose primary index is of type `primary` (hash unless the
+  // workload scans it).
+  Table& create_table(std::string name, Schema schema, uint64_t expected_rows, IndexType primary = IndexType::Hash) {
     tables_.push_back(std::make_unique<Table>(static_cast<uint32_t>(tables_.size()), std::move(name), std::move(schema),
-                                              layout_, expected_rows, options_));
+                                              layout_, expected_rows, options_, primary));
     return *tables_.back();
   }
 

@@ -8,23 +8,28 @@
 namespace abyss {
 
 Table::Table(uint32_t id, std::string name, Schema schema, RowLayout layout, uint64_t expected_rows,
-             StorageOptions options)
+             StorageOptions options, IndexType primary)
     : id_(id),
       name_(std::move(name)),
       schema_(std::move(schema)),
       layout_(layout),
       stride_(stride_for(layout, schema_)),
-      huge_pages_(options.huge_pages),
-      index_(expected_rows, options, name_.c_str()) {}
+      options_(options),
+      primary_("primary", primary, expected_rows, options, name_.c_str()) {}
+
+uint32_t Table::add_index(std::string name, IndexType type, uint64_t expected_keys) {
+  secondary_.push_back(std::make_unique<Index>(std::move(name), type, expected_keys, options_, name_.c_str()));
+  return static_cast<uint32_t>(secondary_.size());
+}
 
 Table::~Table() {
-  for (auto& b : blocks_) platform::unmap(b.base, b.bytes, huge_block(b.bytes, huge_pages_));
+  for (auto& b : blocks_) platform::unmap(b.base, b.bytes, huge_block(b.bytes, options_.huge_pages));
 }
 
 Row* Table::allocate(RowCursor& cursor, uint64_t block_rows) {
   if (cursor.next == cursor.end) {
-    const std::size_t bytes = block_bytes(block_rows, stride_, huge_pages_);
-    auto* base = static_cast<char*>(platform::map_zeroed(bytes, huge_block(bytes, huge_pages_)));
+    const std::size_t bytes = block_bytes(block_rows, stride_, options_.huge_pages);
+    auto* base = static_cast<char*>(platform::map_zeroed(bytes, huge_block(bytes, options_.huge_pages)));
     if (base == nullptr) {
       char detail[64];
       std::snprintf(detail, sizeof(detail), " (a block of %llu rows)", static_cast<unsigned long long>(block_rows));

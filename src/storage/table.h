@@ -1,7 +1,8 @@
 #pragma once
-// A table: a schema, rows in blocks, and a primary hash index. The table grows
-// by blocks; each worker inserts into blocks of its own (RowCursor), so inserts
-// share nothing but the rare registration of a new block.
+// A table: a schema, rows in blocks, a primary index and any secondary
+// indexes (index/index.h: hash or ordered). The table grows by blocks; each
+// worker inserts into blocks of its own (RowCursor), so inserts share nothing
+// but the rare registration of a new block.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -10,7 +11,7 @@
 
 #include "common/arena.h"
 #include "common/storage_options.h"
-#include "index/hash_index.h"
+#include "index/index.h"
 #include "platform/latch.h"
 #include "platform/memory.h"
 #include "storage/row.h"
@@ -29,7 +30,7 @@ struct RowCursor {
 class Table final {
  public:
   Table(uint32_t id, std::string name, Schema schema, RowLayout layout, uint64_t expected_rows,
-        StorageOptions options = {});
+        StorageOptions options = {}, IndexType primary = IndexType::Hash);
   ~Table();
   Table(const Table&) = delete;
   Table& operator=(const Table&) = delete;
@@ -39,8 +40,18 @@ class Table final {
   const Schema& schema() const { return schema_; }
   const RowLayout& layout() const { return layout_; }
   uint32_t stride() const { return stride_; }
-  HashIndex& index() { return index_; }
-  const HashIndex& index() const { return index_; }
+  // The primary index: a row's key, unique.
+  Index& index() { return primary_; }
+  const Index& index() const { return primary_; }
+
+  // Secondary indexes, numbered from 1 (0 is the primary) in the order they
+  // were added, before the table is loaded. A secondary key need not be a
+  // row's primary key; one that is not unique by itself is made unique by
+  // packing the primary key into its low bits.
+  uint32_t add_index(std::string name, IndexType type, uint64_t expected_keys);
+  Index& index(uint32_t id) { return id == 0 ? primary_ : *secondary_[id - 1]; }
+  const Index& index(uint32_t id) const { return id == 0 ? primary_ : *secondary_[id - 1]; }
+  uint32_t index_count() const { return static_cast<uint32_t>(secondary_.size()) + 1; }
 
   // A zeroed row slot from the cursor's block, taking a new block of
   // `block_rows` when the current one is full. With huge pages on, a block of
@@ -61,7 +72,7 @@ class Table final {
     init_row(layout_.meta(row));
     fill(layout_.data(row));
     RowLayout::header(row).flags = RowHeader::kLive;
-    index_.insert(key, row, nodes);
+    primary_.insert(key, row, nodes);
     return row;
   }
 
@@ -111,8 +122,9 @@ class Table final {
   RowLayout layout_;
   uint32_t stride_;
   bool read_only_ = false;
-  bool huge_pages_;
-  HashIndex index_;
+  StorageOptions options_;
+  Index primary_;
+  std::vector<std::unique_ptr<Index>> secondary_;
   platform::Mutex blocks_mutex_;  // guards blocks_ (a new block per few thousand rows)
   std::vector<Block> blocks_;
   std::vector<std::unique_ptr<Arena>> arenas_;

@@ -130,7 +130,7 @@ class Txn final {
   void prefetch(const Table& t, std::span<const uint64_t> keys) {
     if (platform::kSimulated || !w_.prefetch) return;
     const uint64_t t0 = w_.clock();
-    const HashIndex& index = t.index();
+    const Index& index = t.index();
     for (const uint64_t key : keys) index.prefetch(key);
     for (const uint64_t key : keys) {
       if (const Row* row = index.find(key)) {

@@ -53,7 +53,8 @@ Config tpcc_config(uint32_t warehouses, TpccSchema schema, StorageOptions storag
 uint64_t built_bytes(const Database& db) {
   uint64_t bytes = 0;
   for (const auto& t : db.tables()) {
-    bytes += t->reserved_bytes() + t->index().bucket_bytes() + t->index().nodes() * sizeof(HashIndex::Node);
+    bytes +=
+        t->reserved_bytes() + t->index().hash()->bucket_bytes() + t->index().hash()->nodes() * sizeof(HashIndex::Node);
   }
   return bytes;
 }

@@ -1,0 +1,96 @@
+#pragma once
+// The index seam: one interface for a table's indexes, whichever structure
+// holds the keys. A table has a primary index and may have secondary ones
+// (storage/table.h); each maps a 64-bit key to a row and is one of
+//   hash     HashIndex: a probe is one cache line (flat) or a pointer chase
+//            (chained), no order, entries never removed;
+//   ordered  OrderedIndex: a B+-tree with optimistic lock coupling, ordered
+//            scans in both directions, real removal, and leaf versions a
+//            scan's caller can validate later (phantom protection).
+// A composite key is packed into the 64 bits most significant part first, so
+// the ordered index sorts by its parts in turn (see the workloads' key
+// functions). The structure is fixed when the index is made; every call
+// dispatches on it with one well-predicted branch, so the hot path stays a
+// direct call.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "common/arena.h"
+#include "common/storage_options.h"
+#include "index/hash_index.h"
+#include "index/ordered_index.h"
+#include "storage/row.h"
+
+namespace abyss {
+
+enum class IndexType : uint8_t { Hash, Ordered };
+inline constexpr std::array<std::string_view, 2> kIndexTypeNames = {"hash", "ordered"};
+
+class Index final {
+ public:
+  // `expected_keys` sizes a hash index's buckets (an ordered index grows by
+  // nodes); `table` names the owner in an out-of-memory message.
+  Index(std::string name, IndexType type, uint64_t expected_keys, StorageOptions options, const char* table)
+      : name_(std::move(name)), type_(type) {
+    if (type == IndexType::Hash) {
+      hash_.emplace(expected_keys, options, table);
+    } else {
+      ordered_.emplace();
+    }
+  }
+  Index(const Index&) = delete;
+  Index& operator=(const Index&) = delete;
+
+  const std::string& name() const { return name_; }
+  IndexType type() const { return type_; }
+  bool is_ordered() const { return type_ == IndexType::Ordered; }
+
+  // The row indexed under `key`, or null.
+  Row* find(uint64_t key) const { return hash_.has_value() ? hash_->find(key) : ordered_->find(key); }
+
+  // Starts fetching the line a probe of `key` reads first. A B+-tree's
+  // descent is a chain of dependent loads that a prefetch cannot start, so
+  // only the hash index does anything.
+  void prefetch(uint64_t key) const {
+    if (hash_.has_value()) hash_->prefetch(key);
+  }
+
+  // Indexes `row` under `key`, which must not be indexed already (a hash
+  // index would shadow the old entry, an ordered one keep it). Nodes come
+  // from `nodes`, which must live as long as the index.
+  void insert(uint64_t key, Row* row, Arena& nodes) {
+    if (hash_.has_value()) {
+      hash_->insert(key, row, nodes);
+    } else {
+      ordered_->insert(key, row, nodes);
+    }
+  }
+
+  // Takes `key`'s entry out of an ordered index; false if there was none. A
+  // hash index keeps its entries for the run (a removed row is flagged
+  // deleted in its header instead), so it refuses.
+  bool remove(uint64_t key) {
+    if (!ordered_.has_value()) throw std::logic_error("index " + name_ + " is a hash index: entries are not removed");
+    return ordered_->remove(key);
+  }
+
+  // The structures themselves: scans need the ordered index, memory reports
+  // the hash index's buckets. Each is null for the other type.
+  HashIndex* hash() { return hash_ ? &*hash_ : nullptr; }
+  const HashIndex* hash() const { return hash_ ? &*hash_ : nullptr; }
+  OrderedIndex* ordered() { return ordered_ ? &*ordered_ : nullptr; }
+  const OrderedIndex* ordered() const { return ordered_ ? &*ordered_ : nullptr; }
+
+ private:
+  std::string name_;
+  IndexType type_;
+  std::optional<HashIndex> hash_;  // in place: a probe follows no extra pointer
+  std::optional<OrderedIndex> ordered_;
+};
+
+}  // namespace abyss
