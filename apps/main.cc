@@ -19,6 +19,7 @@
 #include "common/config.h"
 #include "engine/describe.h"
 #include "engine/engine.h"
+#include "engine/index_bench.h"
 #include "engine/knobs.h"
 #include "engine/probe.h"
 #include "engine/report.h"
@@ -159,6 +160,62 @@ int memory_bench_command(const MemoryBench& b) {
   return 0;
 }
 
+// `abyss bench index`: the index structures alone, as a table of M ops/s,
+// one row per operation and structure, one column per thread count.
+int index_bench_command(const abyss::IndexBenchOptions& o, bool as_json) {
+  if (auto why = abyss::index_bench_refusal(o); !why.empty()) {
+    std::fprintf(stderr, "abyss: %s\n", why.c_str());
+    return 2;
+  }
+  std::vector<abyss::IndexBenchResult> results;
+  const std::string err =
+      abyss::run_index_bench(o, results, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+  if (!err.empty()) {
+    std::fprintf(stderr, "abyss: %s\n", err.c_str());
+    return 1;
+  }
+  if (as_json) {
+    nlohmann::json j;
+    j["keys"] = o.keys;
+    j["seconds_per_measurement"] = o.seconds;
+    for (const auto& r : results) {
+      j["results"].push_back({{"structure", r.structure},
+                              {"op", r.op},
+                              {"threads", r.threads},
+                              {"ops", r.ops},
+                              {"seconds", r.seconds},
+                              {"keys_visited", r.keys_visited},
+                              {"mops", r.mops()}});
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  std::printf("index structures alone: %llu keys loaded, %.1f s a measurement, M operations/s\n",
+              static_cast<unsigned long long>(o.keys), o.seconds);
+  std::printf("%-12s %-10s", "op", "structure");
+  for (const uint32_t t : o.threads) std::printf(" %9u thr", t);
+  std::printf("\n");
+  const std::vector<std::string> ops = {"lookup", "scan-" + std::to_string(o.short_scan),
+                                        "scan-" + std::to_string(o.long_scan), "insert"};
+  for (const std::string& op : ops) {
+    for (const std::string& s : o.structures) {
+      std::printf("%-12s %-10s", op.c_str(), s.c_str());
+      for (const uint32_t t : o.threads) {
+        const auto it = std::find_if(results.begin(), results.end(), [&](const abyss::IndexBenchResult& r) {
+          return r.op == op && r.structure == s && r.threads == t;
+        });
+        if (it == results.end()) {
+          std::printf(" %13s", "-");
+        } else {
+          std::printf(" %13.3g", it->mops());
+        }
+      }
+      std::printf("\n");
+    }
+  }
+  return 0;
+}
+
 int check_history_command(const std::string& path) {
   try {
     const auto report = abyss::check::check_history_file(path);
@@ -280,13 +337,36 @@ int main(int argc, char** argv) {
                    "lines a read-only transaction reads, for its bound (default 32: 16 accesses x 2 lines)")
       ->check(CLI::Range(1u, 1'000'000u));
   bench_memory->add_flag("--json", memory_bench.as_json, "as JSON");
+  abyss::IndexBenchOptions index_bench;
+  bool index_bench_json = false;
+  CLI::App* bench_index = bench->add_subcommand("index",
+                                                "the index structures alone: look-ups, scans and inserts in hash, "
+                                                "ordered, absl::btree_map and std::map (M ops/s)");
+  bench_index->add_option("--keys", index_bench.keys, "keys loaded before each measurement (default 1000000)")
+      ->check(CLI::Range(uint64_t{1000}, uint64_t{1} << 32));
+  bench_index->add_option("--threads", index_bench.threads, "thread counts, comma-separated (default 1,2)")
+      ->delimiter(',')
+      ->check(CLI::Range(1u, 1024u));
+  bench_index->add_option("--seconds", index_bench.seconds, "seconds a measurement (default 1)")
+      ->check(CLI::Range(0.01, 600.0));
+  bench_index->add_option("--short-scan", index_bench.short_scan, "entries a short scan visits (default 10)")
+      ->check(CLI::Range(1u, 1'000'000u));
+  bench_index->add_option("--long-scan", index_bench.long_scan, "entries a long scan visits (default 1000)")
+      ->check(CLI::Range(1u, 1'000'000u));
+  bench_index
+      ->add_option("--structures", index_bench.structures, "hash, ordered, btree, map, comma-separated (default all)")
+      ->delimiter(',')
+      ->check(CLI::IsMember(abyss::kIndexBenchStructures));
+  bench_index->add_option("--seed", index_bench.seed, "seed of the key order and the look-ups (default 1)");
+  bench_index->add_flag("--json", index_bench_json, "as JSON");
 
   app.add_subcommand("version", "print the build's git revision and type");
 
   // demo and the bench tables are harness specs, run by ./abyss through
   // `./abyss sweep harness/specs/...` (docs/harness.md): say where they went.
-  const bool memory_bench_asked = argc > 2 && std::string(argv[1]) == "bench" && std::string(argv[2]) == "memory";
-  if (argc > 1 && (std::string(argv[1]) == "demo" || std::string(argv[1]) == "bench") && !memory_bench_asked) {
+  const bool binary_bench_asked = argc > 2 && std::string(argv[1]) == "bench" &&
+                                  (std::string(argv[2]) == "memory" || std::string(argv[2]) == "index");
+  if (argc > 1 && (std::string(argv[1]) == "demo" || std::string(argv[1]) == "bench") && !binary_bench_asked) {
     const std::vector<std::pair<std::string, std::string>> bench_specs = {
         {"ycsb", "bench-ycsb"},   {"hstore", "bench-hstore"},       {"tpcc", "bench-tpcc"},
         {"latch", "bench-latch"}, {"tale-ycsb", "bench-tale-ycsb"}, {"tale-tpcc", "bench-tale-tpcc"},
@@ -380,6 +460,7 @@ int main(int argc, char** argv) {
     }
     if (probe->parsed()) return probe_command(probe_as_json);
     if (bench_memory->parsed()) return memory_bench_command(memory_bench);
+    if (bench_index->parsed()) return index_bench_command(index_bench, index_bench_json);
     if (check_history->parsed()) return check_history_command(history_path);
     if (check_tpcc->parsed()) return check_tpcc_command(tpcc_dir, tpcc_inserts);
     std::printf("abyss %s (%s)\n", std::string(abyss::git_rev()).c_str(), std::string(abyss::build_type()).c_str());

@@ -168,6 +168,12 @@ std::vector<BadCase> bad_cases() {
       {"bench_ts_is_a_spec", {"bench", "ts", "--duration", "0.1"}, {"./abyss bench ts", "harness/specs/ts-alloc.toml"}},
       {"bench_alone_names_the_specs", {"bench"}, {"./abyss bench", "ycsb", "hstore", "tpcc", "latch", "ts"}},
       {"demo_is_a_spec", {"demo"}, {"./abyss", "demo", "harness/specs/demo.toml"}},
+      // The index bench runs in the binary: its sizes and names are checked first.
+      {"bench_index_keys_beyond_memory", {"bench", "index", "--keys", "4294967296"}, {"--keys", "GiB", "available"}},
+      {"bench_index_structure_unknown",
+       {"bench", "index", "--structures", "trie"},
+       {"--structures", "trie", "hash", "ordered", "btree", "map"}},
+      {"bench_index_seconds_nan", {"bench", "index", "--seconds", "nan"}, {"--seconds", "nan"}},
       // Numbers that are not numbers, or do not fit.
       {"threads_not_a_number", {"run", "--threads", "abc"}, {"--threads", "abc", "not", "number", "4096"}},
       {"threads_not_an_integer", {"run", "--threads", "1.5"}, {"--threads", "1.5", "integer"}},
@@ -270,6 +276,35 @@ TEST(CliRun, ShortRunExitsZeroAndReportsThroughput) {
   EXPECT_EQ(o.exit_code, 0) << "stderr: " << o.err;
   EXPECT_NE(o.out.find("throughput"), std::string::npos) << o.out;
   EXPECT_EQ(without_machine_note(o.err), "");
+}
+
+// The index bench's table: a row per operation and structure, a column per
+// thread count, a dash where the hash index has no scans; its JSON has a
+// result per measurement, every one with operations done.
+TEST(CliBenchIndex, TableAndJsonCoverEveryStructure) {
+  const std::vector<std::string> args = {"bench", "index", "--keys", "2000", "--seconds", "0.02", "--threads", "1,2"};
+  const Outcome table = run_abyss(args);
+  SCOPED_TRACE(table.command);
+  EXPECT_EQ(table.exit_code, 0) << "stderr: " << table.err;
+  for (const std::string row : {"lookup       hash", "scan-10      ordered", "scan-1000    map", "insert       ordered",
+                                "lookup       btree"}) {
+    EXPECT_NE(table.out.find(row), std::string::npos) << row << " in:\n" << table.out;
+  }
+  EXPECT_NE(table.out.find("scan-10      hash                   -             -"), std::string::npos) << table.out;
+  EXPECT_NE(table.err.find("index bench: ordered scan-1000 on 2 threads"), std::string::npos) << table.err;
+
+  std::vector<std::string> json_args = args;
+  json_args.push_back("--json");
+  const Outcome o = run_abyss(json_args);
+  ASSERT_EQ(o.exit_code, 0) << "stderr: " << o.err;
+  const auto j = nlohmann::json::parse(o.out);
+  ASSERT_EQ(j["results"].size(), 28u);  // hash: lookup, insert; ordered, btree, map: 4 ops; at 1 and 2 threads
+  for (const auto& r : j["results"]) {
+    EXPECT_GT(r["ops"].get<uint64_t>(), 0u) << r;
+    if (r["op"] == "scan-10") {
+      EXPECT_GE(r["keys_visited"].get<uint64_t>(), r["ops"].get<uint64_t>()) << r;
+    }
+  }
 }
 
 // Plots print scheme names in capitals, and researchers write 1e3: both are
