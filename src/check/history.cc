@@ -41,6 +41,10 @@ std::string_view to_string(EdgeKind kind) {
       return "wr";
     case EdgeKind::RW:
       return "rw";
+    case EdgeKind::PRW:
+      return "prw";
+    case EdgeKind::PWR:
+      return "pwr";
   }
   return "?";
 }
@@ -53,7 +57,8 @@ std::string Report::summary() const {
   // How many anomaly descriptions a person wants to read before opening the fields.
   constexpr size_t kShown = 3;
   std::string s = "checked " + std::to_string(transactions) + " transactions (" + std::to_string(reads) + " reads, " +
-                  std::to_string(writes) + " writes, " + std::to_string(edges) + " dependency edges): ";
+                  std::to_string(writes) + " writes, " + (scans > 0 ? std::to_string(scans) + " scans, " : "") +
+                  std::to_string(edges) + " dependency edges): ";
   if (serializable()) return s + "serializable.";
   s += "NOT serializable; anomalies:";
   const char* sep = " ";
@@ -90,18 +95,37 @@ struct Access {
   uint64_t version;
 };
 
+// A scan entry: the range of integer keys of `table` it observed, and the
+// keys it saw there (as reads they are also in History::reads).
+struct Scan {
+  Node txn;
+  uint32_t table;
+  uint64_t lo;
+  uint64_t hi;
+  std::size_t seen_begin;
+  std::size_t seen_end;
+};
+
+// A write that changed whether an integer key exists: an insert or a delete.
+struct Member {
+  uint32_t table;
+  uint64_t key;
+  Node txn;
+  bool insert;
+  KeyIndex key_index;
+  auto operator<=>(const Member&) const = default;  // NOLINT(modernize-use-nullptr): the compiler's 0
+};
+
 // Interns (table, key) pairs. The integer key 1 and the string key "1" are
 // different keys, as they are in the log.
 class KeyTable {
  public:
   // Precondition: `table` is a string and `key` an unsigned integer or string.
   KeyIndex intern(const json& table, const json& key) {
-    const auto& name = table.get_ref<const std::string&>();
-    auto [t, new_table] = table_ids_.try_emplace(name, static_cast<uint32_t>(table_names_.size()));
-    if (new_table) table_names_.push_back(name);
+    const uint32_t t = table_id(table.get_ref<const std::string&>());
     // Encoding: 4-byte table index, a tag, then the raw key. The tag and the
     // fixed-width table index make the encoding unambiguous.
-    scratch_.assign(reinterpret_cast<const char*>(&t->second), sizeof(uint32_t));
+    scratch_.assign(reinterpret_cast<const char*>(&t), sizeof(uint32_t));
     if (key.is_string()) {
       scratch_ += 's';
       scratch_ += key.get_ref<const std::string&>();
@@ -117,6 +141,13 @@ class KeyTable {
     // unordered_map nodes never move, so the key string stays valid.
     encoded_.push_back(&it->first);
     return it->second;
+  }
+
+  // The table's dense index, given on first sight.
+  uint32_t table_id(const std::string& name) {
+    auto [t, new_table] = table_ids_.try_emplace(name, static_cast<uint32_t>(table_names_.size()));
+    if (new_table) table_names_.push_back(name);
+    return t->second;
   }
 
   // `table[42]` or `table["abc"]` (string keys JSON-quoted, so they cannot
@@ -162,6 +193,9 @@ struct History {
   std::unordered_map<uint64_t, Node> node_of;
   std::vector<Access> reads;
   std::vector<Access> writes;
+  std::vector<Scan> scans;
+  std::vector<uint64_t> seen;  // the keys each scan saw, sorted per scan: scans[i].seen_begin ..
+  std::vector<Member> members;
   KeyTable keys;
 };
 
@@ -232,6 +266,9 @@ class Parser {
       // Still validate the entries so a malformed duplicate is reported too.
       for (size_t i = 0; i < reads.size(); i++) validate_entry(reads[i], "reads", "writer_id", i, line);
       for (size_t i = 0; i < writes.size(); i++) validate_entry(writes[i], "writes", "prev_writer_id", i, line);
+      if (const json* scans = optional_list(doc, "scans", line)) {
+        for (size_t i = 0; i < scans->size(); i++) validate_scan((*scans)[i], i, line);
+      }
       return;
     }
     history_.ids.push_back(id);
@@ -240,7 +277,16 @@ class Parser {
       history_.reads.push_back(access(node, reads[i], "reads", "writer_id", i, line));
     }
     for (size_t i = 0; i < writes.size(); i++) {
-      history_.writes.push_back(access(node, writes[i], "writes", "prev_writer_id", i, line));
+      const Access w = access(node, writes[i], "writes", "prev_writer_id", i, line);
+      history_.writes.push_back(w);
+      if (writes[i].size() == 4 && writes[i][1].is_number_unsigned()) {
+        history_.members.push_back({history_.keys.table_id(writes[i][0].get_ref<const std::string&>()),
+                                    writes[i][1].get<uint64_t>(), node, writes[i][3] == "insert", w.key});
+      }
+    }
+    if (const json* scans = optional_list(doc, "scans", line)) {
+      for (size_t i = 0; i < scans->size(); i++) add_scan(node, (*scans)[i], i, line);
+      report_.scans += scans->size();
     }
     report_.transactions++;
     report_.reads += reads.size();
@@ -259,10 +305,67 @@ class Parser {
     return value;
   }
 
+  // An optional array field: null when absent.
+  const json* optional_list(const json& doc, const char* name, uint64_t line) const {
+    const auto it = doc.find(name);
+    if (it == doc.end()) return nullptr;
+    if (!it->is_array()) fail(line, std::string("\"") + name + "\" must be an array, got " + it->dump());
+    return &*it;
+  }
+
+  // [table, lo, hi, [[key, writer_id], ...]]: integer keys, lo <= key <= hi.
+  void validate_scan(const json& entry, size_t i, uint64_t line) const {
+    const std::string where = "scans[" + std::to_string(i) + "]";
+    if (!entry.is_array() || entry.size() != 4 || !entry[3].is_array())
+      fail(line, where + " must be [table, lo, hi, [[key, writer_id], ...]], got " + entry.dump());
+    if (!entry[0].is_string()) fail(line, where + "[0]: table must be a string, got " + entry[0].dump());
+    if (!entry[1].is_number_unsigned() || !entry[2].is_number_unsigned() ||
+        entry[1].get<uint64_t>() > entry[2].get<uint64_t>()) {
+      fail(line, where + ": lo and hi must be non-negative integers with lo <= hi, got " + entry[1].dump() + " and " +
+                     entry[2].dump());
+    }
+    const json& seen = entry[3];
+    for (size_t k = 0; k < seen.size(); k++) {
+      const std::string at = where + "[3][" + std::to_string(k) + "]";
+      if (!seen[k].is_array() || seen[k].size() != 2 || !seen[k][0].is_number_unsigned() ||
+          !seen[k][1].is_number_unsigned()) {
+        fail(line, at + " must be [key, writer_id] of non-negative integers, got " + seen[k].dump());
+      }
+      const uint64_t key = seen[k][0].get<uint64_t>();
+      if (key < entry[1].get<uint64_t>() || key > entry[2].get<uint64_t>())
+        fail(line, at + ": key " + std::to_string(key) + " lies outside the scanned range");
+    }
+  }
+
+  void add_scan(Node node, const json& entry, size_t i, uint64_t line) {
+    validate_scan(entry, i, line);
+    Scan scan{node,
+              history_.keys.table_id(entry[0].get_ref<const std::string&>()),
+              entry[1].get<uint64_t>(),
+              entry[2].get<uint64_t>(),
+              history_.seen.size(),
+              0};
+    for (const json& seen : entry[3]) {
+      // What a scan saw, it read.
+      history_.reads.push_back({node, history_.keys.intern(entry[0], seen[0]), seen[1].get<uint64_t>()});
+      history_.seen.push_back(seen[0].get<uint64_t>());
+      report_.reads++;
+    }
+    scan.seen_end = history_.seen.size();
+    std::sort(history_.seen.begin() + static_cast<std::ptrdiff_t>(scan.seen_begin), history_.seen.end());
+    history_.scans.push_back(scan);
+  }
+
   void validate_entry(const json& entry, const char* list, const char* version_name, size_t i, uint64_t line) const {
     const std::string where = std::string(list) + "[" + std::to_string(i) + "]";
-    if (!entry.is_array() || entry.size() != 3)
-      fail(line, where + " must be [table, key, " + version_name + "], got " + entry.dump());
+    const bool is_write = std::string_view(list) == "writes";
+    if (is_write && entry.is_array() && entry.size() == 4) {
+      if (entry[3] != "insert" && entry[3] != "delete")
+        fail(line, where + "[3]: a write's kind must be \"insert\" or \"delete\", got " + entry[3].dump());
+    } else if (!entry.is_array() || entry.size() != 3) {
+      fail(line, where + " must be [table, key, " + version_name + "]" +
+                     (is_write ? " (and \"insert\" or \"delete\")" : "") + ", got " + entry.dump());
+    }
     if (!entry[0].is_string()) fail(line, where + "[0]: table must be a string, got " + entry[0].dump());
     if (!entry[1].is_number_unsigned() && !entry[1].is_string())
       fail(line, where + "[1]: key must be a non-negative integer or a string, got " + entry[1].dump());
@@ -305,6 +408,7 @@ class Checker {
     find_lost_updates();
     add_write_edges();
     add_read_edges();
+    add_predicate_edges();
     build_graph();
     find_cycles();
   }
@@ -413,6 +517,50 @@ class Checker {
       // had to happen before they replaced it.
       for (const VersionRef& next : range(by_prev_, r.key, r.version)) {
         if (next.txn != r.txn) edges_.push_back({r.txn, next.txn, r.key, EdgeKind::RW});
+      }
+    }
+  }
+
+  // Predicate dependencies (Adya et al. §4.2, for key ranges): a key in a
+  // scanned range that the scan did not see was absent from what it
+  // observed. Every key's life is at most one insert and one delete (abyss
+  // never inserts a key twice), so an unseen key with
+  //   an insert and no delete was not inserted yet: the scan precedes the
+  //     insert (prw);
+  //   a delete and no insert (a loaded row) was deleted already: the delete
+  //     precedes the scan (pwr);
+  //   both could be either, and orders nothing here.
+  // A key the scan saw is a read, with the read's edges.
+  void add_predicate_edges() {
+    if (h_.scans.empty()) return;
+    std::vector<Member> members = h_.members;
+    std::sort(members.begin(), members.end());
+    members.erase(std::unique(members.begin(), members.end()), members.end());
+    const auto by_key = [](const Member& a, const Member& b) {
+      return std::tie(a.table, a.key) < std::tie(b.table, b.key);
+    };
+    for (const Scan& scan : h_.scans) {
+      const auto seen_begin = h_.seen.begin() + static_cast<std::ptrdiff_t>(scan.seen_begin);
+      const auto seen_end = h_.seen.begin() + static_cast<std::ptrdiff_t>(scan.seen_end);
+      auto it = std::lower_bound(members.begin(), members.end(), Member{scan.table, scan.lo, 0, false, 0}, by_key);
+      while (it != members.end() && it->table == scan.table && it->key <= scan.hi) {
+        auto end = it;
+        bool inserted = false;
+        bool deleted = false;
+        for (; end != members.end() && end->table == it->table && end->key == it->key; ++end) {
+          (end->insert ? inserted : deleted) = true;
+        }
+        if (inserted != deleted && !std::binary_search(seen_begin, seen_end, it->key)) {
+          for (auto m = it; m != end; ++m) {
+            if (m->txn == scan.txn) continue;
+            if (m->insert) {
+              edges_.push_back({scan.txn, m->txn, m->key_index, EdgeKind::PRW});
+            } else {
+              edges_.push_back({m->txn, scan.txn, m->key_index, EdgeKind::PWR});
+            }
+          }
+        }
+        it = end;
       }
     }
   }

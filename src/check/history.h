@@ -8,7 +8,10 @@
 // (anti-dependency). The version order of each (table, key) comes from the
 // prev-writer links in the log. A history is serializable when every version
 // it names was written by a committed transaction, no key's version order
-// forks, and the DSG has no cycle (phenomena G0, G1c and G2).
+// forks, and the DSG has no cycle (phenomena G0, G1c and G2). Scans are
+// predicate reads: a committed insert or delete inside a scanned range that
+// the scan did not see orders the two transactions (Adya's predicate
+// dependencies), so phantoms show up as cycles too.
 //
 // The checker is a test oracle, not part of the transaction path, so it
 // reports an input it cannot read with an exception (InputError) and every
@@ -36,7 +39,10 @@ enum class AnomalyKind : uint8_t {
 inline constexpr size_t kAnomalyKinds = 5;
 [[nodiscard]] std::string_view to_string(AnomalyKind kind);
 
-enum class EdgeKind : uint8_t { WW, WR, RW };
+// PRW (predicate anti-dependency): a scan precedes the insert of a key in its
+// range that it did not see. PWR (predicate read dependency): the delete of
+// a loaded key in a scanned range that the scan did not see precedes the scan.
+enum class EdgeKind : uint8_t { WW, WR, RW, PRW, PWR };
 [[nodiscard]] std::string_view to_string(EdgeKind kind);
 
 struct Anomaly {
@@ -54,8 +60,9 @@ inline constexpr size_t kMaxKeptPerKind = 10;
 
 struct Report {
   uint64_t transactions = 0;                             // committed transactions (duplicate ids not counted)
-  uint64_t reads = 0;                                    // read entries over all transactions
+  uint64_t reads = 0;                                    // read entries, and keys scans saw, over all transactions
   uint64_t writes = 0;                                   // write entries over all transactions
+  uint64_t scans = 0;                                    // scan entries over all transactions
   uint64_t edges = 0;                                    // distinct (from, to, kind) DSG edges
   std::vector<Anomaly> anomalies;                        // at most kMaxKeptPerKind per kind
   std::array<uint64_t, kAnomalyKinds> anomaly_counts{};  // all found, indexed by kind

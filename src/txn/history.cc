@@ -5,7 +5,7 @@
 namespace abyss {
 
 namespace {
-void append_entry(std::string& out, const std::string& table, uint64_t key, TxnId id) {
+void append_entry(std::string& out, const std::string& table, uint64_t key, TxnId id, const char* kind = nullptr) {
   if (!out.empty()) out += ',';
   // Table names are identifiers chosen by abyss: no JSON escaping needed.
   out += "[\"";
@@ -14,6 +14,11 @@ void append_entry(std::string& out, const std::string& table, uint64_t key, TxnI
   out += std::to_string(key);
   out += ',';
   out += std::to_string(id.value);
+  if (kind != nullptr) {
+    out += ",\"";
+    out += kind;
+    out += '"';
+  }
   out += ']';
 }
 }  // namespace
@@ -40,8 +45,11 @@ void HistoryWriter::read(const std::string& table, uint64_t key, TxnId writer) {
   append_entry(reads_, table, key, writer);
 }
 
-void HistoryWriter::write(const std::string& table, uint64_t key, TxnId prev_writer) {
-  append_entry(writes_, table, key, prev_writer);
+void HistoryWriter::write(const std::string& table, uint64_t key, TxnId prev_writer, WriteKind kind) {
+  append_entry(writes_, table, key, prev_writer,
+               kind == WriteKind::Insert   ? "insert"
+               : kind == WriteKind::Delete ? "delete"
+                                           : nullptr);
 }
 
 void HistoryWriter::end() {

@@ -22,7 +22,10 @@ class HistoryWriter final {
 
   void begin(TxnId id);
   void read(const std::string& table, uint64_t key, TxnId writer);
-  void write(const std::string& table, uint64_t key, TxnId prev_writer);
+  // An insert or a delete is marked as such: it changes what a scan of the
+  // key's range sees (docs/formats.md, predicate dependencies).
+  enum class WriteKind : uint8_t { Update, Insert, Delete };
+  void write(const std::string& table, uint64_t key, TxnId prev_writer, WriteKind kind = WriteKind::Update);
   void end();
 
   // Flushes and closes the part file; returns its path. Throws when the file

@@ -311,8 +311,9 @@ class Txn final {
     }
     for (const AccessT& a : accesses_) {
       if (!a.found) continue;
-      if (a.type == AccessType::Write || a.type == AccessType::Remove) h.write(a.table->name(), a.key, a.seen);
-      if (a.type == AccessType::Insert) h.write(a.table->name(), a.key, kLoadTxn);
+      if (a.type == AccessType::Write) h.write(a.table->name(), a.key, a.seen);
+      if (a.type == AccessType::Remove) h.write(a.table->name(), a.key, a.seen, HistoryWriter::WriteKind::Delete);
+      if (a.type == AccessType::Insert) h.write(a.table->name(), a.key, kLoadTxn, HistoryWriter::WriteKind::Insert);
     }
     h.end();
   }

@@ -166,17 +166,26 @@ TYPED_TEST(TxnApi, HistoryLogsReadsAndWritesWithVersions) {
   ASSERT_EQ(f.t0->update(*f.table, 1, w), Rc::Ok);  // read, then write: both logged
   ASSERT_EQ(f.t0->commit(), Rc::Ok);
   const TxnId second = f.t0->commit_id();
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t0->remove(*f.table, 9), Rc::Ok);
+  ASSERT_EQ(f.t0->commit(), Rc::Ok);
+  const TxnId third = f.t0->commit_id();
   f.workers[0]->history->close();
 
   std::ifstream in(part);
   std::string l1;
   std::string l2;
+  std::string l3;
   std::getline(in, l1);
   std::getline(in, l2);
-  EXPECT_EQ(
-      l1, "{\"id\":" + std::to_string(first.value) + ",\"reads\":[[\"t\",0,0]],\"writes\":[[\"t\",1,0],[\"t\",9,0]]}");
+  std::getline(in, l3);
+  // An insert and a delete say so: they change what a scan of the range sees.
+  EXPECT_EQ(l1, "{\"id\":" + std::to_string(first.value) +
+                    ",\"reads\":[[\"t\",0,0]],\"writes\":[[\"t\",1,0],[\"t\",9,0,\"insert\"]]}");
   EXPECT_EQ(l2, "{\"id\":" + std::to_string(second.value) + ",\"reads\":[[\"t\",1," + std::to_string(first.value) +
                     "]],\"writes\":[[\"t\",1," + std::to_string(first.value) + "]]}");
+  EXPECT_EQ(l3, "{\"id\":" + std::to_string(third.value) + ",\"reads\":[],\"writes\":[[\"t\",9," +
+                    std::to_string(first.value) + ",\"delete\"]]}");
   in.close();
   const auto report = check::check_history_file(part);
   EXPECT_TRUE(report.serializable()) << report.summary();
