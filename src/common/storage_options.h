@@ -14,6 +14,11 @@ namespace abyss {
 enum class IndexKind : uint8_t { Flat, Chained };
 inline constexpr std::array<std::string_view, 2> kIndexNames = {"flat", "chained"};
 
+// The structure behind one index of a table (index/index.h): a hash index
+// (one of the layouts above), or the ordered B+-tree, which scans.
+enum class IndexType : uint8_t { Hash, Ordered };
+inline constexpr std::array<std::string_view, 2> kIndexTypeNames = {"hash", "ordered"};
+
 // aligned: every row starts a cache line and is padded to whole lines;
 // packed: rows at 8-byte alignment, sharing lines with their neighbours.
 enum class RowAlign : uint8_t { Packed, Aligned };

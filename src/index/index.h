@@ -12,12 +12,10 @@
 // functions). The structure is fixed when the index is made; every call
 // dispatches on it with one well-predicted branch, so the hot path stays a
 // direct call.
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <string_view>
 #include <utility>
 
 #include "common/arena.h"
@@ -27,9 +25,6 @@
 #include "storage/row.h"
 
 namespace abyss {
-
-enum class IndexType : uint8_t { Hash, Ordered };
-inline constexpr std::array<std::string_view, 2> kIndexTypeNames = {"hash", "ordered"};
 
 class Index final {
  public:

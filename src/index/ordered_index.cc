@@ -1,6 +1,7 @@
 #include "index/ordered_index.h"
 
 #include <new>
+#include <vector>
 
 #include "platform/latch.h"
 
@@ -334,6 +335,21 @@ uint32_t OrderedIndex::height() const {
     node = static_cast<const Inner*>(node)->children[0].load(kAcquire);
   }
   return levels;
+}
+
+uint64_t OrderedIndex::nodes() const {
+  uint64_t n = 0;
+  std::vector<const Node*> pending;
+  if (const Node* root = root_.load(kAcquire)) pending.push_back(root);
+  while (!pending.empty()) {
+    const Node* node = pending.back();
+    pending.pop_back();
+    n++;
+    if (node->leaf) continue;
+    const auto* inner = static_cast<const Inner*>(node);
+    for (uint32_t i = 0; i <= count_of(*inner, kInnerKeys); i++) pending.push_back(inner->children[i].load(kAcquire));
+  }
+  return n;
 }
 
 }  // namespace abyss

@@ -123,6 +123,10 @@ class OrderedIndex final {
   // Levels from the root to the leaves (0 when empty), along the leftmost
   // path: for tests and reports, with no writer running.
   uint32_t height() const;
+  // The nodes reachable from the root (a walk: for tests and memory reports,
+  // with no writer running). Nodes a lost split race left in an arena are
+  // not counted.
+  uint64_t nodes() const;
 
  private:
   static constexpr uint64_t kLocked = 1;

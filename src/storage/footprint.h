@@ -9,6 +9,7 @@
 
 #include "common/storage_options.h"
 #include "index/hash_index.h"
+#include "index/ordered_index.h"
 #include "platform/memory.h"
 #include "storage/row.h"
 #include "storage/table.h"
@@ -32,6 +33,15 @@ inline uint64_t table_rows(uint64_t rows, uint64_t block_rows, uint32_t stride, 
 // the pages the nodes reach are touched.
 inline uint64_t index_nodes(uint64_t keys, StorageOptions options) {
   return round_up(HashIndex::node_bytes(keys, options.index), kPage);
+}
+
+// The nodes of an OrderedIndex holding `keys` keys, inserted through one
+// Arena: a split leaves both halves at least half full, so at most one leaf
+// per half a leaf of keys, and each inner level a fifteenth of the one below.
+inline uint64_t ordered_index(uint64_t keys) {
+  const uint64_t leaves = keys / (OrderedIndex::kLeafSlots / 2) + 1;
+  const uint64_t nodes = leaves + leaves / (OrderedIndex::kInnerKeys / 2) + 2;
+  return round_up(nodes * sizeof(OrderedIndex::Leaf), kPage);
 }
 
 // A HashIndex's bucket array, constructed (so resident) when it is created.

@@ -113,6 +113,8 @@ void before_tale(Config& c) {
   c.read_only_tables = ReadOnlyTables::Cc;
   c.prefetch = false;
 }
+// The table's primary index is the B+-tree: look-ups descend it.
+void ordered_index(Config& c) { c.settings<YcsbConfig>().primary_index = IndexType::Ordered; }
 void partitioned_read_heavy(Config& c) {
   partitioned(c);
   read_heavy(c);
@@ -129,6 +131,7 @@ std::vector<Case> every_scheme() {
     cases.push_back({s, s, as_is});
     cases.push_back({s + "_read_heavy", s, read_heavy});
     cases.push_back({s + "_before_tale", s, before_tale});
+    cases.push_back({s + "_ordered_index", s, ordered_index});
     if (t.aborts) cases.push_back({s + "_no_backoff", s, no_backoff});
     if (t.uses_latch) cases.push_back({s + "_queue_latch", s, queue_latch});
     if (t.allocates_timestamps) {

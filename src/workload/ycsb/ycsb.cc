@@ -25,11 +25,12 @@ uint64_t Ycsb::estimate_load_bytes(const Config& config, std::size_t meta_size, 
   const uint32_t stride =
       Table::stride_for(RowLayout::for_meta(meta_size, meta_align, config.storage.align), schema(y));
   const uint64_t rows = y.rows / y.partitions * y.partitions;  // as load() fills them
-  uint64_t bytes = footprint::hash_index(y.rows, config.storage);
+  const bool ordered = y.primary_index == IndexType::Ordered;
+  uint64_t bytes = ordered ? 0 : footprint::hash_index(y.rows, config.storage);
   for (uint32_t l = 0; l < loaders; l++) {
     const uint64_t n = rows * (l + 1) / loaders - rows * l / loaders;
-    bytes +=
-        footprint::table_rows(n, kLoadBlockRows, stride, config.storage) + footprint::index_nodes(n, config.storage);
+    bytes += footprint::table_rows(n, kLoadBlockRows, stride, config.storage) +
+             (ordered ? footprint::ordered_index(n) : footprint::index_nodes(n, config.storage));
   }
   return bytes;
 }
@@ -40,7 +41,7 @@ uint64_t Ycsb::estimate_worker_bytes(const Config& config, std::size_t /*meta_si
 }
 
 void Ycsb::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
-  table_ = &db.create_table("ycsb", schema(cfg_), cfg_.rows);
+  table_ = &db.create_table("ycsb", schema(cfg_), cfg_.rows, cfg_.primary_index);
   key_column_ = table_->schema().column(0);
   for (uint32_t f = 0; f < cfg_.fields; f++) field_columns_.push_back(table_->schema().column(1 + f));
 
@@ -167,6 +168,10 @@ std::vector<Knob> Ycsb::knobs() {
   t.push_back(integer<uint32_t>(
       "field-size", "ycsb.field_size", 1, 4096,
       +[](Config& c) -> uint32_t& { return c.settings<YcsbConfig>().field_size; }, "YCSB bytes per string column"));
+  t.push_back(choice(
+      "primary-index", "ycsb.primary_index", kIndexTypeNames,
+      +[](Config& c) -> IndexType& { return c.settings<YcsbConfig>().primary_index; },
+      "YCSB table's primary index: hash, or ordered (the B+-tree)"));
   return t;
 }
 

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "common/storage_options.h"
+
 namespace abyss {
 
 enum class KeyOrder : uint8_t { Random, Sorted };
@@ -22,6 +24,7 @@ struct YcsbConfig {
   KeyOrder key_order = KeyOrder::Random;
   uint32_t fields = 10;
   uint32_t field_size = 100;
+  IndexType primary_index = IndexType::Hash;  // the table's: hash, or the ordered B+-tree
 };
 
 }  // namespace abyss
