@@ -65,10 +65,14 @@ class OrderedBench {
   OrderedIndex index_;
 };
 
-class MapBench {
+// An ordered container that is not concurrent, behind one mutex: std::map,
+// the standard one, or Abseil's B-tree map (absl::btree_map, from Debian's
+// libabsl-dev), a well-kept cache-friendly B-tree.
+template <class Map>
+class LockedBench {
  public:
   static constexpr bool kScans = true;
-  explicit MapBench(uint64_t /*keys*/) {}
+  explicit LockedBench(uint64_t /*keys*/) {}
   Row* find(uint64_t key) {
     platform::MutexGuard g(mutex_);
     const auto it = map_.find(key);
@@ -89,37 +93,10 @@ class MapBench {
 
  private:
   platform::Mutex mutex_;
-  std::map<uint64_t, Row*> map_;
+  Map map_;
 };
-
-// Abseil's B-tree map (absl::btree_map, from Debian's libabsl-dev) behind
-// one mutex: a well-kept cache-friendly ordered container that is not concurrent.
-class AbslBench {
- public:
-  static constexpr bool kScans = true;
-  explicit AbslBench(uint64_t /*keys*/) {}
-  Row* find(uint64_t key) {
-    platform::MutexGuard g(mutex_);
-    const auto it = map_.find(key);
-    return it == map_.end() ? nullptr : it->second;
-  }
-  void insert(uint64_t key, Row* row, Arena& /*nodes*/) {
-    platform::MutexGuard g(mutex_);
-    map_.emplace(key, row);
-  }
-  uint64_t scan(uint64_t lo, uint32_t n, uint64_t& sink) {
-    platform::MutexGuard g(mutex_);
-    uint64_t visited = 0;
-    for (auto it = map_.lower_bound(lo); it != map_.end() && visited < n; ++it, ++visited) {
-      sink += reinterpret_cast<uintptr_t>(it->second);
-    }
-    return visited;
-  }
-
- private:
-  platform::Mutex mutex_;
-  absl::btree_map<uint64_t, Row*> map_;
-};
+using MapBench = LockedBench<std::map<uint64_t, Row*>>;
+using BtreeBench = LockedBench<absl::btree_map<uint64_t, Row*>>;
 
 // What one thread did in one measurement.
 struct Tally {
@@ -284,7 +261,7 @@ std::string run_index_bench(const IndexBenchOptions& options, std::vector<IndexB
     } else if (s == "map") {
       err = bench.run<MapBench>(s);
     } else {
-      err = bench.run<AbslBench>(s);
+      err = bench.run<BtreeBench>(s);
     }
     if (!err.empty()) return err;
   }
