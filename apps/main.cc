@@ -190,7 +190,7 @@ int index_bench_command(const abyss::IndexBenchOptions& o, bool as_json) {
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
-  std::printf("index structures alone: %llu keys loaded, %.1f s a measurement, M operations/s\n",
+  std::printf("index structures alone: %llu keys loaded, %.2f s a measurement, M operations/s\n",
               static_cast<unsigned long long>(o.keys), o.seconds);
   std::printf("%-12s %-10s", "op", "structure");
   for (const uint32_t t : o.threads) std::printf(" %9u thr", t);
