@@ -73,6 +73,9 @@ struct Config {
   bool prefetch = true;  // a transaction that knows its keys fetches their buckets and rows ahead
   AllocKind alloc = AllocKind::Arena;
   ReadOnlyTables read_only_tables = ReadOnlyTables::Bypass;
+  // Scans read, and inserts into ordered indexes write, next keys (txn/txn.h).
+  // Off only to show that the history checker catches the phantoms it lets in.
+  bool phantom_protection = true;
 
   TsAllocConfig ts_alloc{};
   LatchKind latch = LatchKind::Spin;

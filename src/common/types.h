@@ -39,4 +39,7 @@ enum class [[nodiscard]] Rc : uint8_t{
     LogicalAbort,  // the transaction's own logic rolls back (TPC-C 2.4.2.3); not retried
 };
 
+// The order in which a scan visits its range (Txn::scan).
+enum class ScanOrder : uint8_t { Ascending, Descending };
+
 }  // namespace abyss

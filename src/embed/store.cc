@@ -131,7 +131,7 @@ class StoreOf final : public Store::Impl {
 
   Config cfg_;
   Arena load_nodes_{std::size_t{1} << 20, "the loaded rows' index nodes"};  // outlives db_
-  Database db_{RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta))};
+  Database db_{RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta)), {}, [](void* meta) { new (meta) RowMeta(); }};
   std::vector<RowCursor> load_cursors_ = std::vector<RowCursor>(kMaxTables);
   TsSource ts_;
   CC cc_;

@@ -93,7 +93,7 @@ RunResult run_with(const Config& given) {
   result.metrics = W::metrics();
 
   const RowLayout layout = RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta), cfg.storage.align);
-  Database db(layout, cfg.storage);
+  Database db(layout, cfg.storage, [](void* meta) { new (meta) RowMeta(); });
   W workload(cfg);
   const uint64_t load_start = platform::wall_ns();
   workload.load(db, platform::hardware_cores(), [](void* meta) { new (meta) RowMeta(); });
@@ -110,6 +110,7 @@ RunResult run_with(const Config& given) {
     auto& w = workers.emplace_back(std::make_unique<Worker>(WorkerId{i}, cfg.threads, cfg.seed, db.tables().size()));
     w->ts = ts.get();
     w->prefetch = cfg.prefetch;
+    w->phantom_protection = cfg.phantom_protection;
     w->bypass_read_only = cfg.read_only_tables == ReadOnlyTables::Bypass;
     if (cfg.alloc == AllocKind::Malloc) {
       w->scratch.use_system_allocator();

@@ -206,6 +206,10 @@ std::vector<Knob> make_table() {
       "prefetch", "prefetch", +[](Config& c) -> bool& { return c.prefetch; },
       "fetch the index buckets and rows of a transaction's known keys before its accesses: on | off"));
   t.back().ignored_because = unless_native;
+  t.push_back(on_off(
+      "phantom-protection", "phantom_protection", +[](Config& c) -> bool& { return c.phantom_protection; },
+      "scans read, and inserts into ordered indexes write, the next key, so no scan misses a concurrent "
+      "insert: on | off (off only to show the history checker catching phantoms)"));
   t.push_back(choice(
       "align", "align", kAlignNames, +[](Config& c) -> RowAlign& { return c.storage.align; },
       "rows: aligned (padded to whole cache lines) | packed (neighbours share lines) (Tale §5)"));

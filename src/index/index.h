@@ -28,6 +28,10 @@ namespace abyss {
 
 class Index final {
  public:
+  // An ordered index's last entry, past every key (Table::end_row): keys
+  // are below it.
+  static constexpr uint64_t kEndKey = ~uint64_t{0};
+
   // `expected_keys` sizes a hash index's buckets (an ordered index grows by
   // nodes); `table` names the owner in an out-of-memory message.
   Index(std::string name, IndexType type, uint64_t expected_keys, StorageOptions options, const char* table)
@@ -61,8 +65,9 @@ class Index final {
   void insert(uint64_t key, Row* row, Arena& nodes) {
     if (hash_.has_value()) {
       hash_->insert(key, row, nodes);
-    } else {
-      ordered_->insert(key, row, nodes);
+    } else if (key == kEndKey || !ordered_->insert(key, row, nodes)) {
+      throw std::logic_error("index " + name_ + " refused key " + std::to_string(key) +
+                             (key == kEndKey ? ": it is the end key" : ": it is indexed already"));
     }
   }
 

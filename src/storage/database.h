@@ -10,13 +10,16 @@ namespace abyss {
 
 class Database final {
  public:
-  explicit Database(RowLayout layout, StorageOptions options = {}) : layout_(layout), options_(options) {}
+  // `init_row` sets up the scheme's metadata in the rows a table makes
+  // itself (Table::end_row); null leaves it zero-filled.
+  explicit Database(RowLayout layout, StorageOptions options = {}, void (*init_row)(void* meta) = nullptr)
+      : layout_(layout), options_(options), init_row_(init_row) {}
 
   // A table whose primary index is of type `primary` (hash unless the
   // workload scans it).
   Table& create_table(std::string name, Schema schema, uint64_t expected_rows, IndexType primary = IndexType::Hash) {
     tables_.push_back(std::make_unique<Table>(static_cast<uint32_t>(tables_.size()), std::move(name), std::move(schema),
-                                              layout_, expected_rows, options_, primary));
+                                              layout_, expected_rows, options_, primary, init_row_));
     return *tables_.back();
   }
 
@@ -30,6 +33,7 @@ class Database final {
  private:
   RowLayout layout_;
   StorageOptions options_;
+  void (*init_row_)(void* meta);
   std::vector<std::unique_ptr<Table>> tables_;
 };
 

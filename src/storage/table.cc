@@ -8,18 +8,28 @@
 namespace abyss {
 
 Table::Table(uint32_t id, std::string name, Schema schema, RowLayout layout, uint64_t expected_rows,
-             StorageOptions options, IndexType primary)
+             StorageOptions options, IndexType primary, void (*init_row)(void* meta))
     : id_(id),
       name_(std::move(name)),
       schema_(std::move(schema)),
       layout_(layout),
       stride_(stride_for(layout, schema_)),
       options_(options),
-      primary_("primary", primary, expected_rows, options, name_.c_str()) {}
+      primary_("primary", primary, expected_rows, options, name_.c_str()) {
+  end_row_ = reinterpret_cast<Row*>(own_.allocate_zeroed(stride_, layout_.row_align));
+  if (init_row != nullptr) init_row(layout_.meta(end_row_));
+  RowLayout::header(end_row_).flags = RowHeader::kDeleted;  // never live: every reader finds it absent
+  add_end_entry(primary_);
+}
 
 uint32_t Table::add_index(std::string name, IndexType type, uint64_t expected_keys) {
   secondary_.push_back(std::make_unique<Index>(std::move(name), type, expected_keys, options_, name_.c_str()));
+  add_end_entry(*secondary_.back());
   return static_cast<uint32_t>(secondary_.size());
+}
+
+void Table::add_end_entry(Index& index) {
+  if (index.is_ordered()) index.ordered()->insert(Index::kEndKey, end_row_, own_);
 }
 
 Table::~Table() {

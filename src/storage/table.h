@@ -29,8 +29,10 @@ struct RowCursor {
 
 class Table final {
  public:
+  // `init_row` sets up the scheme's metadata of the rows the table makes
+  // itself (the end entries below); null leaves it zero-filled.
   Table(uint32_t id, std::string name, Schema schema, RowLayout layout, uint64_t expected_rows,
-        StorageOptions options = {}, IndexType primary = IndexType::Hash);
+        StorageOptions options = {}, IndexType primary = IndexType::Hash, void (*init_row)(void* meta) = nullptr);
   ~Table();
   Table(const Table&) = delete;
   Table& operator=(const Table&) = delete;
@@ -40,6 +42,13 @@ class Table final {
   const Schema& schema() const { return schema_; }
   const RowLayout& layout() const { return layout_; }
   uint32_t stride() const { return stride_; }
+  // Every ordered index holds, past every key, an entry at Index::kEndKey
+  // whose row no transaction sees (it reads as deleted): the successor of the
+  // last key, which a scan that runs off the end reads and an insert after
+  // the last key writes, so they conflict there as they do at any other next
+  // key (txn/txn.h, scans). Its row is the table's own, outside the blocks.
+  Row* end_row() const { return end_row_; }
+
   // The primary index: a row's key, unique.
   Index& index() { return primary_; }
   const Index& index() const { return primary_; }
@@ -123,8 +132,13 @@ class Table final {
   uint32_t stride_;
   bool read_only_ = false;
   StorageOptions options_;
+  // Indexes the end row at Index::kEndKey in `index`, if it is ordered.
+  void add_end_entry(Index& index);
+
   Index primary_;
   std::vector<std::unique_ptr<Index>> secondary_;
+  Arena own_{4096, "a table's end row"};  // the end row and the end entries' index nodes
+  Row* end_row_ = nullptr;
   platform::Mutex blocks_mutex_;  // guards blocks_ (a new block per few thousand rows)
   std::vector<Block> blocks_;
   std::vector<std::unique_ptr<Arena>> arenas_;

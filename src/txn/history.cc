@@ -39,6 +39,8 @@ void HistoryWriter::begin(TxnId id) {
   buf_ += std::to_string(id.value);
   reads_.clear();
   writes_.clear();
+  scans_.clear();
+  scan_open_ = false;
 }
 
 void HistoryWriter::read(const std::string& table, uint64_t key, TxnId writer) {
@@ -52,12 +54,39 @@ void HistoryWriter::write(const std::string& table, uint64_t key, TxnId prev_wri
                                            : nullptr);
 }
 
+void HistoryWriter::scan(const std::string& table, uint64_t lo, uint64_t hi) {
+  if (scan_open_) scans_ += "]],";
+  scans_ += "[\"";
+  scans_ += table;
+  scans_ += "\",";
+  scans_ += std::to_string(lo);
+  scans_ += ',';
+  scans_ += std::to_string(hi);
+  scans_ += ",[";
+  scan_open_ = true;
+}
+
+void HistoryWriter::scan_saw(uint64_t key, TxnId writer) {
+  if (scans_.back() != '[') scans_ += ',';
+  scans_ += '[';
+  scans_ += std::to_string(key);
+  scans_ += ',';
+  scans_ += std::to_string(writer.value);
+  scans_ += ']';
+}
+
 void HistoryWriter::end() {
   buf_ += ",\"reads\":[";
   buf_ += reads_;
   buf_ += "],\"writes\":[";
   buf_ += writes_;
-  buf_ += "]}\n";
+  buf_ += ']';
+  if (scan_open_) {
+    buf_ += ",\"scans\":[";
+    buf_ += scans_;
+    buf_ += "]]]";
+  }
+  buf_ += "}\n";
   if (buf_.size() >= (1 << 20)) spill();
 }
 

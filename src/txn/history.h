@@ -26,6 +26,10 @@ class HistoryWriter final {
   // key's range sees (docs/formats.md, predicate dependencies).
   enum class WriteKind : uint8_t { Update, Insert, Delete };
   void write(const std::string& table, uint64_t key, TxnId prev_writer, WriteKind kind = WriteKind::Update);
+  // A scan of [lo, hi] of `table`'s keys, then each key it saw with the
+  // version's writer (docs/formats.md, "scans").
+  void scan(const std::string& table, uint64_t lo, uint64_t hi);
+  void scan_saw(uint64_t key, TxnId writer);
   void end();
 
   // Flushes and closes the part file; returns its path. Throws when the file
@@ -46,6 +50,8 @@ class HistoryWriter final {
   std::string buf_;
   std::string reads_;
   std::string writes_;
+  std::string scans_;
+  bool scan_open_ = false;  // scans_ ends in an unclosed list of keys seen
 };
 
 }  // namespace abyss

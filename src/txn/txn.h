@@ -1,11 +1,25 @@
 #pragma once
 // The transaction API that workloads are written against, once, for every
-// scheme (docs/architecture.md, "The scheme seam"): read / update / insert / remove by primary
-// key. Txn<CC> is instantiated per scheme, so every hook call is direct.
+// scheme (docs/architecture.md, "The scheme seam"): read / update / insert /
+// remove by primary key, and scans of a key range of an ordered primary index.
+// Txn<CC> is instantiated per scheme, so every hook call is direct.
+//
+// Scans are serializable under every scheme by next-key protection through the
+// scheme's own row hooks (docs/schemes.md, "Scans and phantoms"): a scan reads,
+// under the scheme, every entry of its range and the entry after the range,
+// and an insert into an ordered index writes, at commit, the entry after its
+// key. An insert into a range that a concurrent scan read thus writes a row
+// that the scan read (the next key is in the range, or is the one after it),
+// and the scheme orders the two as it orders any read and write of one row:
+// 2PL by the row's lock (next-key locking), timestamp ordering by the row's
+// read timestamp, the optimistic schemes by the row's version at validation.
+// H-STORE's partition locks already exclude every other transaction from the
+// partitions a range lies in, so it reads and writes no next keys.
 //
 // Writes go to a private copy (taken when the scheme grants the write) and are
 // installed by the scheme's commit through install_all(); a scheme decides
 // whether reads see the row in place (2PL, under a lock) or a copy.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -93,6 +107,10 @@ class Txn final {
   // so two transactions never insert one key.
   Rc insert(Table& t, uint64_t key, char*& out) {
     refuse_read_only(t);
+    if (t.index().is_ordered()) {
+      if (key == Index::kEndKey) throw std::logic_error("an insert into " + t.name() + " of its index's end key");
+      ordered_inserts_ = true;
+    }
     Row* row = t.allocate(w_.cursors[t.id()]);
     new (layout_.meta(row)) typename CC::RowMeta();
     AccessT& a = add(t, key, row, AccessType::Insert);
@@ -119,6 +137,99 @@ class Txn final {
     AccessT& a = add(t, key, row, AccessType::Remove);
     if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.write(*this, a); }); rc != Rc::Ok) return rc;
     if (!check_live(a)) return Rc::NotFound;
+    return Rc::Ok;
+  }
+
+  // Visits the live rows of `t` whose primary key lies in [lo, hi], in
+  // ascending key order (or descending), at most `limit` of them, until
+  // visit(key, data) answers false. Each row is read as read() reads it,
+  // under the scheme; the transaction's own inserts in the range are visited
+  // with the rest, its own removals are not, its own updates are visited as
+  // updated. The primary index must be ordered. Answers Abort when reading a
+  // row did; whatever was visited before then must be thrown away.
+  template <class Visit>
+  Rc scan(Table& t, uint64_t lo, uint64_t hi, std::size_t limit, ScanOrder order, Visit&& visit) {
+    const OrderedIndex* index = t.index().ordered();
+    if (index == nullptr)
+      throw std::logic_error("a scan of table " + t.name() + ", whose primary index is a hash index");
+    hi = std::min(hi, Index::kEndKey - 1);
+    if (lo > hi || limit == 0) return Rc::Ok;
+    const bool next_keys = kNextKeys && w_.phantom_protection;
+    collect_own_inserts(t, lo, hi, order);
+    ScanRecord* record = nullptr;
+    if (w_.history) {
+      record = &scan_records_.emplace_back();
+      record->table = &t;
+      record->lo = lo;
+      record->hi = hi;
+      record->first = static_cast<uint32_t>(scan_seen_.size());
+    }
+    std::size_t own = 0;  // own_[own] is the next of the transaction's inserts to visit
+    std::size_t visited = 0;
+    bool more = true;  // the visitor asks for more, and the limit is not reached
+    uint64_t last = 0;
+    auto emit = [&](uint64_t key, const char* data, TxnId seen, bool others) {
+      if (record != nullptr && others) scan_seen_.push_back({key, seen});
+      last = key;
+      more = visit(key, data) && ++visited < limit;
+    };
+    if (order == ScanOrder::Ascending) {
+      uint64_t from = lo;  // the rows below it are visited
+      while (more) {
+        const Entry e = entry_at_or_above(*index, from);
+        const char* data = nullptr;
+        bool live = false;
+        TxnId seen{};
+        if (next_keys || e.key <= hi) {
+          if (Rc rc = scan_read(t, e, data, live, seen); rc != Rc::Ok) return rc;
+          // The read holds, or will validate, the row: a key inserted below
+          // it from now on writes it. One inserted since the entry was found
+          // is read first.
+          if (next_keys && entry_at_or_above(*index, from).row != e.row) continue;
+        }
+        for (; more && own < own_.size() && own_[own].key < e.key; own++)
+          emit(own_[own].key, own_[own].data, {}, false);
+        if (!more || e.key > hi) break;
+        if (live) emit(e.key, data, seen, true);
+        if (e.key == hi) break;
+        from = e.key + 1;
+      }
+    } else {
+      if (next_keys) {
+        // The entry above the range, read before any below it is looked up:
+        // an insert into the range's top gap writes it.
+        const Entry above = entry_at_or_above(*index, hi + 1);
+        const char* data = nullptr;
+        bool live = false;
+        TxnId seen{};
+        if (Rc rc = scan_read(t, above, data, live, seen); rc != Rc::Ok) return rc;
+      }
+      uint64_t to = hi;  // the rows above it are visited
+      while (more) {
+        Entry e{};
+        // Each entry is looked up after the one above it was read, so an
+        // insert into the gap between them either is found or writes a row
+        // this scan read.
+        const bool any = entry_at_or_below(*index, to, e) && e.key >= lo;
+        for (; more && own < own_.size() && (!any || own_[own].key > e.key); own++) {
+          emit(own_[own].key, own_[own].data, {}, false);
+        }
+        if (!more || !any) break;
+        const char* data = nullptr;
+        bool live = false;
+        TxnId seen{};
+        if (Rc rc = scan_read(t, e, data, live, seen); rc != Rc::Ok) return rc;
+        if (live) emit(e.key, data, seen, true);
+        if (e.key == lo) break;
+        to = e.key - 1;
+      }
+    }
+    if (record != nullptr) {
+      // A scan cut short by its limit or its visitor observed its range up
+      // to the last key it visited.
+      if (!more) (order == ScanOrder::Ascending ? record->hi : record->lo) = last;
+      record->count = static_cast<uint32_t>(scan_seen_.size()) - record->first;
+    }
     return Rc::Ok;
   }
 
@@ -150,11 +261,17 @@ class Txn final {
 
   Rc begin(bool restart) {
     accesses_.clear();
+    scan_records_.clear();
+    scan_seen_.clear();
+    ordered_inserts_ = false;
     w_.scratch.reset();
     return timed(TimeCat::CcManager, [&] { return cc_.begin(*this, restart); });
   }
 
   Rc commit() {
+    if (kNextKeys && ordered_inserts_ && w_.phantom_protection) {
+      if (Rc rc = write_next_keys(); rc != Rc::Ok) return rc;
+    }
     const Rc rc = timed(TimeCat::Commit, [&] { return cc_.commit(*this); });
     if (rc == Rc::Ok && w_.history) record_history();
     return rc;
@@ -253,6 +370,122 @@ class Txn final {
   }
 
  private:
+  // Partition locks (H-STORE) already cover every key of the partitions a
+  // transaction declared; the next key may lie in another partition.
+  static constexpr bool kNextKeys = !CC::kTraits.declares_partitions;
+
+  // An entry of an ordered index.
+  struct Entry {
+    uint64_t key = 0;
+    Row* row = nullptr;
+  };
+  // A row this transaction inserted, which a scan of its range visits.
+  struct OwnInsert {
+    uint64_t key;
+    const char* data;
+  };
+  // A scan, for the history: its range and the keys it saw from others,
+  // scan_seen_[first, first + count).
+  struct ScanRecord {
+    const Table* table = nullptr;
+    uint64_t lo = 0;
+    uint64_t hi = 0;
+    uint32_t first = 0;
+    uint32_t count = 0;
+  };
+  struct SeenKey {
+    uint64_t key;
+    TxnId writer;
+  };
+
+  // The first entry at or above `from`: there is one, the end entry at the
+  // latest (Table::end_row).
+  Entry entry_at_or_above(const OrderedIndex& index, uint64_t from) {
+    const uint64_t t0 = w_.clock();
+    Entry e;
+    index.scan(from, Index::kEndKey, 1, [&](uint64_t key, Row* row) {
+      e = {key, row};
+      return false;
+    });
+    w_.charge(TimeCat::Index, w_.clock() - t0);
+    if (e.row == nullptr) throw std::logic_error("an ordered index without its end entry");
+    return e;
+  }
+  // The last entry at or below `to`, if there is one.
+  bool entry_at_or_below(const OrderedIndex& index, uint64_t to, Entry& e) {
+    const uint64_t t0 = w_.clock();
+    bool found = false;
+    index.scan_reverse(0, to, 1, [&](uint64_t key, Row* row) {
+      e = {key, row};
+      found = true;
+      return false;
+    });
+    w_.charge(TimeCat::Index, w_.clock() - t0);
+    return found;
+  }
+
+  // Reads a row a scan reached, as read() does: `live` is false when the
+  // row is absent to this transaction (deleted, removed by it, or the end
+  // row), else `data` is its contents and `seen` the version's writer.
+  Rc scan_read(Table& t, const Entry& e, const char*& data, bool& live, TxnId& seen) {
+    if (t.read_only() && w_.bypass_read_only) {
+      data = layout_.data(e.row);
+      platform::touch(data, t.schema().size(), platform::Access::Read);
+      live = (RowLayout::header(e.row).flags & RowHeader::kDeleted) == 0;
+      return Rc::Ok;
+    }
+    if (AccessT* a = find(e.row)) {
+      live = a->found && a->type != AccessType::Remove;
+      data = a->view;
+      seen = a->seen;
+      return Rc::Ok;
+    }
+    AccessT& a = add(t, e.key, e.row, AccessType::Read);
+    if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.read(*this, a); }); rc != Rc::Ok) return rc;
+    live = check_live(a);
+    data = a.view;
+    seen = a.seen;
+    return Rc::Ok;
+  }
+
+  // The transaction's inserts into `t` with keys in [lo, hi], in `order`.
+  void collect_own_inserts(const Table& t, uint64_t lo, uint64_t hi, ScanOrder order) {
+    own_.clear();
+    if (!ordered_inserts_) return;
+    for (const AccessT& a : accesses_) {
+      if (a.type == AccessType::Insert && a.table == &t && a.key >= lo && a.key <= hi) own_.push_back({a.key, a.local});
+    }
+    std::sort(own_.begin(), own_.end(), [&](const OwnInsert& x, const OwnInsert& y) {
+      return order == ScanOrder::Ascending ? x.key < y.key : x.key > y.key;
+    });
+  }
+
+  // Each insert into an ordered index writes the entry after its key: the
+  // row that a scan of the key's range reads, whichever way it goes (see the
+  // top of this file). Taken at commit, not at the insert: the install puts
+  // the key in the index while the scheme still holds, or is about to
+  // validate, this write, so no key can have come in between unseen.
+  Rc write_next_keys() {
+    const std::size_t n = accesses_.size();  // the writes added below are not inserts
+    for (std::size_t i = 0; i < n; i++) {
+      if (accesses_[i].type != AccessType::Insert || !accesses_[i].table->index().is_ordered()) continue;
+      Table& t = *accesses_[i].table;
+      const Entry next = entry_at_or_above(*t.index().ordered(), accesses_[i].key);
+      if (AccessT* a = find(next.row)) {
+        if (a->type != AccessType::Read) continue;  // written already
+        if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.upgrade(*this, *a); }); rc != Rc::Ok) return rc;
+        a->type = AccessType::Write;
+        a->read_first = true;
+        if (a->local == nullptr) snapshot(*a);  // it was read in place
+        continue;
+      }
+      AccessT& a = add(t, next.key, next.row, AccessType::Write);
+      if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.write(*this, a); }); rc != Rc::Ok) return rc;
+      check_live(a);  // a deleted next key still orders the insert; it is no write in the history
+    }
+    return Rc::Ok;
+  }
+
   static void refuse_read_only(const Table& t) {
     if (t.read_only()) throw std::logic_error("a transaction wrote to read-only table " + t.name());
   }
@@ -309,6 +542,10 @@ class Txn final {
       if (!a.found) continue;
       if (a.type == AccessType::Read || a.read_first) h.read(a.table->name(), a.key, a.seen);
     }
+    for (const ScanRecord& r : scan_records_) {
+      h.scan(r.table->name(), r.lo, r.hi);
+      for (uint32_t i = r.first; i < r.first + r.count; i++) h.scan_saw(scan_seen_[i].key, scan_seen_[i].writer);
+    }
     for (const AccessT& a : accesses_) {
       if (!a.found) continue;
       if (a.type == AccessType::Write) h.write(a.table->name(), a.key, a.seen);
@@ -323,6 +560,10 @@ class Txn final {
   RowLayout layout_;
   std::vector<AccessT> accesses_;
   std::vector<uint32_t> partitions_;
+  bool ordered_inserts_ = false;  // an insert into an ordered index: commit writes next keys
+  std::vector<OwnInsert> own_;
+  std::vector<ScanRecord> scan_records_;  // with --history only
+  std::vector<SeenKey> scan_seen_;
   typename CC::TxnMeta meta_{};
   TxnId commit_id_{};
 };

@@ -35,6 +35,7 @@ struct alignas(platform::kCacheLine) Worker {
   std::unique_ptr<HistoryWriter> history;  // null unless --history
   bool prefetch = false;                   // --prefetch: Txn::prefetch fetches ahead
   bool bypass_read_only = true;            // --read-only-tables bypass: reads skip the scheme
+  bool phantom_protection = true;          // --phantom-protection: scans read, and inserts write, next keys
 
   // Cycles charged to each category during the current attempt, and their sum:
   // a timed section subtracts what nested sections charged (see Txn::timed).

@@ -145,7 +145,7 @@ template <class CC>
 struct Fixture {
   using RowMeta = typename CC::RowMeta;
   Config cfg;
-  Database db{RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta))};
+  Database db{RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta)), {}, +[](void* m) { new (m) RowMeta(); }};
   Table* table;
   Column value;
   TsSource ts{cfg.ts_alloc};
@@ -158,12 +158,13 @@ struct Fixture {
   Arena nodes;
   RowCursor cursor;
 
-  explicit Fixture(const Config& c = Config{}, uint32_t participants = 2)
+  // `primary`: the table's primary index (ordered, for scans).
+  explicit Fixture(const Config& c = Config{}, uint32_t participants = 2, IndexType primary = IndexType::Hash)
       : cfg(with_partitions(c, participants)), cc(cfg, participants) {
     Schema s;
     s.add_int64("K");
     s.add_int64("V");
-    table = &db.create_table("t", std::move(s), kFixtureRows);
+    table = &db.create_table("t", std::move(s), kFixtureRows, primary);
     value = table->schema().column("V");
     for (uint64_t k = 0; k < kFixtureRows; k++) load_row(k);
     for (uint32_t i = 0; i < participants; i++) {
