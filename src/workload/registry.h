@@ -9,6 +9,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "workload/scan/scan.h"
 #include "workload/tpcc/tpcc.h"
 #include "workload/traits.h"
 #include "workload/tsalloc/tsalloc.h"
@@ -53,6 +54,7 @@ struct WorkloadList {
 using WorkloadRegistry = WorkloadList<  //
     Ycsb,                               //
     Tpcc,                               //
-    Tsalloc>;
+    Tsalloc,                            //
+    Scan>;
 
 }  // namespace abyss
