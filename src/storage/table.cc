@@ -1,6 +1,7 @@
 #include "storage/table.h"
 
 #include <cstdio>
+#include <stdexcept>
 
 #include "common/out_of_memory.h"
 #include "platform/memory.h"
@@ -22,8 +23,13 @@ Table::Table(uint32_t id, std::string name, Schema schema, RowLayout layout, uin
   add_end_entry(primary_);
 }
 
-uint32_t Table::add_index(std::string name, IndexType type, uint64_t expected_keys) {
+uint32_t Table::add_index(std::string name, IndexType type, uint64_t expected_keys, KeyOf key_of) {
+  if (key_of != nullptr && key_of_[0] == nullptr) {
+    throw std::logic_error("table " + name_ + ": index " + name +
+                           " computes its keys, but the table has no primary key function");
+  }
   secondary_.push_back(std::make_unique<Index>(std::move(name), type, expected_keys, options_, name_.c_str()));
+  key_of_.push_back(key_of);
   add_end_entry(*secondary_.back());
   return static_cast<uint32_t>(secondary_.size());
 }

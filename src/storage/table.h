@@ -53,14 +53,27 @@ class Table final {
   Index& index() { return primary_; }
   const Index& index() const { return primary_; }
 
+  // A key computed from a row's data.
+  using KeyOf = uint64_t (*)(const char* data);
+
   // Secondary indexes, numbered from 1 (0 is the primary) in the order they
   // were added, before the table is loaded. A secondary key need not be a
   // row's primary key; one that is not unique by itself is made unique by
-  // packing the primary key into its low bits.
-  uint32_t add_index(std::string name, IndexType type, uint64_t expected_keys);
+  // packing the primary key into its low bits. With `key_of`, which computes
+  // a row's key in the index from its data, load_row() and every committed
+  // insert index the row there (set_primary_key_of() first), and no update
+  // may change that key; without it, the caller indexes rows itself, and
+  // transactions may not insert into the table.
+  uint32_t add_index(std::string name, IndexType type, uint64_t expected_keys, KeyOf key_of = nullptr);
   Index& index(uint32_t id) { return id == 0 ? primary_ : *secondary_[id - 1]; }
   const Index& index(uint32_t id) const { return id == 0 ? primary_ : *secondary_[id - 1]; }
   uint32_t index_count() const { return static_cast<uint32_t>(secondary_.size()) + 1; }
+  // The key function of index `id` (0: the primary's), or null.
+  KeyOf key_of(uint32_t id) const { return key_of_[id]; }
+  // The primary key of a row's data: a table with secondary indexes that
+  // compute their keys needs it, since a scan of one names the rows it reads
+  // by their primary keys.
+  void set_primary_key_of(KeyOf key_of) { key_of_[0] = key_of; }
 
   // A zeroed row slot from the cursor's block, taking a new block of
   // `block_rows` when the current one is full. With huge pages on, a block of
@@ -82,6 +95,9 @@ class Table final {
     fill(layout_.data(row));
     RowLayout::header(row).flags = RowHeader::kLive;
     primary_.insert(key, row, nodes);
+    for (uint32_t i = 1; i < key_of_.size(); i++) {
+      if (key_of_[i] != nullptr) secondary_[i - 1]->insert(key_of_[i](layout_.data(row)), row, nodes);
+    }
     return row;
   }
 
@@ -137,6 +153,7 @@ class Table final {
 
   Index primary_;
   std::vector<std::unique_ptr<Index>> secondary_;
+  std::vector<KeyOf> key_of_{nullptr};    // per index, the primary's first
   Arena own_{4096, "a table's end row"};  // the end row and the end entries' index nodes
   Row* end_row_ = nullptr;
   platform::Mutex blocks_mutex_;  // guards blocks_ (a new block per few thousand rows)

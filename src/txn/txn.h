@@ -24,6 +24,7 @@
 #include <cstring>
 #include <span>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "common/types.h"
@@ -107,9 +108,15 @@ class Txn final {
   // so two transactions never insert one key.
   Rc insert(Table& t, uint64_t key, char*& out) {
     refuse_read_only(t);
-    if (t.index().is_ordered()) {
-      if (key == Index::kEndKey) throw std::logic_error("an insert into " + t.name() + " of its index's end key");
-      ordered_inserts_ = true;
+    if (t.index().is_ordered() && key == Index::kEndKey) {
+      throw std::logic_error("an insert into " + t.name() + " of its index's end key");
+    }
+    for (uint32_t i = 0; i < t.index_count(); i++) {
+      if (i > 0 && t.key_of(i) == nullptr) {
+        throw std::logic_error("an insert into " + t.name() + ", whose index " + t.index(i).name() +
+                               " has no key function");
+      }
+      ordered_inserts_ |= t.index(i).is_ordered();
     }
     Row* row = t.allocate(w_.cursors[t.id()]);
     new (layout_.meta(row)) typename CC::RowMeta();
@@ -140,24 +147,33 @@ class Txn final {
     return Rc::Ok;
   }
 
-  // Visits the live rows of `t` whose primary key lies in [lo, hi], in
-  // ascending key order (or descending), at most `limit` of them, until
-  // visit(key, data) answers false. Each row is read as read() reads it,
-  // under the scheme; the transaction's own inserts in the range are visited
-  // with the rest, its own removals are not, its own updates are visited as
-  // updated. The primary index must be ordered. Answers Abort when reading a
-  // row did; whatever was visited before then must be thrown away.
+  // Visits the live rows of `t` whose key in its index `index_id` (0: the
+  // primary; Table::add_index) lies in [lo, hi], in ascending key order (or
+  // descending), at most `limit` of them, until visit(key, data) answers
+  // false. Each row is read as read() reads it, under the scheme; the
+  // transaction's own inserts in the range are visited with the rest, its
+  // own removals are not, its own updates are visited as updated. The index
+  // must be ordered, and a secondary one must compute its keys. Answers Abort
+  // when reading a row did; whatever was visited before then must be thrown
+  // away.
   template <class Visit>
-  Rc scan(Table& t, uint64_t lo, uint64_t hi, std::size_t limit, ScanOrder order, Visit&& visit) {
-    const OrderedIndex* index = t.index().ordered();
-    if (index == nullptr)
-      throw std::logic_error("a scan of table " + t.name() + ", whose primary index is a hash index");
+  Rc scan(Table& t, uint32_t index_id, uint64_t lo, uint64_t hi, std::size_t limit, ScanOrder order, Visit&& visit) {
+    const OrderedIndex* index = t.index(index_id).ordered();
+    if (index == nullptr) {
+      throw std::logic_error("a scan of table " + t.name() + "'s index " + t.index(index_id).name() + ", a hash index");
+    }
+    if (index_id > 0 && t.key_of(index_id) == nullptr) {
+      throw std::logic_error("a scan of table " + t.name() + "'s index " + t.index(index_id).name() +
+                             ", which has no key function");
+    }
     hi = std::min(hi, Index::kEndKey - 1);
     if (lo > hi || limit == 0) return Rc::Ok;
     const bool next_keys = kNextKeys && w_.phantom_protection;
-    collect_own_inserts(t, lo, hi, order);
+    collect_own_inserts(t, index_id, lo, hi, order);
     ScanRecord* record = nullptr;
-    if (w_.history) {
+    // The history's scans are ranges of primary keys (docs/formats.md); a
+    // secondary index's rows are logged as the reads they are.
+    if (w_.history && index_id == 0) {
       record = &scan_records_.emplace_back();
       record->table = &t;
       record->lo = lo;
@@ -181,7 +197,7 @@ class Txn final {
         bool live = false;
         TxnId seen{};
         if (next_keys || e.key <= hi) {
-          if (Rc rc = scan_read(t, e, data, live, seen); rc != Rc::Ok) return rc;
+          if (Rc rc = scan_read(t, index_id, e, data, live, seen); rc != Rc::Ok) return rc;
           // The read holds, or will validate, the row: a key inserted below
           // it from now on writes it. One inserted since the entry was found
           // is read first.
@@ -202,7 +218,7 @@ class Txn final {
         const char* data = nullptr;
         bool live = false;
         TxnId seen{};
-        if (Rc rc = scan_read(t, above, data, live, seen); rc != Rc::Ok) return rc;
+        if (Rc rc = scan_read(t, index_id, above, data, live, seen); rc != Rc::Ok) return rc;
       }
       uint64_t to = hi;  // the rows above it are visited
       while (more) {
@@ -218,7 +234,7 @@ class Txn final {
         const char* data = nullptr;
         bool live = false;
         TxnId seen{};
-        if (Rc rc = scan_read(t, e, data, live, seen); rc != Rc::Ok) return rc;
+        if (Rc rc = scan_read(t, index_id, e, data, live, seen); rc != Rc::Ok) return rc;
         if (live) emit(e.key, data, seen, true);
         if (e.key == lo) break;
         to = e.key - 1;
@@ -231,6 +247,11 @@ class Txn final {
       record->count = static_cast<uint32_t>(scan_seen_.size()) - record->first;
     }
     return Rc::Ok;
+  }
+  // A scan of the primary index.
+  template <class Visit>
+  Rc scan(Table& t, uint64_t lo, uint64_t hi, std::size_t limit, ScanOrder order, Visit&& visit) {
+    return scan(t, 0, lo, hi, limit, order, std::forward<Visit>(visit));
   }
 
   // Hints that the transaction will access these keys of `t` next (--prefetch):
@@ -335,6 +356,7 @@ class Txn final {
           break;
         case AccessType::Write:
           touch_row(a, platform::Access::Write);
+          if (a.table->index_count() > 1) refuse_key_change(a);
           platform::store_shared(layout_.data(a.row), a.local, a.table->schema().size());
           platform::store_shared_word(h.writer.value, commit_id_.value);
           break;
@@ -349,6 +371,9 @@ class Txn final {
           h.flags = RowHeader::kLive;
           const uint64_t t0 = w_.clock();
           a.table->index().insert(a.key, a.row, w_.persistent);
+          for (uint32_t i = 1; i < a.table->index_count(); i++) {
+            a.table->index(i).insert(a.table->key_of(i)(a.local), a.row, w_.persistent);
+          }
           w_.charge(TimeCat::Index, w_.clock() - t0);
           break;
         }
@@ -424,10 +449,11 @@ class Txn final {
     return found;
   }
 
-  // Reads a row a scan reached, as read() does: `live` is false when the
-  // row is absent to this transaction (deleted, removed by it, or the end
-  // row), else `data` is its contents and `seen` the version's writer.
-  Rc scan_read(Table& t, const Entry& e, const char*& data, bool& live, TxnId& seen) {
+  // Reads a row a scan of index `index_id` reached, as read() does: `live`
+  // is false when the row is absent to this transaction (deleted, removed by
+  // it, or the end row), else `data` is its contents and `seen` the
+  // version's writer.
+  Rc scan_read(Table& t, uint32_t index_id, const Entry& e, const char*& data, bool& live, TxnId& seen) {
     if (t.read_only() && w_.bypass_read_only) {
       data = layout_.data(e.row);
       platform::touch(data, t.schema().size(), platform::Access::Read);
@@ -442,48 +468,89 @@ class Txn final {
     }
     AccessT& a = add(t, e.key, e.row, AccessType::Read);
     if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.read(*this, a); }); rc != Rc::Ok) return rc;
+    if (index_id > 0) name_by_primary_key(a);
     live = check_live(a);
     data = a.view;
     seen = a.seen;
     return Rc::Ok;
   }
 
-  // The transaction's inserts into `t` with keys in [lo, hi], in `order`.
-  void collect_own_inserts(const Table& t, uint64_t lo, uint64_t hi, ScanOrder order) {
+  // The transaction's inserts into `t` whose keys in index `index_id` lie in
+  // [lo, hi], in `order`.
+  void collect_own_inserts(const Table& t, uint32_t index_id, uint64_t lo, uint64_t hi, ScanOrder order) {
     own_.clear();
     if (!ordered_inserts_) return;
     for (const AccessT& a : accesses_) {
-      if (a.type == AccessType::Insert && a.table == &t && a.key >= lo && a.key <= hi) own_.push_back({a.key, a.local});
+      if (a.type != AccessType::Insert || a.table != &t) continue;
+      const uint64_t key = index_id == 0 ? a.key : t.key_of(index_id)(a.local);
+      if (key >= lo && key <= hi) own_.push_back({key, a.local});
     }
     std::sort(own_.begin(), own_.end(), [&](const OwnInsert& x, const OwnInsert& y) {
       return order == ScanOrder::Ascending ? x.key < y.key : x.key > y.key;
     });
   }
 
-  // Each insert into an ordered index writes the entry after its key: the
-  // row that a scan of the key's range reads, whichever way it goes (see the
-  // top of this file). Taken at commit, not at the insert: the install puts
-  // the key in the index while the scheme still holds, or is about to
+  // Each insert into an ordered index writes the entry after its key there:
+  // the row that a scan of the key's range reads, whichever way it goes (see
+  // the top of this file). Taken at commit, not at the insert: the install
+  // puts the key in the index while the scheme still holds, or is about to
   // validate, this write, so no key can have come in between unseen.
   Rc write_next_keys() {
     const std::size_t n = accesses_.size();  // the writes added below are not inserts
     for (std::size_t i = 0; i < n; i++) {
-      if (accesses_[i].type != AccessType::Insert || !accesses_[i].table->index().is_ordered()) continue;
+      if (accesses_[i].type != AccessType::Insert) continue;
       Table& t = *accesses_[i].table;
-      const Entry next = entry_at_or_above(*t.index().ordered(), accesses_[i].key);
-      if (AccessT* a = find(next.row)) {
-        if (a->type != AccessType::Read) continue;  // written already
-        if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.upgrade(*this, *a); }); rc != Rc::Ok) return rc;
-        a->type = AccessType::Write;
-        a->read_first = true;
-        if (a->local == nullptr) snapshot(*a);  // it was read in place
-        continue;
+      for (uint32_t ix = 0; ix < t.index_count(); ix++) {
+        const OrderedIndex* index = t.index(ix).ordered();
+        if (index == nullptr) continue;
+        const uint64_t key = ix == 0 ? accesses_[i].key : t.key_of(ix)(accesses_[i].local);
+        // Another insert may have come in below the next key while this
+        // write waited for it; then the new next key is written too. Once
+        // the one written is still the next, no insert can come in below it
+        // unordered with this one.
+        for (Entry next = entry_at_or_above(*index, key);;) {
+          if (Rc rc = write_next_key(t, ix, next); rc != Rc::Ok) return rc;
+          const Entry now = entry_at_or_above(*index, key);
+          if (now.row == next.row) break;
+          next = now;
+        }
       }
-      AccessT& a = add(t, next.key, next.row, AccessType::Write);
-      if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.write(*this, a); }); rc != Rc::Ok) return rc;
-      check_live(a);  // a deleted next key still orders the insert; it is no write in the history
     }
     return Rc::Ok;
+  }
+  Rc write_next_key(Table& t, uint32_t index_id, const Entry& next) {
+    if (AccessT* a = find(next.row)) {
+      if (a->type != AccessType::Read) return Rc::Ok;  // written already
+      if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.upgrade(*this, *a); }); rc != Rc::Ok) return rc;
+      a->type = AccessType::Write;
+      a->read_first = true;
+      if (a->local == nullptr) snapshot(*a);  // it was read in place
+      return Rc::Ok;
+    }
+    AccessT& a = add(t, next.key, next.row, AccessType::Write);
+    if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.write(*this, a); }); rc != Rc::Ok) return rc;
+    if (index_id > 0) name_by_primary_key(a);
+    check_live(a);  // a deleted next key still orders the insert; it is no write in the history
+    return Rc::Ok;
+  }
+
+  // An access made through a secondary index is named by the row's primary
+  // key, read from what the scheme gave it (the end row has none: it keeps
+  // the end key).
+  void name_by_primary_key(AccessT& a) const {
+    a.key = a.row == a.table->end_row() ? Index::kEndKey : a.table->key_of(0)(a.view != nullptr ? a.view : a.local);
+  }
+
+  // An update may not move a row within a secondary index: its entries there
+  // stay where the insert or the load put them.
+  void refuse_key_change(const AccessT& a) const {
+    const Table& t = *a.table;
+    for (uint32_t i = 1; i < t.index_count(); i++) {
+      const Table::KeyOf key_of = t.key_of(i);
+      if (key_of != nullptr && key_of(a.local) != key_of(layout_.data(a.row))) {
+        throw std::logic_error("an update of " + t.name() + " changed its key in index " + t.index(i).name());
+      }
+    }
   }
 
   static void refuse_read_only(const Table& t) {

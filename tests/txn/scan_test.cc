@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -29,9 +30,59 @@ using test::Fixture;
 // (key, V) pairs in the order a scan visited them.
 using Visits = std::vector<std::pair<uint64_t, int64_t>>;
 
+// Table "s"'s columns K and V, the first two int64 fields of its data.
+int64_t field(const char* data, int i) {
+  int64_t v = 0;
+  std::memcpy(&v, data + 8 * i, 8);
+  return v;
+}
+void set_field(char* data, int i, int64_t v) { std::memcpy(data + 8 * i, &v, 8); }
+
 template <class CC>
 struct ScanFixture : Fixture<CC> {
-  ScanFixture() : Fixture<CC>(Config{}, 2, IndexType::Ordered) {}
+  // Table "s" beside the fixture's: primary index on K (hash), secondary
+  // ordered index "by_v" on V; rows K = 0..7 with V = 1000 - 10 * K.
+  Table* by_v = nullptr;
+  uint32_t by_v_index = 0;
+
+  ScanFixture() : Fixture<CC>(Config{}, 2, IndexType::Ordered) {
+    Schema schema;
+    schema.add_int64("K");
+    schema.add_int64("V");
+    by_v = &this->db.create_table("s", std::move(schema), 64);
+    for (auto& w : this->workers) w->cursors.resize(this->db.tables().size());  // a cursor per table for inserts
+    by_v->set_primary_key_of([](const char* data) { return static_cast<uint64_t>(field(data, 0)); });
+    by_v_index = by_v->add_index("by_v", IndexType::Ordered, 64,
+                                 [](const char* data) { return static_cast<uint64_t>(field(data, 1)); });
+    RowCursor cursor;
+    for (int64_t k = 0; k < 8; k++) {
+      by_v->load_row(
+          cursor, this->nodes, 64, static_cast<uint64_t>(k), [](void* m) { new (m) typename CC::RowMeta(); },
+          [&](char* data) {
+            set_field(data, 0, k);
+            set_field(data, 1, 1000 - 10 * k);
+          });
+    }
+  }
+
+  // (V, K) pairs in the order a scan of by_v visited them.
+  Rc scan_by_v(Txn<CC>& t, uint64_t lo, uint64_t hi, Visits& out, ScanOrder order = ScanOrder::Ascending) {
+    out.clear();
+    return t.scan(*by_v, by_v_index, lo, hi, 1000, order, [&](uint64_t key, const char* data) {
+      EXPECT_EQ(static_cast<int64_t>(key), field(data, 1));
+      out.emplace_back(key, field(data, 0));
+      return true;
+    });
+  }
+  Rc insert_s(Txn<CC>& t, int64_t k, int64_t v) {
+    char* d = nullptr;
+    const Rc rc = t.insert(*by_v, static_cast<uint64_t>(k), d);
+    if (rc == Rc::Ok) {
+      set_field(d, 0, k);
+      set_field(d, 1, v);
+    }
+    return rc;
+  }
 
   Rc scan(Txn<CC>& t, uint64_t lo, uint64_t hi, Visits& out, std::size_t limit = 1000,
           ScanOrder order = ScanOrder::Ascending) {
@@ -97,6 +148,40 @@ TYPED_TEST(Scan, SeesTheTransactionsOwnInsertsUpdatesAndRemovals) {
   ASSERT_EQ(f.scan(*f.t1, 2, 30, v), Rc::Ok);
   EXPECT_EQ(v, (Visits{{2, 102}, {3, 7}, {5, 105}, {6, 106}, {7, 107}, {10, 110}, {20, 120}}));
   ASSERT_EQ(f.t1->commit(), Rc::Ok);
+}
+
+TYPED_TEST(Scan, ASecondaryIndexIsScannedInItsOrderAndKeptByInserts) {
+  ScanFixture<TypeParam> f;
+  Visits v;
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.scan_by_v(*f.t0, 940, 975, v), Rc::Ok);
+  EXPECT_EQ(v, (Visits{{940, 6}, {950, 5}, {960, 4}, {970, 3}}));
+  ASSERT_EQ(f.insert_s(*f.t0, 20, 955), Rc::Ok);  // its own insert, in the secondary order
+  ASSERT_EQ(f.scan_by_v(*f.t0, 940, 975, v, ScanOrder::Descending), Rc::Ok);
+  EXPECT_EQ(v, (Visits{{970, 3}, {960, 4}, {955, 20}, {950, 5}, {940, 6}}));
+  ASSERT_EQ(f.t0->commit(), Rc::Ok);
+  // Committed, the row is in both indexes.
+  EXPECT_NE(f.by_v->index().find(20), nullptr);
+  EXPECT_EQ(f.by_v->index(f.by_v_index).find(955), f.by_v->index().find(20));
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  ASSERT_EQ(f.scan_by_v(*f.t1, 950, 965, v), Rc::Ok);
+  EXPECT_EQ(v, (Visits{{950, 5}, {955, 20}, {960, 4}}));
+  // The rows it read are named by their primary keys.
+  std::vector<uint64_t> keys;
+  for (const auto& a : f.t1->accesses()) keys.push_back(a.key);
+  std::vector<uint64_t> expected{5, 20, 4};
+  if (!TypeParam::kTraits.declares_partitions) expected.push_back(3);  // 3 (V 970): the next key
+  EXPECT_EQ(keys, expected);
+  ASSERT_EQ(f.t1->commit(), Rc::Ok);
+}
+
+TYPED_TEST(Scan, AnUpdateThatWouldMoveARowInASecondaryIndexIsRefused) {
+  ScanFixture<TypeParam> f;
+  char* d = nullptr;
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t0->update(*f.by_v, 2, d), Rc::Ok);
+  set_field(d, 1, 1);
+  EXPECT_THROW((void)f.t0->commit(), std::logic_error);
 }
 
 TYPED_TEST(Scan, OfAHashIndexOrOfTheEndKeyIsRefused) {
@@ -208,6 +293,36 @@ TYPED_TEST(Phantom, AScanAndAnInsertIntoItsRangeDoNotBothCommit) {
 // An insert whose next key the scan did not read does not conflict with it.
 TYPED_TEST(Phantom, AnInsertOutsideTheScannedGapsCommitsBesideTheScan) {
   EXPECT_EQ(both_commit<TypeParam>(true, 20, 31, 50, ScanOrder::Ascending, 30), 2);
+}
+
+// The same through a secondary index: the insert's next key there is
+// written, whatever its primary key.
+TYPED_TEST(Phantom, AScanOfASecondaryIndexAndAnInsertIntoItsRangeDoNotBothCommit) {
+  for (const bool protection : {true, false}) {
+    ScanFixture<TypeParam> f;
+    for (auto& w : f.workers) w->phantom_protection = protection;
+    Visits v;
+    int64_t value = 0;
+    ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+    ASSERT_EQ(f.read(*f.t1, 0, value), Rc::Ok);
+    ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+    ASSERT_EQ(f.scan_by_v(*f.t0, 940, 975, v), Rc::Ok);
+    ASSERT_EQ(f.insert_s(*f.t1, 20, 945), Rc::Ok);
+    int committed = 0;
+    if (f.t1->commit() == Rc::Ok) {
+      committed++;
+    } else {
+      f.t1->abort();
+    }
+    Rc rc = f.write(*f.t0, 0, 5);
+    if (rc == Rc::Ok) rc = f.t0->commit();
+    if (rc == Rc::Ok) {
+      committed++;
+    } else {
+      f.t0->abort();
+    }
+    EXPECT_EQ(committed, protection ? 1 : 2) << (protection ? "protected" : "unprotected");
+  }
 }
 
 // The negative control: with next keys off, the insert slips past the scan.
