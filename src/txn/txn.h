@@ -116,7 +116,7 @@ class Txn final {
         throw std::logic_error("an insert into " + t.name() + ", whose index " + t.index(i).name() +
                                " has no key function");
       }
-      ordered_inserts_ |= t.index(i).is_ordered();
+      next_key_writes_ |= t.index(i).is_ordered();
     }
     Row* row = t.allocate(w_.cursors[t.id()]);
     new (layout_.meta(row)) typename CC::RowMeta();
@@ -139,11 +139,13 @@ class Txn final {
         a->read_first = true;
       }
       a->type = AccessType::Remove;
+      note_removal(t);
       return Rc::Ok;
     }
     AccessT& a = add(t, key, row, AccessType::Remove);
     if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.write(*this, a); }); rc != Rc::Ok) return rc;
     if (!check_live(a)) return Rc::NotFound;
+    note_removal(t);
     return Rc::Ok;
   }
 
@@ -284,13 +286,13 @@ class Txn final {
     accesses_.clear();
     scan_records_.clear();
     scan_seen_.clear();
-    ordered_inserts_ = false;
+    next_key_writes_ = false;
     w_.scratch.reset();
     return timed(TimeCat::CcManager, [&] { return cc_.begin(*this, restart); });
   }
 
   Rc commit() {
-    if (kNextKeys && ordered_inserts_ && w_.phantom_protection) {
+    if (kNextKeys && next_key_writes_ && w_.phantom_protection) {
       if (Rc rc = write_next_keys(); rc != Rc::Ok) return rc;
     }
     const Rc rc = timed(TimeCat::Commit, [&] { return cc_.commit(*this); });
@@ -364,6 +366,7 @@ class Txn final {
           platform::touch(&h, sizeof(RowHeader), platform::Access::Write);
           platform::store_shared_u32(h.flags, h.flags | RowHeader::kDeleted);
           platform::store_shared_word(h.writer.value, commit_id_.value);
+          if (kRemovesEntries && a.found) remove_entries(a);
           break;
         case AccessType::Insert: {
           touch_row(a, platform::Access::Write);  // its data was filled in place, unshared until now
@@ -398,6 +401,11 @@ class Txn final {
   // Partition locks (H-STORE) already cover every key of the partitions a
   // transaction declared; the next key may lie in another partition.
   static constexpr bool kNextKeys = !CC::kTraits.declares_partitions;
+  // A committed removal takes the row's entries out of the ordered indexes,
+  // unless the scheme keeps older versions that older transactions may still
+  // read through them (MVCC): there the entries stay, as removed rows, and
+  // keep serving as next keys.
+  static constexpr bool kRemovesEntries = !CC::kTraits.keeps_versions;
 
   // An entry of an ordered index.
   struct Entry {
@@ -479,7 +487,7 @@ class Txn final {
   // [lo, hi], in `order`.
   void collect_own_inserts(const Table& t, uint32_t index_id, uint64_t lo, uint64_t hi, ScanOrder order) {
     own_.clear();
-    if (!ordered_inserts_) return;
+    if (!next_key_writes_) return;
     for (const AccessT& a : accesses_) {
       if (a.type != AccessType::Insert || a.table != &t) continue;
       const uint64_t key = index_id == 0 ? a.key : t.key_of(index_id)(a.local);
@@ -495,15 +503,24 @@ class Txn final {
   // the top of this file). Taken at commit, not at the insert: the install
   // puts the key in the index while the scheme still holds, or is about to
   // validate, this write, so no key can have come in between unseen.
+  //
+  // A removal that takes its row's entries out of the ordered indexes
+  // (kRemovesEntries) writes the entry after each as well: the gap it leaves
+  // joins the next one, so scans of either must meet the removal there.
   Rc write_next_keys() {
-    const std::size_t n = accesses_.size();  // the writes added below are not inserts
+    const std::size_t n = accesses_.size();  // the writes added below are neither
     for (std::size_t i = 0; i < n; i++) {
-      if (accesses_[i].type != AccessType::Insert) continue;
+      const AccessType type = accesses_[i].type;
+      const bool removal = type == AccessType::Remove && kRemovesEntries && accesses_[i].found;
+      if (type != AccessType::Insert && !removal) continue;
       Table& t = *accesses_[i].table;
+      // What the row holds: the insert's data, or the copy or view of a removed row.
+      const char* data = accesses_[i].local != nullptr ? accesses_[i].local : accesses_[i].view;
       for (uint32_t ix = 0; ix < t.index_count(); ix++) {
         const OrderedIndex* index = t.index(ix).ordered();
         if (index == nullptr) continue;
-        const uint64_t key = ix == 0 ? accesses_[i].key : t.key_of(ix)(accesses_[i].local);
+        // A removed row's entry is still in the index: the next key is above it.
+        const uint64_t key = (ix == 0 ? accesses_[i].key : t.key_of(ix)(data)) + (removal ? 1 : 0);
         // Another insert may have come in below the next key while this
         // write waited for it; then the new next key is written too. Once
         // the one written is still the next, no insert can come in below it
@@ -532,6 +549,26 @@ class Txn final {
     if (index_id > 0) name_by_primary_key(a);
     check_live(a);  // a deleted next key still orders the insert; it is no write in the history
     return Rc::Ok;
+  }
+
+  // A removal from a table with an ordered index writes next keys at commit.
+  void note_removal(const Table& t) {
+    if (!kRemovesEntries) return;
+    for (uint32_t i = 0; i < t.index_count(); i++) next_key_writes_ |= t.index(i).is_ordered();
+  }
+
+  // Takes a removed row's entries out of its table's ordered indexes (the
+  // install of a removal, under the scheme's write of the row and of each
+  // next key).
+  void remove_entries(const AccessT& a) {
+    Table& t = *a.table;
+    const uint64_t t0 = w_.clock();
+    for (uint32_t i = 0; i < t.index_count(); i++) {
+      if (!t.index(i).is_ordered()) continue;
+      const uint64_t key = i == 0 ? a.key : t.key_of(i)(layout_.data(a.row));
+      (void)t.index(i).remove(key);
+    }
+    w_.charge(TimeCat::Index, w_.clock() - t0);
   }
 
   // An access made through a secondary index is named by the row's primary
@@ -565,10 +602,18 @@ class Txn final {
     platform::touch(layout_.data(a.row), a.table->schema().size(), how);
   }
 
+  // The row of `key`: the index's, or, once a committed removal took the
+  // key out of an ordered index, the row this transaction reached before
+  // (its accesses to it stand, and the scheme orders them with the removal).
   Row* lookup(Table& t, uint64_t key) {
     const uint64_t t0 = w_.clock();
     Row* r = t.index().find(key);
     w_.charge(TimeCat::Index, w_.clock() - t0);
+    if (r == nullptr && kRemovesEntries) {
+      for (const AccessT& a : accesses_) {
+        if (a.table == &t && a.key == key && a.type != AccessType::Insert) return a.row;
+      }
+    }
     return r;
   }
 
@@ -627,7 +672,7 @@ class Txn final {
   RowLayout layout_;
   std::vector<AccessT> accesses_;
   std::vector<uint32_t> partitions_;
-  bool ordered_inserts_ = false;  // an insert into an ordered index: commit writes next keys
+  bool next_key_writes_ = false;  // an insert or removal in a table with an ordered index
   std::vector<OwnInsert> own_;
   std::vector<ScanRecord> scan_records_;  // with --history only
   std::vector<SeenKey> scan_seen_;

@@ -128,6 +128,12 @@ void scans(Config& c) {
   c.settings<ScanConfig>().rows = 16;
   c.settings<ScanConfig>().length = 64;
 }
+// The same with removals too, which join gaps.
+void scans_and_removals(Config& c) {
+  scans(c);
+  c.settings<ScanConfig>().insert_ratio = 0.4;
+  c.settings<ScanConfig>().delete_ratio = 0.2;
+}
 void partitioned_read_heavy(Config& c) {
   partitioned(c);
   read_heavy(c);
@@ -146,6 +152,7 @@ std::vector<Case> every_scheme() {
     cases.push_back({s + "_before_tale", s, before_tale});
     cases.push_back({s + "_ordered_index", s, ordered_index});
     cases.push_back({s + "_scans", s, scans});
+    cases.push_back({s + "_scans_and_removals", s, scans_and_removals});
     if (t.aborts) cases.push_back({s + "_no_backoff", s, no_backoff});
     if (t.uses_latch) cases.push_back({s + "_queue_latch", s, queue_latch});
     if (t.allocates_timestamps) {

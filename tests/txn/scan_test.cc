@@ -45,7 +45,7 @@ struct ScanFixture : Fixture<CC> {
   Table* by_v = nullptr;
   uint32_t by_v_index = 0;
 
-  ScanFixture() : Fixture<CC>(Config{}, 2, IndexType::Ordered) {
+  explicit ScanFixture(uint32_t participants = 2) : Fixture<CC>(Config{}, participants, IndexType::Ordered) {
     Schema schema;
     schema.add_int64("K");
     schema.add_int64("V");
@@ -172,6 +172,25 @@ TYPED_TEST(Scan, ASecondaryIndexIsScannedInItsOrderAndKeptByInserts) {
   std::vector<uint64_t> expected{5, 20, 4};
   if (!TypeParam::kTraits.declares_partitions) expected.push_back(3);  // 3 (V 970): the next key
   EXPECT_EQ(keys, expected);
+  ASSERT_EQ(f.t1->commit(), Rc::Ok);
+}
+
+TYPED_TEST(Scan, ACommittedRemovalTakesTheRowOutOfTheOrderedIndexes) {
+  ScanFixture<TypeParam> f;
+  Visits v;
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t0->remove(*f.table, 3), Rc::Ok);
+  ASSERT_EQ(f.t0->remove(*f.by_v, 5), Rc::Ok);  // V 950
+  ASSERT_EQ(f.t0->commit(), Rc::Ok);
+  // MVCC keeps the entries: an older transaction may still read the rows.
+  const bool kept = TypeParam::kTraits.keeps_versions;
+  EXPECT_EQ(f.table->index().find(3) != nullptr, kept);
+  EXPECT_EQ(f.by_v->index(f.by_v_index).find(950) != nullptr, kept);
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  ASSERT_EQ(f.scan(*f.t1, 2, 4, v), Rc::Ok);
+  EXPECT_EQ(v, (Visits{{2, 102}, {4, 104}}));
+  ASSERT_EQ(f.scan_by_v(*f.t1, 940, 960, v), Rc::Ok);
+  EXPECT_EQ(v, (Visits{{940, 6}, {960, 4}}));
   ASSERT_EQ(f.t1->commit(), Rc::Ok);
 }
 
@@ -323,6 +342,69 @@ TYPED_TEST(Phantom, AScanOfASecondaryIndexAndAnInsertIntoItsRangeDoNotBothCommit
     }
     EXPECT_EQ(committed, protection ? 1 : 2) << (protection ? "protected" : "unprotected");
   }
+}
+
+// A removal joins the gap below the removed entry to the next one: the next
+// entry inherits what the removed one stood for. t2 removes the entry a scan
+// by t0 read as its next key, then t1 inserts into the scanned range, whose
+// next key is now the one after: t0 and t1 still do not both commit.
+TYPED_TEST(Phantom, ARemovedNextKeyStillOrdersTheScanAndALaterInsert) {
+  ScanFixture<TypeParam> f(3);
+  Visits v;
+  int64_t value = 0;
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  ASSERT_EQ(f.read(*f.t1, 0, value), Rc::Ok);
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.scan_by_v(*f.t0, 935, 945, v), Rc::Ok);  // 940; next key 950
+  EXPECT_EQ(v, (Visits{{940, 6}}));
+  ASSERT_EQ(f.t2->begin(false), Rc::Ok);
+  Rc removed = f.t2->remove(*f.by_v, 5);  // V 950
+  if (removed == Rc::Ok) removed = f.t2->commit();
+  if (removed != Rc::Ok) f.t2->abort();
+  int committed = 0;
+  Rc rc = f.insert_s(*f.t1, 20, 943);
+  if (rc == Rc::Ok) rc = f.t1->commit();
+  if (rc == Rc::Ok) {
+    committed++;
+  } else {
+    f.t1->abort();
+  }
+  rc = f.write(*f.t0, 0, 5);
+  if (rc == Rc::Ok) rc = f.t0->commit();
+  if (rc == Rc::Ok) {
+    committed++;
+  } else {
+    f.t0->abort();
+  }
+  EXPECT_LE(committed, 1) << "the removal " << (removed == Rc::Ok ? "committed" : "aborted");
+}
+
+// A row this transaction read, then another removed, is not missing to this
+// one: its removal of the row either aborts or commits at most one of the two.
+TYPED_TEST(Phantom, ARowRemovedByAnotherAfterThisOneReadItIsNotMissing) {
+  ScanFixture<TypeParam> f;
+  Visits v;
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.scan(*f.t0, 3, 3, v), Rc::Ok);
+  ASSERT_EQ(v, (Visits{{3, 103}}));
+  int committed = 0;
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  Rc rc = f.t1->remove(*f.table, 3);
+  if (rc == Rc::Ok) rc = f.t1->commit();
+  if (rc == Rc::Ok) {
+    committed++;
+  } else {
+    f.t1->abort();
+  }
+  rc = f.t0->remove(*f.table, 3);
+  EXPECT_NE(rc, Rc::NotFound);
+  if (rc == Rc::Ok) rc = f.t0->commit();
+  if (rc == Rc::Ok) {
+    committed++;
+  } else {
+    f.t0->abort();
+  }
+  EXPECT_LE(committed, 1);
 }
 
 // The negative control: with next keys off, the insert slips past the scan.

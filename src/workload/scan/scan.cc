@@ -56,8 +56,9 @@ Scan::Queries Scan::generate(uint32_t /*worker*/, uint32_t count, Rng& rng) cons
   qs.queries.reserve(count);
   for (uint32_t i = 0; i < count; i++) {
     Query q{};
-    q.type = rng.unit() < cfg_.insert_ratio ? 1 : 0;
-    q.reverse = q.type == 0 && rng.unit() < cfg_.reverse_ratio;
+    const double u = rng.unit();
+    q.type = u < cfg_.insert_ratio ? kInsert : u < cfg_.insert_ratio + cfg_.delete_ratio ? kDelete : kScan;
+    q.reverse = q.type == kScan && rng.unit() < cfg_.reverse_ratio;
     q.group = static_cast<uint16_t>(rng.uniform(cfg_.groups));
     q.position = rng.uniform(kPositions);
     qs.queries.push_back(q);
@@ -100,6 +101,10 @@ std::vector<Knob> Scan::knobs() {
       +[](Config& c) -> double& { return c.settings<ScanConfig>().insert_ratio; },
       "scan: fraction of transactions that insert a row (the rest scan)"));
   t.push_back(real(
+      "scan-delete-ratio", "scan.delete_ratio", 0, 1,
+      +[](Config& c) -> double& { return c.settings<ScanConfig>().delete_ratio; },
+      "scan: fraction of transactions that remove a row (the first at or after a random key of a group)"));
+  t.push_back(real(
       "scan-reverse-ratio", "scan.reverse_ratio", 0, 1,
       +[](Config& c) -> double& { return c.settings<ScanConfig>().reverse_ratio; },
       "scan: fraction of scans that run in descending key order"));
@@ -107,6 +112,11 @@ std::vector<Knob> Scan::knobs() {
 }
 
 std::string Scan::validate(const Config& config) {
+  const ScanConfig& s = config.settings<ScanConfig>();
+  if (s.insert_ratio + s.delete_ratio > 1) {
+    return "--scan-insert-ratio " + std::to_string(s.insert_ratio) + " and --scan-delete-ratio " +
+           std::to_string(s.delete_ratio) + ": their sum must be at most 1 (the rest of the transactions scan)";
+  }
   if (config.threads > kMaxWorkers) {
     return "--threads " + std::to_string(config.threads) + ": the scan workload's keys hold at most " +
            std::to_string(kMaxWorkers) + " workers";

@@ -11,7 +11,10 @@
 //           of it, ascending or descending (--scan-reverse-ratio), and writes
 //           the number of rows it saw into the group's SUMMARY row;
 //   insert  reads the group's SUMMARY row and inserts a row at a random key
-//           of the group (--scan-insert-ratio of all transactions).
+//           of the group (--scan-insert-ratio of all transactions);
+//   delete  reads the group's SUMMARY row and removes the first row at or
+//           after a random key of the group, if there is one
+//           (--scan-delete-ratio of all transactions).
 // An insert that a concurrent scan misses makes the scan precede it (a
 // predicate anti-dependency); its read of the SUMMARY row before the scan's
 // write makes it precede the scan too: a cycle, unless the scheme orders the
@@ -46,6 +49,7 @@ struct ScanConfig {
   uint32_t rows = 64;          // loaded rows per group
   uint32_t length = 32;        // rows a scan visits at most
   double insert_ratio = 0.5;   // fraction of transactions that insert
+  double delete_ratio = 0.0;   // fraction of transactions that remove a row
   double reverse_ratio = 0.5;  // fraction of scans that run in descending order
 };
 
@@ -56,7 +60,10 @@ class Scan final {
       .summary = "range scans against inserts into the scanned ranges: the phantom micro-benchmark",
       .spec = "docs/schemes.md, \"Scans and phantoms\"",
   };
-  static constexpr std::array<std::string_view, 2> kTypeNames = {"scan", "insert"};
+  static constexpr std::array<std::string_view, 3> kTypeNames = {"scan", "insert", "delete"};
+  static constexpr uint8_t kScan = 0;
+  static constexpr uint8_t kInsert = 1;
+  static constexpr uint8_t kDelete = 2;
   static std::span<const WorkloadMetric> metrics() { return {}; }
   static std::vector<Knob> knobs();
   static std::string validate(const Config& config);
@@ -82,10 +89,10 @@ class Scan final {
   }
 
   struct Query {
-    uint8_t type;  // 0 scan, 1 insert
+    uint8_t type;  // kScan, kInsert, kDelete
     bool reverse;
     uint16_t group;
-    uint64_t position;  // where a scan starts
+    uint64_t position;  // where a scan starts, or a removal looks for its row
   };
   struct Queries {
     std::vector<Query> queries;
@@ -107,10 +114,26 @@ class Scan final {
   template <class CC>
   Rc run(Txn<CC>& txn, const Queries& qs, std::size_t i, uint64_t& sink) const {
     const Query& q = qs.queries[i];
-    if (q.type == 1) {
+    if (q.type != kScan) {
       const char* summary = nullptr;
       if (Rc rc = txn.read(*summary_, q.group, summary); rc != Rc::Ok) return rc;
       sink += static_cast<uint64_t>(get_int64(summary, seen_));
+    }
+    if (q.type == kDelete) {
+      uint64_t victim = 0;
+      bool found = false;
+      if (Rc rc = txn.scan(*item_, key(q.group, q.position), key(q.group, kPositions - 1), 1, ScanOrder::Ascending,
+                           [&](uint64_t k, const char* /*data*/) {
+                             victim = k;
+                             found = true;
+                             return false;
+                           });
+          rc != Rc::Ok) {
+        return rc;
+      }
+      return found ? txn.remove(*item_, victim) : Rc::Ok;
+    }
+    if (q.type == kInsert) {
       Worker& w = txn.worker();
       uint64_t k = 0;
       do {
