@@ -85,12 +85,20 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
           return 0;
         });
       }
-      Rc rc = txn.begin(aborts > 0);
-      if (rc == Rc::Ok) rc = workload.run(txn, queries, i, sink);
-      if (rc == Rc::Ok) {
-        rc = txn.commit();
-      } else if (rc == Rc::LogicalAbort) {
+      Rc rc = Rc::Ok;
+      try {
+        rc = txn.begin(aborts > 0);
+        if (rc == Rc::Ok) rc = workload.run(txn, queries, i, sink);
+        if (rc == Rc::Ok) {
+          rc = txn.commit();
+        } else if (rc == Rc::LogicalAbort) {
+          txn.abort();
+        }
+      } catch (...) {
+        // The run fails; the other workers must not wait forever for what
+        // this transaction holds.
         txn.abort();
+        throw;
       }
       if (rc == Rc::NotFound) {
         txn.abort();  // releases what other workers may be waiting for

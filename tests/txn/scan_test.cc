@@ -262,6 +262,16 @@ constexpr bool conflicts_without_waiting(const cc::SchemeTraits& t) {
 
 template <class CC>
 class Phantom : public ::testing::Test {};
+
+// Ends a transaction whose last step answered `rc`: commits it if that was
+// Ok, aborts it otherwise. Answers 1 if it committed, else 0.
+template <class CC>
+int finish(Txn<CC>& t, Rc rc) {
+  if (rc == Rc::Ok) rc = t.commit();
+  if (rc == Rc::Ok) return 1;
+  t.abort();
+  return 0;
+}
 TYPED_TEST_SUITE(Phantom, test::GtestTypes<test::SchemesWhere<conflicts_without_waiting>>, test::SchemeName);
 
 // t1 reads key 0 and inserts `insert_key`; t0, begun after it, scans [lo, hi]
@@ -284,20 +294,8 @@ int both_commit(bool protection, uint64_t insert_key, uint64_t lo, uint64_t hi, 
   EXPECT_EQ(f.t0->begin(false), Rc::Ok);
   EXPECT_EQ(f.scan(*f.t0, lo, hi, v, 1000, order), Rc::Ok);
   EXPECT_EQ(f.insert(*f.t1, insert_key, 1), Rc::Ok);
-  int committed = 0;
-  if (f.t1->commit() == Rc::Ok) {
-    committed++;
-  } else {
-    f.t1->abort();
-  }
-  Rc rc = f.write(*f.t0, 0, 5);
-  if (rc == Rc::Ok) rc = f.t0->commit();
-  if (rc == Rc::Ok) {
-    committed++;
-  } else {
-    f.t0->abort();
-  }
-  return committed;
+  const int committed = finish(*f.t1, Rc::Ok);
+  return committed + finish(*f.t0, f.write(*f.t0, 0, 5));
 }
 
 TYPED_TEST(Phantom, AScanAndAnInsertIntoItsRangeDoNotBothCommit) {
@@ -327,19 +325,8 @@ TYPED_TEST(Phantom, AScanOfASecondaryIndexAndAnInsertIntoItsRangeDoNotBothCommit
     ASSERT_EQ(f.t0->begin(false), Rc::Ok);
     ASSERT_EQ(f.scan_by_v(*f.t0, 940, 975, v), Rc::Ok);
     ASSERT_EQ(f.insert_s(*f.t1, 20, 945), Rc::Ok);
-    int committed = 0;
-    if (f.t1->commit() == Rc::Ok) {
-      committed++;
-    } else {
-      f.t1->abort();
-    }
-    Rc rc = f.write(*f.t0, 0, 5);
-    if (rc == Rc::Ok) rc = f.t0->commit();
-    if (rc == Rc::Ok) {
-      committed++;
-    } else {
-      f.t0->abort();
-    }
+    int committed = finish(*f.t1, Rc::Ok);
+    committed += finish(*f.t0, f.write(*f.t0, 0, 5));
     EXPECT_EQ(committed, protection ? 1 : 2) << (protection ? "protected" : "unprotected");
   }
 }
@@ -358,25 +345,10 @@ TYPED_TEST(Phantom, ARemovedNextKeyStillOrdersTheScanAndALaterInsert) {
   ASSERT_EQ(f.scan_by_v(*f.t0, 935, 945, v), Rc::Ok);  // 940; next key 950
   EXPECT_EQ(v, (Visits{{940, 6}}));
   ASSERT_EQ(f.t2->begin(false), Rc::Ok);
-  Rc removed = f.t2->remove(*f.by_v, 5);  // V 950
-  if (removed == Rc::Ok) removed = f.t2->commit();
-  if (removed != Rc::Ok) f.t2->abort();
-  int committed = 0;
-  Rc rc = f.insert_s(*f.t1, 20, 943);
-  if (rc == Rc::Ok) rc = f.t1->commit();
-  if (rc == Rc::Ok) {
-    committed++;
-  } else {
-    f.t1->abort();
-  }
-  rc = f.write(*f.t0, 0, 5);
-  if (rc == Rc::Ok) rc = f.t0->commit();
-  if (rc == Rc::Ok) {
-    committed++;
-  } else {
-    f.t0->abort();
-  }
-  EXPECT_LE(committed, 1) << "the removal " << (removed == Rc::Ok ? "committed" : "aborted");
+  const int removed = finish(*f.t2, f.t2->remove(*f.by_v, 5));  // V 950
+  int committed = finish(*f.t1, f.insert_s(*f.t1, 20, 943));
+  committed += finish(*f.t0, f.write(*f.t0, 0, 5));
+  EXPECT_LE(committed, 1) << "the removal " << (removed == 1 ? "committed" : "aborted");
 }
 
 // A row this transaction read, then another removed, is not missing to this
@@ -387,23 +359,11 @@ TYPED_TEST(Phantom, ARowRemovedByAnotherAfterThisOneReadItIsNotMissing) {
   ASSERT_EQ(f.t0->begin(false), Rc::Ok);
   ASSERT_EQ(f.scan(*f.t0, 3, 3, v), Rc::Ok);
   ASSERT_EQ(v, (Visits{{3, 103}}));
-  int committed = 0;
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);
-  Rc rc = f.t1->remove(*f.table, 3);
-  if (rc == Rc::Ok) rc = f.t1->commit();
-  if (rc == Rc::Ok) {
-    committed++;
-  } else {
-    f.t1->abort();
-  }
-  rc = f.t0->remove(*f.table, 3);
+  int committed = finish(*f.t1, f.t1->remove(*f.table, 3));
+  const Rc rc = f.t0->remove(*f.table, 3);
   EXPECT_NE(rc, Rc::NotFound);
-  if (rc == Rc::Ok) rc = f.t0->commit();
-  if (rc == Rc::Ok) {
-    committed++;
-  } else {
-    f.t0->abort();
-  }
+  committed += finish(*f.t0, rc);
   EXPECT_LE(committed, 1);
 }
 
