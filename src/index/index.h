@@ -66,8 +66,7 @@ class Index final {
     if (hash_.has_value()) {
       hash_->insert(key, row, nodes);
     } else if (key == kEndKey || !ordered_->insert(key, row, nodes)) {
-      throw std::logic_error("index " + name_ + " refused key " + std::to_string(key) +
-                             (key == kEndKey ? ": it is the end key" : ": it is indexed already"));
+      refuse(key);
     }
   }
 
@@ -87,6 +86,10 @@ class Index final {
   const OrderedIndex* ordered() const { return ordered_ ? &*ordered_ : nullptr; }
 
  private:
+  // Throws for a key an ordered index cannot take (index.cc: out of line,
+  // off the insert's path).
+  [[noreturn]] void refuse(uint64_t key) const;
+
   std::string name_;
   IndexType type_;
   std::optional<HashIndex> hash_;  // in place: a probe follows no extra pointer

@@ -108,16 +108,7 @@ class Txn final {
   // so two transactions never insert one key.
   Rc insert(Table& t, uint64_t key, char*& out) {
     refuse_read_only(t);
-    if (t.index().is_ordered() && key == Index::kEndKey) {
-      throw std::logic_error("an insert into " + t.name() + " of its index's end key");
-    }
-    for (uint32_t i = 0; i < t.index_count(); i++) {
-      if (i > 0 && t.key_of(i) == nullptr) {
-        throw std::logic_error("an insert into " + t.name() + ", whose index " + t.index(i).name() +
-                               " has no key function");
-      }
-      next_key_writes_ |= t.index(i).is_ordered();
-    }
+    if (t.index().is_ordered() || t.index_count() > 1) note_insert(t, key);
     Row* row = t.allocate(w_.cursors[t.id()]);
     new (layout_.meta(row)) typename CC::RowMeta();
     AccessT& a = add(t, key, row, AccessType::Insert);
@@ -374,9 +365,7 @@ class Txn final {
           h.flags = RowHeader::kLive;
           const uint64_t t0 = w_.clock();
           a.table->index().insert(a.key, a.row, w_.persistent);
-          for (uint32_t i = 1; i < a.table->index_count(); i++) {
-            a.table->index(i).insert(a.table->key_of(i)(a.local), a.row, w_.persistent);
-          }
+          if (a.table->index_count() > 1) index_secondaries(a);
           w_.charge(TimeCat::Index, w_.clock() - t0);
           break;
         }
@@ -551,6 +540,32 @@ class Txn final {
     return Rc::Ok;
   }
 
+  // Out of line, as are the other steps below that only tables with ordered
+  // or secondary indexes take: the common path of insert() and
+  // install_all() stays small enough to inline.
+  //
+  // An insert into a table with an ordered index writes next keys at commit;
+  // one into a table with secondary indexes needs their key functions.
+  [[gnu::noinline]] void note_insert(const Table& t, uint64_t key) {
+    if (t.index().is_ordered() && key == Index::kEndKey) {
+      throw std::logic_error("an insert into " + t.name() + " of its index's end key");
+    }
+    for (uint32_t i = 0; i < t.index_count(); i++) {
+      if (i > 0 && t.key_of(i) == nullptr) {
+        throw std::logic_error("an insert into " + t.name() + ", whose index " + t.index(i).name() +
+                               " has no key function");
+      }
+      next_key_writes_ |= t.index(i).is_ordered();
+    }
+  }
+
+  // The install of an insert into a table with secondary indexes.
+  [[gnu::noinline]] void index_secondaries(const AccessT& a) {
+    for (uint32_t i = 1; i < a.table->index_count(); i++) {
+      a.table->index(i).insert(a.table->key_of(i)(a.local), a.row, w_.persistent);
+    }
+  }
+
   // A removal from a table with an ordered index writes next keys at commit.
   void note_removal(const Table& t) {
     if (!kRemovesEntries) return;
@@ -560,7 +575,7 @@ class Txn final {
   // Takes a removed row's entries out of its table's ordered indexes (the
   // install of a removal, under the scheme's write of the row and of each
   // next key).
-  void remove_entries(const AccessT& a) {
+  [[gnu::noinline]] void remove_entries(const AccessT& a) {
     Table& t = *a.table;
     const uint64_t t0 = w_.clock();
     for (uint32_t i = 0; i < t.index_count(); i++) {
@@ -580,7 +595,7 @@ class Txn final {
 
   // An update may not move a row within a secondary index: its entries there
   // stay where the insert or the load put them.
-  void refuse_key_change(const AccessT& a) const {
+  [[gnu::noinline]] void refuse_key_change(const AccessT& a) const {
     const Table& t = *a.table;
     for (uint32_t i = 1; i < t.index_count(); i++) {
       const Table::KeyOf key_of = t.key_of(i);
@@ -609,12 +624,14 @@ class Txn final {
     const uint64_t t0 = w_.clock();
     Row* r = t.index().find(key);
     w_.charge(TimeCat::Index, w_.clock() - t0);
-    if (r == nullptr && kRemovesEntries) {
-      for (const AccessT& a : accesses_) {
-        if (a.table == &t && a.key == key && a.type != AccessType::Insert) return a.row;
-      }
-    }
+    if (r == nullptr && kRemovesEntries) r = reached_before(t, key);
     return r;
+  }
+  [[gnu::noinline]] Row* reached_before(const Table& t, uint64_t key) const {
+    for (const AccessT& a : accesses_) {
+      if (a.table == &t && a.key == key && a.type != AccessType::Insert) return a.row;
+    }
+    return nullptr;
   }
 
   AccessT* find(Row* row) {

@@ -1,0 +1,10 @@
+#include "index/index.h"
+
+namespace abyss {
+
+void Index::refuse(uint64_t key) const {
+  throw std::logic_error("index " + name_ + " refused key " + std::to_string(key) +
+                         (key == kEndKey ? ": it is the end key" : ": it is indexed already"));
+}
+
+}  // namespace abyss
