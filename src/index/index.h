@@ -59,14 +59,18 @@ class Index final {
     if (hash_.has_value()) hash_->prefetch(key);
   }
 
-  // Indexes `row` under `key`, which must not be indexed already (a hash
-  // index would shadow the old entry, an ordered one keep it). Nodes come
-  // from `nodes`, which must live as long as the index.
+  // Indexes `row` under `key`. A key indexed already, which only a scheme
+  // that lets two inserts of one key commit (NONE) or a load that repeats a
+  // key can cause, has its old entry shadowed: the hash index finds the newer
+  // row first, the ordered one points its entry at it. Nodes come from
+  // `nodes`, which must live as long as the index.
   void insert(uint64_t key, Row* row, Arena& nodes) {
     if (hash_.has_value()) {
       hash_->insert(key, row, nodes);
-    } else if (key == kEndKey || !ordered_->insert(key, row, nodes)) {
+    } else if (key == kEndKey) {
       refuse(key);
+    } else {
+      ordered_->insert(key, row, nodes, /*replace=*/true);
     }
   }
 

@@ -189,7 +189,7 @@ void OrderedIndex::grow(Node* left, uint64_t separator, Node* right, Inner& root
   root_.store(&root, kRelease);
 }
 
-bool OrderedIndex::insert(uint64_t key, Row* row, Arena& nodes) {
+bool OrderedIndex::insert(uint64_t key, Row* row, Arena& nodes, bool replace) {
   Spares spares;
   for (;;) {  // each pass descends from the root; a pass that meets a change starts over
     Node* node = root_.load(kAcquire);
@@ -263,7 +263,14 @@ bool OrderedIndex::insert(uint64_t key, Row* row, Arena& nodes) {
     const uint32_t pos = lower_bound(leaf.keys, n, key);
     const bool present = pos < n && leaf.keys[pos].load(kAcquire) == key;
     if (!unchanged(leaf, version)) continue;
-    if (present) return false;
+    if (present) {
+      if (!replace) return false;
+      if (!try_lock(leaf, version)) continue;
+      platform::touch(&leaf, sizeof(Leaf), platform::Access::Write);
+      leaf.rows[pos].store(row, kRelease);
+      unlock(leaf);
+      return false;
+    }
     if (n < kLeafSlots) {
       // Locking at the version read keeps `n` and `pos` true, and the leaf
       // the one for `key`: only a change of the leaf moves its range.

@@ -90,10 +90,11 @@ class OrderedIndex final {
   Row* find(uint64_t key) const;
 
   // Indexes `row` under `key`, unless `key` is indexed already: then it
-  // changes nothing and answers false. Nodes come from `nodes`, which must
-  // live as long as the index (an arena per worker). A node allocated for a
-  // split that a concurrent writer made first stays unused in the arena.
-  bool insert(uint64_t key, Row* row, Arena& nodes);
+  // answers false, having changed nothing, or with `replace`, having made the
+  // entry point to `row`. Nodes come from `nodes`, which must live as long as
+  // the index (an arena per worker). A node allocated for a split that a
+  // concurrent writer made first stays unused in the arena.
+  bool insert(uint64_t key, Row* row, Arena& nodes, bool replace = false);
 
   // Takes `key`'s entry out of its leaf; false if there was none. Leaves are
   // not merged: an emptied leaf stays linked and keeps its range of keys.

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <span>
 #include <stdexcept>
 #include <utility>
@@ -206,12 +207,17 @@ class Txn final {
     } else {
       if (next_keys) {
         // The entry above the range, read before any below it is looked up:
-        // an insert into the range's top gap writes it.
-        const Entry above = entry_at_or_above(*index, hi + 1);
-        const char* data = nullptr;
-        bool live = false;
-        TxnId seen{};
-        if (Rc rc = scan_read(t, index_id, above, data, live, seen); rc != Rc::Ok) return rc;
+        // an insert into the range's top gap writes it. If it left the index
+        // before the read (CC::reclaim), the one now above is read too.
+        for (Entry above = entry_at_or_above(*index, hi + 1);;) {
+          const char* data = nullptr;
+          bool live = false;
+          TxnId seen{};
+          if (Rc rc = scan_read(t, index_id, above, data, live, seen); rc != Rc::Ok) return rc;
+          const Entry now = entry_at_or_above(*index, hi + 1);
+          if (now.row == above.row) break;
+          above = now;
+        }
       }
       uint64_t to = hi;  // the rows above it are visited
       while (more) {
@@ -279,7 +285,11 @@ class Txn final {
     scan_seen_.clear();
     next_key_writes_ = false;
     w_.scratch.reset();
-    return timed(TimeCat::CcManager, [&] { return cc_.begin(*this, restart); });
+    const Rc rc = timed(TimeCat::CcManager, [&] { return cc_.begin(*this, restart); });
+    if constexpr (!kRemovesEntries) {
+      if (rc == Rc::Ok && !removed_.empty()) reclaim_removed();
+    }
+    return rc;
   }
 
   Rc commit() {
@@ -358,6 +368,7 @@ class Txn final {
           platform::store_shared_u32(h.flags, h.flags | RowHeader::kDeleted);
           platform::store_shared_word(h.writer.value, commit_id_.value);
           if (kRemovesEntries && a.found) remove_entries(a);
+          if (!kRemovesEntries && a.found) note_removed(a);
           break;
         case AccessType::Insert: {
           touch_row(a, platform::Access::Write);  // its data was filled in place, unshared until now
@@ -405,6 +416,13 @@ class Txn final {
   struct OwnInsert {
     uint64_t key;
     const char* data;
+  };
+  // A row this transaction's committed removal left in ordered indexes
+  // (!kRemovesEntries), under its primary key.
+  struct Removed {
+    Table* table;
+    Row* row;
+    uint64_t key;
   };
   // A scan, for the history: its range and the keys it saw from others,
   // scan_seen_[first, first + count).
@@ -575,6 +593,41 @@ class Txn final {
   // Takes a removed row's entries out of its table's ordered indexes (the
   // install of a removal, under the scheme's write of the row and of each
   // next key).
+  // Under a scheme that keeps removed rows' entries (!kRemovesEntries), a
+  // removal from a table with ordered indexes is noted, and its entries go
+  // once the scheme says no transaction can need them (CC::reclaim): until
+  // then scans pass over them. Removals are noted in commit order, so the
+  // oldest are tried first, at later begins, until one must wait.
+  [[gnu::noinline]] void note_removed(const AccessT& a) {
+    for (uint32_t i = 0; i < a.table->index_count(); i++) {
+      if (a.table->index(i).is_ordered()) {
+        removed_.push_back({a.table, a.row, a.key});
+        return;
+      }
+    }
+  }
+  [[gnu::noinline]] void reclaim_removed() {
+    const uint64_t t0 = w_.clock();
+    while (!removed_.empty() && reclaim(removed_.front())) removed_.pop_front();
+    w_.charge(TimeCat::Index, w_.clock() - t0);
+  }
+  // Takes a removed row's entries out of its ordered indexes, where the
+  // scheme lets it; false if one must stay for now.
+  bool reclaim(const Removed& r) {
+    const char* data = layout_.data(r.row);
+    for (uint32_t i = 0; i < r.table->index_count(); i++) {
+      Index& index = r.table->index(i);
+      if (!index.is_ordered()) continue;
+      const uint64_t key = i == 0 ? r.key : r.table->key_of(i)(data);
+      if (index.find(key) != r.row) continue;  // gone already, or a later row's entry under the same key
+      const OrderedIndex& ordered = *index.ordered();
+      const bool done = cc_.reclaim(
+          *this, r.row, [&] { return entry_at_or_above(ordered, key + 1).row; }, [&] { (void)index.remove(key); });
+      if (!done) return false;
+    }
+    return true;
+  }
+
   [[gnu::noinline]] void remove_entries(const AccessT& a) {
     Table& t = *a.table;
     const uint64_t t0 = w_.clock();
@@ -691,6 +744,7 @@ class Txn final {
   std::vector<uint32_t> partitions_;
   bool next_key_writes_ = false;  // an insert or removal in a table with an ordered index
   std::vector<OwnInsert> own_;
+  std::deque<Removed> removed_;           // !kRemovesEntries: removals whose entries are still indexed
   std::vector<ScanRecord> scan_records_;  // with --history only
   std::vector<SeenKey> scan_seen_;
   typename CC::TxnMeta meta_{};

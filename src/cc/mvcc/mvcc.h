@@ -16,7 +16,8 @@
 // only grow), and a version older than the newest one at or below the minimum
 // of those can never be read again. A worker recomputes that minimum, its
 // low-water mark, at its first begin, then skips --mvcc-refresh-every
-// (default 32) begins before the next recomputation (0: every begin).
+// (default 32) begins before the next recomputation (0: every begin). The
+// same mark lets a removed row's index entries go (reclaim()).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -123,6 +124,34 @@ class Mvcc final {
   }
 
   void abort(auto& t) { drop_prewrites(t, latch_); }
+
+  // A removed row keeps its index entries (older transactions read its
+  // versions through them) until every transaction older than the removal
+  // is over (its version is below the low-water mark) and no write of it is
+  // pending. Then one entry goes: `unlink()` takes it out of its index, and
+  // the entry after it, `next()`, takes over its gap. Scans that read the
+  // removed row as their next key may still be running, so the next row's
+  // read timestamp rises to the removed row's: an older insert into the
+  // joined gap writes the next row and is refused there, as it would have
+  // been at the removed one. Both rows' latches are held, and the next row
+  // must have no pending write and still be next: no insert can then land
+  // between them unseen (txn/txn.h writes next keys under the scheme). A
+  // transaction that found the entry before reads the row either first, and
+  // its read timestamp moves on, or after, and then finds the entry gone
+  // when it looks again (txn/txn.h, scans). Answers whether it unlinked.
+  bool reclaim(auto& t, Row* row, auto&& next, auto&& unlink) {
+    ToRowMeta& m = t.row_meta(row);
+    const Timestamp low = slots_[t.worker().id.value].low_water;
+    platform::Latch::Guard g(m.latch, latch_);
+    if (m.pending != kNoTimestamp || m.wts >= low) return false;
+    Row* after = next();
+    ToRowMeta& n = t.row_meta(after);
+    platform::Latch::Guard gn(n.latch, latch_);
+    if (n.pending != kNoTimestamp || next() != after) return false;
+    n.rts = std::max(n.rts, m.rts);
+    unlink();
+    return true;
+  }
 
   // Versions held in rows' chains plus those free for reuse, for tests.
   uint64_t versions_allocated() const {
