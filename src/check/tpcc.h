@@ -1,11 +1,11 @@
 #pragma once
 // Offline TPC-C consistency checker (`abyss check tpcc DIR`): reads the tables
 // that `abyss run --workload tpcc --dump DIR` wrote and verifies the twelve
-// consistency conditions of TPC-C rev 5.11 clause 3.3.2. The engine runs
-// NewOrder and Payment only; every condition still applies (those that
-// mention Delivery's columns hold in their no-Delivery form, and 11 holds
-// because no Delivery runs). Money columns are integer cents
-// (tpcc_schema.h), so sums compare exactly.
+// consistency conditions of TPC-C rev 5.11 clause 3.3.2, after a run of any
+// mix of the five transactions. Condition 11 is checked in a form that also
+// holds after Deliveries (the clause's 2,100 holds only before the first);
+// tpcc.cc says how. Money columns are integer cents (tpcc_schema.h), so sums
+// compare exactly.
 #include <cstdint>
 #include <string>
 #include <utility>

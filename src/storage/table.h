@@ -101,6 +101,17 @@ class Table final {
     return row;
   }
 
+  // Loads a row no transaction ever sees (it reads as deleted, as the end
+  // row does) under `key` in the primary index, before any transaction runs:
+  // a fence between key ranges, the next key of the range below it.
+  Row* load_fence(RowCursor& cursor, Arena& nodes, uint64_t block_rows, uint64_t key, void (*init_row)(void* meta)) {
+    Row* row = allocate(cursor, block_rows);
+    init_row(layout_.meta(row));
+    RowLayout::header(row).flags = RowHeader::kDeleted;
+    primary_.insert(key, row, nodes);
+    return row;
+  }
+
   // Calls fn on every live, not deleted row. Only when no worker runs.
   void for_each_live(const std::function<void(const Row*)>& fn) const;
 

@@ -90,14 +90,15 @@ TEST(TpccCheck, CorruptHistoryAmountFailsConditionsEightNineAndTen) {
   fs::remove_all(d);
 }
 
-TEST(TpccCheck, CorruptNewOrderIdFailsConditionsTwoThreeAndFive) {
+TEST(TpccCheck, CorruptNewOrderIdFailsConditionsTwoThreeFiveAndEleven) {
   const std::string d = copy_dump("no_o_id");
   Csv t = table(d, "new_order");
-  // Moving one undelivered order's id far past the others breaks 2 and 3,
-  // and leaves that order with a null carrier and no NEW-ORDER row (5).
+  // Moving the oldest undelivered order's id far past the others breaks 2
+  // and 3, leaves that order with a null carrier and no NEW-ORDER row (5),
+  // and leaves an order below the oldest NEW-ORDER row undelivered (11).
   t.add(0, "NO_O_ID", 1'000'000);
   t.save();
-  EXPECT_EQ(failing(check::check_tpcc_dir(d)), (std::vector<int>{2, 3, 5}));
+  EXPECT_EQ(failing(check::check_tpcc_dir(d)), (std::vector<int>{2, 3, 5, 11}));
   fs::remove_all(d);
 }
 

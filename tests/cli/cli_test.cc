@@ -156,8 +156,8 @@ std::vector<BadCase> bad_cases() {
        {"run", "--tpcc-mix", "neworder=50,payment=40"},
        {"--tpcc-mix", "neworder=50,payment=40", "100"}},
       {"tpcc_mix_unknown_txn",
-       {"run", "--tpcc-mix", "delivery=100"},
-       {"--tpcc-mix", "delivery=100", "neworder", "payment"}},
+       {"run", "--tpcc-mix", "refund=100"},
+       {"--tpcc-mix", "refund=100", "neworder", "stocklevel"}},
       {"check_tpcc_missing_dir", {"check", "tpcc", "/nonexistent-abyss-dir"}, {"/nonexistent-abyss-dir"}},
       // A flag of the other workload would be ignored: refused instead.
       {"ycsb_flag_on_tpcc", {"run", "--workload", "tpcc", "--theta", "0.5"}, {"--theta", "0.5", "ycsb", "tpcc"}},

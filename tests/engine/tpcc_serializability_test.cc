@@ -1,5 +1,6 @@
 // TPC-C under every scheme: a contended run (one warehouse, more workers than
-// cores, inserts on) must leave a serializable history and a database that
+// cores, inserts on), of NewOrder and Payment or of the full mix with its
+// scans and removals, must leave a serializable history and a database that
 // meets the consistency conditions of clause 3.3.2; `none` must fail both.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -33,10 +34,13 @@ struct Outcome {
 // length.
 // `before_tale`: every Tale §5 switch off (chained index, small pages,
 // packed rows, malloc, ITEM read under the scheme, no prefetching).
-Outcome run_one_warehouse(const std::string& s, bool before_tale = false) {
+// `full_mix`: the five transactions, 45/43/4/4/4, instead of NewOrder and
+// Payment half and half.
+Outcome run_one_warehouse(const std::string& s, bool before_tale = false, bool full_mix = false) {
   const std::string stem = testing::TempDir() + "abyss_tpcc_ser_" + std::to_string(::getpid()) + "_" + s +
-                           (before_tale ? "_before_tale" : "");
+                           (before_tale ? "_before_tale" : "") + (full_mix ? "_full_mix" : "");
   Config c;
+  c.settings<TpccConfig>().mix = full_mix ? TpccMix{45, 43, 4, 4, 4} : TpccMix{50, 50, 0, 0, 0};
   if (before_tale) {
     c.storage = StorageOptions{IndexKind::Chained, false, RowAlign::Packed};
     c.alloc = AllocKind::Malloc;
@@ -87,6 +91,12 @@ TEST_P(TpccSerializable, SoWithEveryTaleOptimisationOff) {
   EXPECT_TRUE(out.consistency.all_pass()) << out.consistency.summary();
 }
 
+TEST_P(TpccSerializable, SoWithTheFullMix) {
+  const Outcome out = run_one_warehouse(GetParam(), false, true);
+  EXPECT_TRUE(out.history.serializable()) << out.history.summary();
+  EXPECT_TRUE(out.consistency.all_pass()) << out.consistency.summary();
+}
+
 // Every registered scheme but the negative control, which TpccCatchesNone runs.
 std::vector<std::string> every_scheme() {
   std::vector<std::string> names;
@@ -109,9 +119,11 @@ constexpr bool kThreadSanitizer = false;
 TEST(TpccCatchesNone, ContendedRunWithoutConcurrencyControlFailsBothCheckers) {
   if (kThreadSanitizer)
     GTEST_SKIP() << "`none` races by design; ThreadSanitizer would report the races it exists to show";
-  const Outcome out = run_one_warehouse("none");
-  EXPECT_FALSE(out.history.serializable()) << out.history.summary();
-  EXPECT_FALSE(out.consistency.all_pass()) << out.consistency.summary();
+  for (const bool full_mix : {false, true}) {
+    const Outcome out = run_one_warehouse("none", false, full_mix);
+    EXPECT_FALSE(out.history.serializable()) << out.history.summary();
+    EXPECT_FALSE(out.consistency.all_pass()) << out.consistency.summary();
+  }
 }
 
 }  // namespace

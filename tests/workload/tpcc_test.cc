@@ -123,39 +123,67 @@ TEST(TpccGenerate, InputsFollowTheSpec) {
   Config cfg = small_config(4);
   Tpcc tpcc(cfg);
   Rng rng(7);
-  const auto qs = tpcc.generate(5, 20'000, rng);
-  uint64_t new_orders = 0, rollbacks = 0, remote_items = 0, items = 0, payments = 0, remote_pay = 0, by_name = 0;
+  constexpr uint32_t kCount = 40'000;
+  const auto qs = tpcc.generate(5, kCount, rng);
+  std::array<uint64_t, Tpcc::kTypeNames.size()> types{};
+  uint64_t rollbacks = 0, remote_items = 0, items = 0, remote_pay = 0, pay_by_name = 0, status_by_name = 0;
   for (const auto& q : qs.queries) {
     EXPECT_EQ(q.w_id, 5 % 4 + 1);  // home warehouse of worker 5
-    if (q.type == Tpcc::kNewOrderTxn) {
-      new_orders++;
-      EXPECT_GE(q.ol_cnt, 5);
-      EXPECT_LE(q.ol_cnt, 15);
-      for (uint32_t k = 0; k < q.ol_cnt; k++) {
-        items++;
-        remote_items += q.items[k].supply_w_id != q.w_id;
-        if (q.items[k].i_id > cfg.settings<TpccConfig>().items()) {
-          EXPECT_EQ(k + 1, q.ol_cnt) << "only the last item may be unused (2.4.1.4)";
-          rollbacks++;
+    ASSERT_LT(q.type, types.size());
+    types[q.type]++;
+    switch (q.type) {
+      case Tpcc::kNewOrderTxn:
+        EXPECT_GE(q.ol_cnt, 5);
+        EXPECT_LE(q.ol_cnt, 15);
+        for (uint32_t k = 0; k < q.ol_cnt; k++) {
+          items++;
+          remote_items += q.items[k].supply_w_id != q.w_id;
+          if (q.items[k].i_id > cfg.settings<TpccConfig>().items()) {
+            EXPECT_EQ(k + 1, q.ol_cnt) << "only the last item may be unused (2.4.1.4)";
+            rollbacks++;
+          }
         }
-      }
-    } else {
-      payments++;
-      remote_pay += q.c_w_id != q.w_id;
-      by_name += q.by_last_name;
-      EXPECT_GE(q.h_amount, 100);
-      EXPECT_LE(q.h_amount, 500'000);
+        break;
+      case Tpcc::kPaymentTxn:
+        remote_pay += q.c_w_id != q.w_id;
+        pay_by_name += q.by_last_name;
+        EXPECT_GE(q.h_amount, 100);
+        EXPECT_LE(q.h_amount, 500'000);
+        break;
+      case Tpcc::kDeliveryTxn:
+        EXPECT_GE(q.carrier_id, 1);
+        EXPECT_LE(q.carrier_id, 10);
+        break;
+      case Tpcc::kOrderStatusTxn:
+        status_by_name += q.by_last_name;
+        EXPECT_GE(q.d_id, 1);
+        EXPECT_LE(q.d_id, 10);
+        break;
+      default:
+        EXPECT_EQ(q.d_id, 5 / 4 % 10 + 1) << "a terminal's Stock-Level queries its own district (2.8.1.1)";
+        EXPECT_GE(q.threshold, 10);
+        EXPECT_LE(q.threshold, 20);
     }
   }
-  EXPECT_NEAR(static_cast<double>(new_orders) / 20'000, 0.5, 0.03);
+  // The default mix: 45/43/4/4/4 (clause 5.2.3's minimums).
+  const std::array<double, 5> shares = {0.45, 0.43, 0.04, 0.04, 0.04};
+  for (std::size_t t = 0; t < types.size(); t++) {
+    EXPECT_NEAR(static_cast<double>(types[t]) / kCount, shares[t], 0.01) << Tpcc::kTypeNames[t];
+  }
+  const auto new_orders = static_cast<double>(types[Tpcc::kNewOrderTxn]);
+  const auto payments = static_cast<double>(types[Tpcc::kPaymentTxn]);
   EXPECT_NEAR(static_cast<double>(rollbacks) / new_orders, 0.01, 0.005);
-  EXPECT_NEAR(static_cast<double>(remote_items) / items, 0.01, 0.004);
+  EXPECT_NEAR(static_cast<double>(remote_items) / static_cast<double>(items), 0.01, 0.004);
   EXPECT_NEAR(static_cast<double>(remote_pay) / payments, 0.15, 0.02);
-  EXPECT_NEAR(static_cast<double>(by_name) / payments, 0.60, 0.03);
+  EXPECT_NEAR(static_cast<double>(pay_by_name) / payments, 0.60, 0.03);
+  EXPECT_NEAR(static_cast<double>(status_by_name) / static_cast<double>(types[Tpcc::kOrderStatusTxn]), 0.60, 0.05);
 
-  cfg.settings<TpccConfig>().mix = {100, 0};
+  cfg.settings<TpccConfig>().mix = {100, 0, 0, 0, 0};
   Tpcc only_new(cfg);
   for (const auto& q : only_new.generate(0, 1000, rng).queries) EXPECT_EQ(q.type, Tpcc::kNewOrderTxn);
+  cfg.settings<TpccConfig>().mix = {0, 0, 0, 0, 100};
+  Tpcc only_stock_level(cfg);
+  for (const auto& q : only_stock_level.generate(0, 1000, rng).queries) EXPECT_EQ(q.type, Tpcc::kStockLevelTxn);
 }
 
 TEST(TpccPartitions, RemoteTransactionsDeclareBothWarehouses) {
@@ -195,33 +223,40 @@ TEST(TpccPartitions, RemoteTransactionsDeclareBothWarehouses) {
 }
 
 TEST(TpccMix, ParsesAndRejects) {
-  std::array<uint32_t, 2> mix{};
+  TpccMix mix{};
   EXPECT_EQ(parse_tpcc_mix("neworder=50,payment=50", mix), "");
-  EXPECT_EQ(mix, (std::array<uint32_t, 2>{50, 50}));
+  EXPECT_EQ(mix, (TpccMix{50, 50, 0, 0, 0}));
+  EXPECT_EQ(parse_tpcc_mix("stocklevel=4,neworder=45,payment=43,delivery=4,orderstatus=4", mix), "");
+  EXPECT_EQ(mix, (TpccMix{45, 43, 4, 4, 4}));
+  EXPECT_EQ(tpcc_mix_string(mix), "neworder=45,payment=43,delivery=4,orderstatus=4,stocklevel=4");
   EXPECT_EQ(parse_tpcc_mix("payment=100", mix), "");
-  EXPECT_EQ(mix, (std::array<uint32_t, 2>{0, 100}));
+  EXPECT_EQ(mix, (TpccMix{0, 100, 0, 0, 0}));
+  EXPECT_EQ(tpcc_mix_string(mix), "payment=100");
   EXPECT_NE(parse_tpcc_mix("neworder=50,payment=40", mix), "");
-  EXPECT_NE(parse_tpcc_mix("delivery=100", mix), "");
+  EXPECT_NE(parse_tpcc_mix("refund=100", mix), "");
   EXPECT_NE(parse_tpcc_mix("neworder=50,neworder=50", mix), "");
   EXPECT_NE(parse_tpcc_mix("neworder=x", mix), "");
   EXPECT_NE(parse_tpcc_mix("", mix), "");
-  EXPECT_EQ(mix, (std::array<uint32_t, 2>{0, 100})) << "a rejected mix leaves the value alone";
+  EXPECT_EQ(mix, (TpccMix{0, 100, 0, 0, 0})) << "a rejected mix leaves the value alone";
 }
 
 // A short single-threaded engine run with inserts, dumped and checked.
 class TpccRun : public testing::TestWithParam<std::string> {};
 
-TEST_P(TpccRun, ShortRunCommitsBothTypesAndStaysConsistent) {
+TEST_P(TpccRun, ShortFullMixRunCommitsEveryTypeAndStaysConsistent) {
   Config cfg = small_config(1);
   cfg.cc = GetParam();
   cfg.duration_s = 0.1;
   cfg.warmup_s = 0;
   cfg.dump_dir = temp_dir("run");
+  cfg.settings<TpccConfig>().mix = {45, 43, 4, 4, 4};
   const RunResult r = run(cfg);
-  ASSERT_EQ(r.type_names.size(), 2u);
+  ASSERT_EQ(r.type_names.size(), 5u);
   EXPECT_EQ(r.type_names[0], "new_order");
-  EXPECT_GT(r.total.types[0][Counter::Commits], 0u);
-  EXPECT_GT(r.total.types[1][Counter::Commits], 0u);
+  EXPECT_EQ(r.type_names[2], "delivery");
+  for (std::size_t t = 0; t < r.type_names.size(); t++) {
+    EXPECT_GT(r.total.types[t][Counter::Commits], 0u) << r.type_names[t];
+  }
   // 1% of NewOrders roll back (2.4.2.3; the generator's rate is tested above).
   // Whether a run saw one is chance: demand it only where missing it is
   // practically impossible (e^-10 at 1,000 NewOrders); a sanitizer build may

@@ -19,6 +19,8 @@ enum TableIdx : std::size_t { kW, kD, kC, kH, kNO, kO, kOL, kI, kS };
 // The load's work units: ITEM and each warehouse's STOCK in chunks of this
 // many items, and one unit per district.
 constexpr uint64_t kLoadChunk = 10'000;
+// The tables whose primary index is ordered, by TableIdx (tpcc_schema.h).
+constexpr std::array<bool, 9> kOrdered = {false, false, false, false, true, true, true, false, false};
 // Rows per table block a loader takes at a time, by TableIdx: few for the
 // small WAREHOUSE and DISTRICT tables.
 constexpr std::array<uint64_t, 9> kLoadBlockRows = {16, 64, 4096, 4096, 4096, 4096, 4096, 4096, 4096};
@@ -77,6 +79,23 @@ double rate(Rng& rng, uint32_t max_ten_thousandths) {
   return static_cast<double>(rng.range(0, max_ten_thousandths)) / 10000.0;
 }
 
+// ORDER's keys, from a row's data (Table::KeyOf): its primary key, and its key
+// in the index by customer.
+const OrderCols& order_columns() {
+  static const OrderCols cols = order_cols(order_schema());
+  return cols;
+}
+uint64_t order_primary_key(const char* r) {
+  const OrderCols& o = order_columns();
+  return order_key(static_cast<uint64_t>(get_int64(r, o.w_id)), static_cast<uint64_t>(get_int64(r, o.d_id)),
+                   static_cast<uint64_t>(get_int64(r, o.id)));
+}
+uint64_t order_customer_key(const char* r) {
+  const OrderCols& o = order_columns();
+  return order_by_customer_key(static_cast<uint64_t>(get_int64(r, o.w_id)), static_cast<uint64_t>(get_int64(r, o.d_id)),
+                               static_cast<uint64_t>(get_int64(r, o.c_id)), static_cast<uint64_t>(get_int64(r, o.id)));
+}
+
 }  // namespace
 
 void Tpcc::last_name(uint32_t n, char* out) {
@@ -118,6 +137,11 @@ class Tpcc::Loader {
     t_.tables_[ti]->load_row(cursors_[ti], nodes_, block_rows, key, init_row_, std::forward<Fill>(fill));
   }
 
+  // Adds table `ti`'s fence row under `key` (Table::load_fence).
+  void fence(std::size_t ti, uint64_t key, uint64_t block_rows) {
+    t_.tables_[ti]->load_fence(cursors_[ti], nodes_, block_rows, key, init_row_);
+  }
+
   // Index nodes live as long as the database.
   void finish() { t_.tables_[0]->adopt(std::move(nodes_)); }
 
@@ -138,9 +162,14 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
   district_ = &db.create_table(kDistrict, district_schema(), sizes[kD]);
   customer_ = &db.create_table(kCustomer, customer_schema(), sizes[kC]);
   history_ = &db.create_table(kHistory, history_schema(), sizes[kH]);
-  new_order_t_ = &db.create_table(kNewOrder, new_order_schema(), sizes[kNO]);
-  order_ = &db.create_table(kOrder, order_schema(), sizes[kO]);
-  order_line_ = &db.create_table(kOrderLine, order_line_schema(), sizes[kOL]);
+  // A district's orders and an order's lines are key ranges (tpcc_schema.h).
+  new_order_t_ = &db.create_table(kNewOrder, new_order_schema(), sizes[kNO], IndexType::Ordered);
+  order_ = &db.create_table(kOrder, order_schema(), sizes[kO], IndexType::Ordered);
+  order_->set_primary_key_of(order_primary_key);
+  if (order_->add_index("by_customer", IndexType::Ordered, sizes[kO], order_customer_key) != kOrderByCustomer) {
+    throw std::logic_error("ORDER's index by customer is not its first secondary index");
+  }
+  order_line_ = &db.create_table(kOrderLine, order_line_schema(), sizes[kOL], IndexType::Ordered);
   item_ = &db.create_table(kItem, item_schema(), sizes[kI]);
   item_->set_read_only();  // no TPC-C transaction writes ITEM, so no scheme need guard it
   stock_ = &db.create_table(kStock, stock_schema(), sizes[kS]);
@@ -319,6 +348,7 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
             });
           }
         }
+        ld.fence(kNO, order_key(w, d, kNewOrderFence), kLoadBlockRows[kNO]);
       }
     }
     ld.finish();
@@ -336,7 +366,10 @@ uint64_t Tpcc::estimate_load_bytes(const Config& config, std::size_t meta_size, 
   const uint64_t districts = W * kDistrictsPerWarehouse;
 
   uint64_t bytes = 0;
-  for (const uint64_t keys : index_sizes(cfg)) bytes += footprint::hash_index(keys, config.storage);
+  const std::array<uint64_t, 9> sizes = index_sizes(cfg);
+  for (std::size_t t = 0; t < sizes.size(); t++) {
+    if (!kOrdered[t]) bytes += footprint::hash_index(sizes[t], config.storage);
+  }
 
   // The rows each loader adds to each table, dealing the work units as
   // load() does (unit u to loader u % loaders): a loader's blocks are its own,
@@ -363,16 +396,21 @@ uint64_t Tpcc::estimate_load_bytes(const Config& config, std::size_t meta_size, 
       r[kH] += cust;
       r[kO] += cust;
       r[kOL] += cust * 10;
-      r[kNO] += kNewOrdersPerDistrict;
+      r[kNO] += kNewOrdersPerDistrict + 1;  // and the district's fence
     }
   }
   for (const auto& r : rows) {
     uint64_t nodes = 0;
     for (std::size_t t = 0; t < r.size(); t++) {
       bytes += footprint::table_rows(r[t], kLoadBlockRows[t], Table::stride_for(layout, schemas[t]), config.storage);
-      nodes += r[t];
+      if (kOrdered[t]) {
+        bytes += footprint::ordered_index(r[t]);
+      } else {
+        nodes += r[t];
+      }
     }
     bytes += footprint::index_nodes(nodes, config.storage);
+    bytes += footprint::ordered_index(r[kO]);  // ORDER's index by customer
   }
   // The last-name index: per district 1,001 offsets and one C_ID per customer.
   bytes += districts * (1001 + cust) * sizeof(uint32_t);
@@ -407,12 +445,27 @@ Tpcc::Queries Tpcc::generate(uint32_t worker, uint32_t count, Rng& rng) const {
     auto r = static_cast<uint16_t>(rng.range(1, W - 1));
     return static_cast<uint16_t>(r >= home ? r + 1 : r);
   };
+  // Clause 2.8.1.1: a terminal's Stock-Level queries one district, its own.
+  const auto own_district = static_cast<uint16_t>(worker / W % kDistrictsPerWarehouse + 1);
   for (uint32_t n = 0; n < count; n++) {
     Query q{};
-    q.type = rng.uniform(100) < cfg_.mix[kNewOrderTxn] ? kNewOrderTxn : kPaymentTxn;
+    uint32_t pick = static_cast<uint32_t>(rng.uniform(100));
+    while (pick >= cfg_.mix[q.type]) pick -= cfg_.mix[q.type++];
     q.w_id = home;
     q.d_id = static_cast<uint16_t>(rng.range(1, kDistrictsPerWarehouse));
-    if (q.type == kNewOrderTxn) {  // clause 2.4.1
+    if (q.type == kDeliveryTxn) {  // clause 2.7.1
+      q.carrier_id = static_cast<uint8_t>(rng.range(1, 10));
+    } else if (q.type == kOrderStatusTxn) {  // clause 2.6.1: 60% by last name
+      q.by_last_name = rng.range(1, 100) <= 60;
+      if (q.by_last_name) {
+        q.c_last = static_cast<uint16_t>(nurand(rng, 255, c_last_run_, 0, 999));
+      } else {
+        q.c_id = nurand(rng, 1023, c_id_c_, 1, cust);
+      }
+    } else if (q.type == kStockLevelTxn) {  // clause 2.8.1
+      q.d_id = own_district;
+      q.threshold = static_cast<uint8_t>(rng.range(10, 20));
+    } else if (q.type == kNewOrderTxn) {  // clause 2.4.1
       q.c_id = nurand(rng, 1023, c_id_c_, 1, cust);
       q.ol_cnt = static_cast<uint8_t>(rng.range(5, 15));
       const bool rollback = rng.range(1, 100) == 1;  // 2.4.1.4: the last item is unused
@@ -455,7 +508,7 @@ void Tpcc::partitions_of(const Queries& qs, std::size_t i, std::vector<uint32_t>
   out.push_back(q.w_id - 1u);
   if (q.type == kNewOrderTxn) {
     for (uint32_t k = 0; k < q.ol_cnt; k++) out.push_back(q.items[k].supply_w_id - 1u);
-  } else {
+  } else if (q.type == kPaymentTxn) {
     out.push_back(q.c_w_id - 1u);
   }
   std::sort(out.begin(), out.end());
@@ -496,8 +549,8 @@ std::vector<Knob> Tpcc::knobs() {
   k.name = "tpcc-mix";
   k.json = "tpcc.mix";
   k.kind = KnobKind::Text;
-  k.syntax = "neworder=P,payment=P";
-  k.help = "TPC-C transaction mix in percent, e.g. neworder=50,payment=50";
+  k.syntax = "neworder=P,payment=P,delivery=P,orderstatus=P,stocklevel=P";
+  k.help = "TPC-C transaction mix in percent, summing to 100 (names left out get 0), e.g. neworder=50,payment=50";
   k.set = [](Config& c, std::string_view text) { return parse_tpcc_mix(lower(text), c.settings<TpccConfig>().mix); };
   k.get = [](const Config& c) { return nlohmann::json(tpcc_mix_string(c.settings<TpccConfig>().mix)); };
   t.push_back(std::move(k));

@@ -1,9 +1,11 @@
 #pragma once
-// TPC-C (spec rev 5.11) as Abyss §5.6 and Tale §4.2-4.3 run it: the nine
-// tables, NewOrder (clause 2.4) and Payment (clause 2.5) in a configurable mix,
-// the full schema with inserts by default, and DBx1000's small schema /
-// insert-less variant by flag. Written once against Txn<CC>, so it runs
-// unchanged under every scheme; partitioned by warehouse for H-STORE.
+// TPC-C (spec rev 5.11): the nine tables and the five transactions, NewOrder
+// (clause 2.4), Payment (2.5), Order-Status (2.6), Delivery (2.7) and
+// Stock-Level (2.8), in a configurable mix. NewOrder and Payment alone are
+// the mix Abyss §5.6 and Tale §4.2-4.3 run; the full schema with inserts is
+// the default, DBx1000's small schema and insert-less variant are flags.
+// Written once against Txn<CC>, so it runs unchanged under every scheme;
+// partitioned by warehouse for H-STORE.
 //
 // Each worker is a terminal of one home warehouse: worker % warehouses + 1
 // (clause 2.4.1.1, 2.5.1.1). Keys, money and dates: see tpcc_schema.h.
@@ -33,8 +35,8 @@ class Tpcc final {
  public:
   static constexpr WorkloadTraits kTraits{
       .name = "tpcc",
-      .summary = "TPC-C NewOrder and Payment on the nine tables, partitioned by warehouse",
-      .spec = "TPC-C rev 5.11, as Abyss §5.6 and Tale §4 run it",
+      .summary = "TPC-C's five transactions on the nine tables, partitioned by warehouse",
+      .spec = "TPC-C rev 5.11; NewOrder and Payment as Abyss §5.6 and Tale §4 run them",
   };
   // tpmC: NewOrder commits per minute (TPC-C 5.4.1), beside txn/s.
   static std::span<const WorkloadMetric> metrics();
@@ -45,9 +47,13 @@ class Tpcc final {
   // One partition per warehouse (Abyss §5.6).
   static uint32_t partitions(const Config& config) { return config.settings<TpccConfig>().warehouses; }
   // Order matches TpccConfig::mix and kTpccTxnNames.
-  static constexpr std::array<std::string_view, 2> kTypeNames = {"new_order", "payment"};
+  static constexpr std::array<std::string_view, 5> kTypeNames = {"new_order", "payment", "delivery", "order_status",
+                                                                 "stock_level"};
   static constexpr uint8_t kNewOrderTxn = 0;
   static constexpr uint8_t kPaymentTxn = 1;
+  static constexpr uint8_t kDeliveryTxn = 2;
+  static constexpr uint8_t kOrderStatusTxn = 3;
+  static constexpr uint8_t kStockLevelTxn = 4;
 
   struct OrderItem {
     uint32_t i_id;
@@ -64,12 +70,16 @@ class Tpcc final {
     uint8_t ol_cnt;
     bool all_local;
     std::array<OrderItem, tpcc::kMaxOrderLines> items;
-    // Payment
+    // Payment; Order-Status (its customer is of w_id, d_id)
     uint16_t c_w_id;
     uint16_t c_d_id;
     bool by_last_name;
     uint16_t c_last;   // the last name's number 0..999 (clause 4.3.2.3)
     int64_t h_amount;  // cents
+    // Delivery
+    uint8_t carrier_id;  // 1..10
+    // Stock-Level
+    uint8_t threshold;  // 10..20
   };
   struct Queries {
     std::vector<Query> queries;
@@ -100,11 +110,23 @@ class Tpcc final {
   template <class CC>
   Rc run(Txn<CC>& txn, const Queries& qs, std::size_t i, uint64_t& sink) const {
     const Query& q = qs.queries[i];
-    return q.type == kNewOrderTxn ? new_order(txn, q, sink) : payment(txn, q, sink);
+    switch (q.type) {
+      case kNewOrderTxn:
+        return new_order(txn, q, sink);
+      case kPaymentTxn:
+        return payment(txn, q, sink);
+      case kDeliveryTxn:
+        return delivery(txn, q, sink);
+      case kOrderStatusTxn:
+        return order_status(txn, q, sink);
+      default:
+        return stock_level(txn, q, sink);
+    }
   }
 
   // H-STORE: partition = warehouse - 1. A NewOrder with a remote supply
-  // warehouse or a Payment of a remote customer declares both (Abyss §5.6).
+  // warehouse or a Payment of a remote customer declares both (Abyss §5.6);
+  // Delivery, Order-Status and Stock-Level stay in their home warehouse.
   void partitions_of(const Queries& qs, std::size_t i, std::vector<uint32_t>& out) const;
 
   // The C_IDs of the customers of (w, d) whose C_LAST is name number `last`,
@@ -135,6 +157,18 @@ class Tpcc final {
   Rc new_order(Txn<CC>& txn, const Query& q, uint64_t& sink) const;
   template <class CC>
   Rc payment(Txn<CC>& txn, const Query& q, uint64_t& sink) const;
+  template <class CC>
+  Rc delivery(Txn<CC>& txn, const Query& q, uint64_t& sink) const;
+  template <class CC>
+  Rc order_status(Txn<CC>& txn, const Query& q, uint64_t& sink) const;
+  template <class CC>
+  Rc stock_level(Txn<CC>& txn, const Query& q, uint64_t& sink) const;
+  // The customer a Payment or Order-Status by last name picks (clause
+  // 2.5.2.2): every customer of that name is read, through the transaction
+  // so the scheme sees the reads, and the one at position ceil(n / 2) in
+  // C_FIRST order is taken.
+  template <class CC>
+  Rc customer_by_last_name(Txn<CC>& txn, uint32_t w, uint32_t d, uint32_t last, uint32_t& c_id, uint64_t& sink) const;
 
   class Loader;
 
@@ -166,6 +200,7 @@ class Tpcc final {
   tpcc::OrderLineCols ol_;
   tpcc::ItemCols i_;
   tpcc::StockCols s_;
+  static constexpr uint32_t kOrderByCustomer = 1;  // ORDER's index by customer (tpcc_schema.h)
   std::vector<LastNameIndex> by_last_;
   mutable std::vector<HistorySeq> history_seq_;  // one per worker; only that worker touches its entry
 };
@@ -291,18 +326,7 @@ Rc Tpcc::payment(Txn<CC>& txn, const Query& q, uint64_t& sink) const {
 
   uint32_t c_id = q.c_id;
   if (q.by_last_name) {
-    // Clause 2.5.2.2: read every customer of that last name, sorted by
-    // C_FIRST, and take the one at position ceil(n / 2). The reads go through
-    // the transaction so the scheme sees them.
-    const auto [begin, end] = customers_by_last_name(q.c_w_id, q.c_d_id, q.c_last);
-    const auto n = static_cast<std::size_t>(end - begin);
-    if (n == 0) return Rc::LogicalAbort;  // cannot happen: every name exists in every district (4.3.3.1)
-    for (const uint32_t* id = begin; id != end; id++) {
-      const char* row = nullptr;
-      if (Rc rc = txn.read(*customer_, customer_key(q.c_w_id, q.c_d_id, *id), row); rc != Rc::Ok) return rc;
-      sink += static_cast<unsigned char>(row[c_.first.offset]);
-    }
-    c_id = begin[(n - 1) / 2];
+    if (Rc rc = customer_by_last_name(txn, q.c_w_id, q.c_d_id, q.c_last, c_id, sink); rc != Rc::Ok) return rc;
   }
 
   char* c = nullptr;
@@ -341,6 +365,141 @@ Rc Tpcc::payment(Txn<CC>& txn, const Query& q, uint64_t& sink) const {
     std::memcpy(hd + wn, "    ", 4);
     std::memcpy(hd + wn + 4, d + d_.name.offset, std::min<std::size_t>(dn, h_.data.size - wn - 4));
   }
+  return Rc::Ok;
+}
+
+template <class CC>
+Rc Tpcc::customer_by_last_name(Txn<CC>& txn, uint32_t w, uint32_t d, uint32_t last, uint32_t& c_id,
+                               uint64_t& sink) const {
+  using namespace tpcc;
+  const auto [begin, end] = customers_by_last_name(w, d, last);
+  const auto n = static_cast<std::size_t>(end - begin);
+  if (n == 0) return Rc::LogicalAbort;  // cannot happen: every name exists in every district (4.3.3.1)
+  for (const uint32_t* id = begin; id != end; id++) {
+    const char* row = nullptr;
+    if (Rc rc = txn.read(*customer_, customer_key(w, d, *id), row); rc != Rc::Ok) return rc;
+    sink += static_cast<unsigned char>(row[c_.first.offset]);
+  }
+  c_id = begin[(n - 1) / 2];
+  return Rc::Ok;
+}
+
+// ---- Delivery (clause 2.7.4) ---------------------------------------------------
+// The deferred part, for every district of the warehouse in one transaction:
+// the oldest undelivered order is taken off NEW-ORDER, given its carrier, its
+// lines their delivery date, and its customer the lines' amount.
+template <class CC>
+Rc Tpcc::delivery(Txn<CC>& txn, const Query& q, uint64_t& sink) const {
+  using namespace tpcc;
+  for (uint32_t d = 1; d <= kDistrictsPerWarehouse; d++) {
+    uint64_t no_key = 0;
+    bool found = false;
+    Rc rc = txn.scan(*new_order_t_, order_key(q.w_id, d, 1), order_key(q.w_id, d, kMaxOrderId), 1, ScanOrder::Ascending,
+                     [&](uint64_t key, const char* /*row*/) {
+                       no_key = key;
+                       found = true;
+                       return false;
+                     });
+    if (rc != Rc::Ok) return rc;
+    if (!found) continue;  // 2.7.4.2: no undelivered order in this district; skipped
+    if (rc = txn.remove(*new_order_t_, no_key); rc != Rc::Ok) return rc;
+    const uint64_t o_id = no_key & 0xffff'ffff;
+
+    char* o = nullptr;
+    if (rc = txn.update(*order_, order_key(q.w_id, d, o_id), o); rc != Rc::Ok) return rc;
+    const auto c_id = static_cast<uint64_t>(get_int64(o, o_.c_id));
+    set_int64(o, o_.carrier_id, q.carrier_id);
+
+    std::array<uint64_t, kMaxOrderLines> lines;
+    std::size_t n = 0;
+    rc = txn.scan(*order_line_, order_line_key(q.w_id, d, o_id, 1), order_line_key(q.w_id, d, o_id, kMaxOrderLines),
+                  kMaxOrderLines, ScanOrder::Ascending, [&](uint64_t key, const char* /*row*/) {
+                    lines[n++] = key;
+                    return true;
+                  });
+    if (rc != Rc::Ok) return rc;
+    int64_t amount = 0;  // cents
+    for (std::size_t k = 0; k < n; k++) {
+      char* ol = nullptr;
+      if (rc = txn.update(*order_line_, lines[k], ol); rc != Rc::Ok) return rc;
+      set_int64(ol, ol_.delivery_d, kStartDate);
+      amount += get_int64(ol, ol_.amount);
+    }
+
+    char* c = nullptr;
+    if (rc = txn.update(*customer_, customer_key(q.w_id, d, c_id), c); rc != Rc::Ok) return rc;
+    set_int64(c, c_.balance, get_int64(c, c_.balance) + amount);
+    set_int64(c, c_.delivery_cnt, get_int64(c, c_.delivery_cnt) + 1);
+    sink += o_id;
+  }
+  return Rc::Ok;
+}
+
+// ---- Order-Status (clause 2.6.2) -----------------------------------------------
+// The customer (by id or last name), their latest order through ORDER's index
+// by customer, and that order's lines. Reads only.
+template <class CC>
+Rc Tpcc::order_status(Txn<CC>& txn, const Query& q, uint64_t& sink) const {
+  using namespace tpcc;
+  uint32_t c_id = q.c_id;
+  if (q.by_last_name) {
+    if (Rc rc = customer_by_last_name(txn, q.w_id, q.d_id, q.c_last, c_id, sink); rc != Rc::Ok) return rc;
+  }
+  const char* c = nullptr;
+  if (Rc rc = txn.read(*customer_, customer_key(q.w_id, q.d_id, c_id), c); rc != Rc::Ok) return rc;
+  sink += static_cast<uint64_t>(get_int64(c, c_.balance)) + static_cast<unsigned char>(c[c_.first.offset]);
+
+  int64_t o_id = 0;
+  Rc rc = txn.scan(*order_, kOrderByCustomer, order_by_customer_key(q.w_id, q.d_id, c_id, 1),
+                   order_by_customer_key(q.w_id, q.d_id, c_id, kMaxOrderId), 1, ScanOrder::Descending,
+                   [&](uint64_t /*key*/, const char* o) {
+                     o_id = get_int64(o, o_.id);
+                     sink += static_cast<uint64_t>(get_int64(o, o_.carrier_id) + get_int64(o, o_.entry_d));
+                     return false;
+                   });
+  if (rc != Rc::Ok) return rc;
+  if (o_id == 0) return Rc::Ok;  // a customer without orders: the load gives each one (4.3.3.1)
+  const auto o = static_cast<uint64_t>(o_id);
+  return txn.scan(*order_line_, order_line_key(q.w_id, q.d_id, o, 1), order_line_key(q.w_id, q.d_id, o, kMaxOrderLines),
+                  kMaxOrderLines, ScanOrder::Ascending, [&](uint64_t /*key*/, const char* ol) {
+                    sink += static_cast<uint64_t>(get_int64(ol, ol_.i_id) + get_int64(ol, ol_.supply_w_id) +
+                                                  get_int64(ol, ol_.quantity) + get_int64(ol, ol_.amount) +
+                                                  get_int64(ol, ol_.delivery_d));
+                    return true;
+                  });
+}
+
+// ---- Stock-Level (clause 2.8.2) ------------------------------------------------
+// The distinct items of the district's last 20 orders whose stock in the
+// warehouse is below the threshold. Reads only.
+template <class CC>
+Rc Tpcc::stock_level(Txn<CC>& txn, const Query& q, uint64_t& sink) const {
+  using namespace tpcc;
+  constexpr uint64_t kOrders = 20;
+  const char* d = nullptr;
+  if (Rc rc = txn.read(*district_, district_key(q.w_id, q.d_id), d); rc != Rc::Ok) return rc;
+  const auto next = static_cast<uint64_t>(get_int64(d, d_.next_o_id));
+  const uint64_t first = next > kOrders ? next - kOrders : 1;
+
+  std::array<uint32_t, kOrders * kMaxOrderLines> items;
+  std::size_t n = 0;
+  Rc rc = txn.scan(*order_line_, order_line_key(q.w_id, q.d_id, first, 1),
+                   order_line_key(q.w_id, q.d_id, next - 1, kMaxOrderLines), items.size(), ScanOrder::Ascending,
+                   [&](uint64_t /*key*/, const char* ol) {
+                     items[n++] = static_cast<uint32_t>(get_int64(ol, ol_.i_id));
+                     return true;
+                   });
+  if (rc != Rc::Ok) return rc;
+  std::sort(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(n));
+  const auto distinct = static_cast<std::size_t>(
+      std::unique(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(n)) - items.begin());
+  uint64_t low = 0;
+  for (std::size_t k = 0; k < distinct; k++) {
+    const char* s = nullptr;
+    if (rc = txn.read(*stock_, stock_key(q.w_id, items[k]), s); rc != Rc::Ok) return rc;
+    if (get_int64(s, s_.quantity) < q.threshold) low++;
+  }
+  sink += low;
   return Rc::Ok;
 }
 

@@ -5,13 +5,14 @@
 
 namespace abyss {
 
-std::string parse_tpcc_mix(const std::string& text, std::array<uint32_t, 2>& mix) {
+std::string parse_tpcc_mix(const std::string& text, TpccMix& mix) {
   const std::string allowed =
-      "allowed: NAME=PERCENT,... with NAME in neworder, payment, each name at most once, "
+      "allowed: NAME=PERCENT,... with NAME in neworder, payment, delivery, orderstatus, stocklevel, each name at "
+      "most once, "
       "percentages summing to 100";
   auto fail = [&](const std::string& why) { return "'" + text + "': " + why + "; " + allowed; };
-  std::array<uint32_t, 2> out{};
-  std::array<bool, 2> seen{};
+  TpccMix out{};
+  std::array<bool, kTpccTxnNames.size()> seen{};
   std::size_t pos = 0;
   if (text.empty()) return fail("empty");
   while (pos <= text.size()) {
@@ -41,10 +42,11 @@ std::string parse_tpcc_mix(const std::string& text, std::array<uint32_t, 2>& mix
   return {};
 }
 
-std::string tpcc_mix_string(const std::array<uint32_t, 2>& mix) {
+std::string tpcc_mix_string(const TpccMix& mix) {
   std::string s;
   for (std::size_t k = 0; k < mix.size(); k++) {
-    if (k > 0) s += ',';
+    if (mix[k] == 0) continue;
+    if (!s.empty()) s += ',';
     s += kTpccTxnNames[k];
     s += '=';
     s += std::to_string(mix[k]);

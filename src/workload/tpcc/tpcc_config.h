@@ -14,26 +14,30 @@ namespace abyss {
 enum class TpccSchema : uint8_t { Full, Small };
 inline constexpr std::array<std::string_view, 2> kTpccSchemaNames = {"full", "small"};
 
-// The transaction types a TPC-C mix can name, in the order of Tpcc::kTypeNames.
-inline constexpr std::array<std::string_view, 2> kTpccTxnNames = {"neworder", "payment"};
+// The transaction types a TPC-C mix can name (clauses 2.4-2.8), in the order
+// of Tpcc::kTypeNames.
+inline constexpr std::array<std::string_view, 5> kTpccTxnNames = {"neworder", "payment", "delivery", "orderstatus",
+                                                                  "stocklevel"};
+using TpccMix = std::array<uint32_t, kTpccTxnNames.size()>;
 
 struct TpccConfig {
   uint32_t warehouses = 1;  // 1..1024
   TpccSchema schema = TpccSchema::Full;
-  bool inserts = true;                     // off: DBx1000's insert-less variant (Tale §4.3)
-  std::array<uint32_t, 2> mix = {50, 50};  // percent per kTpccTxnNames entry; sums to 100
+  bool inserts = true;              // off: DBx1000's insert-less variant (Tale §4.3)
+  TpccMix mix = {45, 43, 4, 4, 4};  // percent per kTpccTxnNames entry; sums to 100 (clause 5.2.3)
 
   // Per-warehouse and per-district cardinalities of the chosen schema.
   uint32_t items() const { return schema == TpccSchema::Full ? 100'000 : 10'000; }
   uint32_t customers_per_district() const { return schema == TpccSchema::Full ? 3'000 : 2'000; }
 };
 
-// Parses "neworder=50,payment=50" into `mix` (names missing from the text get
-// 0). Returns an error line naming the value and what is allowed, empty on
-// success.
-std::string parse_tpcc_mix(const std::string& text, std::array<uint32_t, 2>& mix);
+// Parses "neworder=45,payment=43,delivery=4,..." into `mix` (names missing
+// from the text get 0). Returns an error line naming the value and what is
+// allowed, empty on success.
+std::string parse_tpcc_mix(const std::string& text, TpccMix& mix);
 
-// The canonical text of a mix ("neworder=50,payment=50").
-std::string tpcc_mix_string(const std::array<uint32_t, 2>& mix);
+// The canonical text of a mix: every name with a share, in kTpccTxnNames
+// order ("neworder=50,payment=50").
+std::string tpcc_mix_string(const TpccMix& mix);
 
 }  // namespace abyss
