@@ -128,6 +128,15 @@ void scans(Config& c) {
   c.settings<ScanConfig>().rows = 16;
   c.settings<ScanConfig>().length = 64;
 }
+// YCSB-E's accesses beside YCSB's: short scans of the B+-tree from Zipfian
+// keys and inserts of new keys, with reads and updates.
+void ycsb_e(Config& c) {
+  YcsbConfig& y = c.settings<YcsbConfig>();
+  y.primary_index = IndexType::Ordered;
+  y.scan_ratio = 0.3;
+  y.insert_ratio = 0.1;
+  y.max_scan_length = 16;
+}
 // The same with removals too, which join gaps.
 void scans_and_removals(Config& c) {
   scans(c);
@@ -153,6 +162,7 @@ std::vector<Case> every_scheme() {
     cases.push_back({s + "_ordered_index", s, ordered_index});
     cases.push_back({s + "_scans", s, scans});
     cases.push_back({s + "_scans_and_removals", s, scans_and_removals});
+    cases.push_back({s + "_ycsb_e", s, ycsb_e});
     if (t.aborts) cases.push_back({s + "_no_backoff", s, no_backoff});
     if (t.uses_latch) cases.push_back({s + "_queue_latch", s, queue_latch});
     if (t.allocates_timestamps) {

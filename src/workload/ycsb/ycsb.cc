@@ -1,6 +1,7 @@
 #include "workload/ycsb/ycsb.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "platform/thread.h"
 #include "storage/footprint.h"
@@ -10,7 +11,8 @@ namespace abyss {
 Ycsb::Ycsb(const Config& config)
     : cfg_(config.settings<YcsbConfig>()),
       rows_per_part_(cfg_.rows / cfg_.partitions),
-      zipf_(rows_per_part_, cfg_.theta) {}
+      zipf_(rows_per_part_, cfg_.theta),
+      inserts_(config.threads) {}
 
 Schema Ycsb::schema(const YcsbConfig& cfg) {
   Schema s;
@@ -35,9 +37,26 @@ uint64_t Ycsb::estimate_load_bytes(const Config& config, std::size_t meta_size, 
   return bytes;
 }
 
-uint64_t Ycsb::estimate_worker_bytes(const Config& config, std::size_t /*meta_size*/, std::size_t /*meta_align*/) {
-  const uint64_t per_query = sizeof(Query) + uint64_t{config.settings<YcsbConfig>().req_per_txn} * sizeof(Request);
-  return uint64_t{config.queries_per_worker} * per_query;
+uint64_t Ycsb::estimate_worker_bytes(const Config& config, std::size_t meta_size, std::size_t meta_align) {
+  const YcsbConfig& y = config.settings<YcsbConfig>();
+  const uint64_t per_query = sizeof(Query) + uint64_t{y.req_per_txn} * sizeof(Request);
+  uint64_t bytes = uint64_t{config.queries_per_worker} * per_query;
+  if (y.insert_ratio > 0) {
+    // Txn::insert takes blocks of Table::kDefaultBlockRows per worker, and
+    // its index nodes from the worker's 1 MiB arena chunks.
+    const RowLayout layout = RowLayout::for_meta(meta_size, meta_align, config.storage.align);
+    bytes += footprint::table_rows(1, Table::kDefaultBlockRows, Table::stride_for(layout, schema(y)), config.storage) +
+             (uint64_t{1} << 20);
+  }
+  return bytes;
+}
+
+void Ycsb::fill(char* data, uint64_t key) const {
+  set_int64(data, key_column_, static_cast<int64_t>(key));
+  for (uint32_t f = 0; f < cfg_.fields; f++) {
+    const Column& c = field_columns_[f];
+    std::memset(data + c.offset, 'a' + static_cast<int>((key + f) % 26), c.size);
+  }
 }
 
 void Ycsb::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
@@ -52,13 +71,7 @@ void Ycsb::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
     const uint64_t lo = rows * l / loaders;
     const uint64_t hi = rows * (l + 1) / loaders;
     for (uint64_t key = lo; key < hi; key++) {
-      table_->load_row(cursor, nodes, kLoadBlockRows, key, init_row, [&](char* data) {
-        set_int64(data, key_column_, static_cast<int64_t>(key));
-        for (uint32_t f = 0; f < cfg_.fields; f++) {
-          const Column& c = field_columns_[f];
-          std::memset(data + c.offset, 'a' + static_cast<int>((key + f) % 26), c.size);
-        }
-      });
+      table_->load_row(cursor, nodes, kLoadBlockRows, key, init_row, [&](char* data) { fill(data, key); });
     }
     // Index nodes live as long as the table.
     table_->adopt(std::move(nodes));
@@ -87,14 +100,30 @@ Ycsb::Queries Ycsb::generate(uint32_t worker, uint32_t count, Rng& rng) const {
     }
     for (uint32_t r = 0; r < cfg_.req_per_txn; r++) {
       const uint32_t part = chosen[r % chosen.size()];
+      // YCSB-E's accesses first (their draws are skipped when off, so runs
+      // without them draw as before).
+      const double u = cfg_.scan_ratio > 0 || cfg_.insert_ratio > 0 ? rng.unit() : 1.0;
+      if (u < cfg_.scan_ratio) {
+        const auto length = static_cast<uint16_t>(rng.range(1, cfg_.max_scan_length));
+        qs.requests.push_back({zipf_.next(rng) * parts + part, Op::Scan, length});
+        continue;
+      }
+      if (u < cfg_.scan_ratio + cfg_.insert_ratio && !read_only) {
+        qs.requests.push_back({part, Op::Insert, 0});
+        continue;
+      }
       uint64_t key;
       bool fresh;
-      do {  // keys of one transaction are distinct
+      do {  // the keys a transaction reads or updates are distinct
         key = zipf_.next(rng) * parts + part;
         fresh = true;
-        for (uint32_t j = q.begin; j < qs.requests.size(); j++) fresh &= qs.requests[j].key != key;
+        for (uint32_t j = q.begin; j < qs.requests.size(); j++) {
+          const Request& o = qs.requests[j];
+          fresh &= o.key != key || o.op == Op::Scan || o.op == Op::Insert;
+        }
       } while (!fresh);
-      qs.requests.push_back({key, !read_only && rng.unit() < cfg_.write_ratio});
+      const bool write = !read_only && rng.unit() < cfg_.write_ratio;
+      qs.requests.push_back({key, write ? Op::Update : Op::Read, 0});
     }
     if (cfg_.key_order == KeyOrder::Sorted) {
       std::sort(qs.requests.begin() + q.begin, qs.requests.end(),
@@ -122,6 +151,17 @@ std::string unless_multi_partition(const cc::SchemeTraits& /*scheme*/, const Con
   return y.partitions > 1 && y.parts_per_txn > 1
              ? ""
              : "a multi-partition transaction needs --partitions and --parts-per-txn above 1";
+}
+
+// A ratio as an error line quotes it.
+std::string shown(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+std::string unless_scans(const cc::SchemeTraits& /*scheme*/, const Config& c) {
+  return c.settings<YcsbConfig>().scan_ratio > 0 ? "" : "only scans (--scan-ratio above 0) have a length";
 }
 
 }  // namespace
@@ -172,6 +212,18 @@ std::vector<Knob> Ycsb::knobs() {
       "primary-index", "ycsb.primary_index", kIndexTypeNames,
       +[](Config& c) -> IndexType& { return c.settings<YcsbConfig>().primary_index; },
       "YCSB table's primary index: hash, or ordered (the B+-tree)"));
+  t.push_back(real(
+      "scan-ratio", "ycsb.scan_ratio", 0, 1, +[](Config& c) -> double& { return c.settings<YcsbConfig>().scan_ratio; },
+      "YCSB-E: probability that an access is a range scan (needs --primary-index ordered)"));
+  t.push_back(real(
+      "insert-ratio", "ycsb.insert_ratio", 0, 1,
+      +[](Config& c) -> double& { return c.settings<YcsbConfig>().insert_ratio; },
+      "YCSB-E: probability that an access inserts a new key (not in read-only transactions)"));
+  t.push_back(integer<uint32_t>(
+      "max-scan-length", "ycsb.max_scan_length", 1, 1000,
+      +[](Config& c) -> uint32_t& { return c.settings<YcsbConfig>().max_scan_length; },
+      "YCSB-E: a scan visits up to N rows, N uniform in 1..max-scan-length"));
+  t.back().ignored_because = unless_scans;
   return t;
 }
 
@@ -191,6 +243,17 @@ std::string Ycsb::validate(const Config& config) {
   if (y.parts_per_txn > y.req_per_txn) {
     return "--parts-per-txn " + std::to_string(y.parts_per_txn) + ": must be at most --req-per-txn (" +
            std::to_string(y.req_per_txn) + ")";
+  }
+  if (y.scan_ratio + y.insert_ratio > 1) {
+    return "--scan-ratio " + shown(y.scan_ratio) + " and --insert-ratio " + shown(y.insert_ratio) +
+           ": must sum to at most 1";
+  }
+  if (y.scan_ratio > 0 && y.primary_index != IndexType::Ordered) {
+    return "--scan-ratio " + shown(y.scan_ratio) + ": scans need an ordered primary index (--primary-index ordered)";
+  }
+  if (y.scan_ratio > 0 && y.partitions > 1) {
+    return "--scan-ratio " + shown(y.scan_ratio) + " with --partitions " + std::to_string(y.partitions) +
+           ": a scan's keys run through every partition; use one";
   }
   if (static_cast<uint64_t>(y.req_per_txn) * y.partitions > y.rows) {
     return "--req-per-txn " + std::to_string(y.req_per_txn) + ": with --partitions " + std::to_string(y.partitions) +

@@ -5,6 +5,12 @@
 // each a read or (with probability write_ratio) an update of one field.
 // Partitioned runs place key k in partition k % partitions; a worker's home
 // partition is its id % partitions (Abyss §5.5).
+//
+// YCSB-E (Cooper et al., SoCC 2010, workload E) as an option: with an
+// ordered primary index, an access may instead be a scan of up to
+// 1..max_scan_length rows from a Zipfian key (--scan-ratio), or an insert of
+// a key past the loaded ones (--insert-ratio); E itself is
+// `--primary-index ordered --req-per-txn 1 --scan-ratio 0.95 --insert-ratio 0.05`.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -44,9 +50,11 @@ class Ycsb final {
   static uint32_t partitions(const Config& config) { return config.settings<YcsbConfig>().partitions; }
   static constexpr uint32_t kMaxPartsPerTxn = 64;
 
+  enum class Op : uint8_t { Read, Update, Scan, Insert };
   struct Request {
-    uint64_t key;
-    bool write;
+    uint64_t key;  // a scan's first key; an insert's home partition (its key is drawn at run time)
+    Op op;
+    uint16_t length;  // a scan's row limit
   };
   struct Query {
     uint32_t begin;  // into Queries::requests
@@ -80,6 +88,10 @@ class Ycsb final {
 
   template <class CC>
   Rc run(Txn<CC>& txn, const Queries& qs, std::size_t i, uint64_t& sink) const {
+    // Touches every field, as a read of the whole record.
+    auto read_fields = [&](const char* data) {
+      for (const Column& f : field_columns_) sink += static_cast<unsigned char>(data[f.offset]);
+    };
     const Query& q = qs.queries[i];
     const uint32_t end = q.begin + q.count;
     for (uint32_t r = q.begin; r < end; r++) {
@@ -91,17 +103,37 @@ class Ycsb final {
         txn.prefetch(*table_, std::span<const uint64_t>(keys.data(), n));
       }
       const Request& req = qs.requests[r];
-      if (req.write) {
-        char* data = nullptr;
-        if (Rc rc = txn.update(*table_, req.key, data); rc != Rc::Ok) return rc;
-        // Update one field, chosen by the key (as a YCSB update of one column).
-        const Column& f = field_columns_[req.key % field_columns_.size()];
-        std::memset(data + f.offset, static_cast<int>('a' + (data[f.offset] - 'a' + 1) % 26), f.size);
-      } else {
-        const char* data = nullptr;
-        if (Rc rc = txn.read(*table_, req.key, data); rc != Rc::Ok) return rc;
-        // Touch every field, as a read of the whole record.
-        for (const Column& f : field_columns_) sink += static_cast<unsigned char>(data[f.offset]);
+      switch (req.op) {
+        case Op::Update: {
+          char* data = nullptr;
+          if (Rc rc = txn.update(*table_, req.key, data); rc != Rc::Ok) return rc;
+          // Update one field, chosen by the key (as a YCSB update of one column).
+          const Column& f = field_columns_[req.key % field_columns_.size()];
+          std::memset(data + f.offset, static_cast<int>('a' + (data[f.offset] - 'a' + 1) % 26), f.size);
+          break;
+        }
+        case Op::Read: {
+          const char* data = nullptr;
+          if (Rc rc = txn.read(*table_, req.key, data); rc != Rc::Ok) return rc;
+          read_fields(data);
+          break;
+        }
+        case Op::Scan: {
+          Rc rc = txn.scan(*table_, req.key, Index::kEndKey - 1, req.length, ScanOrder::Ascending,
+                           [&](uint64_t /*key*/, const char* data) {
+                             read_fields(data);
+                             return true;
+                           });
+          if (rc != Rc::Ok) return rc;
+          break;
+        }
+        case Op::Insert: {
+          const uint64_t key = next_insert_key(txn.worker().id.value, static_cast<uint32_t>(req.key));
+          char* data = nullptr;
+          if (Rc rc = txn.insert(*table_, key, data); rc != Rc::Ok) return rc;
+          fill(data, key);
+          break;
+        }
       }
     }
     return Rc::Ok;
@@ -119,6 +151,18 @@ class Ycsb final {
   // Rows per table block a loader takes at a time.
   static constexpr uint64_t kLoadBlockRows = 16384;
   static Schema schema(const YcsbConfig& cfg);
+  // A row's data: its key, and each field a letter chosen by key and field.
+  void fill(char* data, uint64_t key) const;
+  // A key no row has, in partition `part`: past the loaded keys, numbered by
+  // worker and by that worker's inserts.
+  uint64_t next_insert_key(uint32_t worker, uint32_t part) const {
+    const uint64_t n = inserts_[worker].next++;
+    return rows_per_part_ * cfg_.partitions + (n * inserts_.size() + worker) * cfg_.partitions + part;
+  }
+  // A per-worker count of inserts, on its own cache line.
+  struct alignas(64) InsertSeq {
+    uint64_t next = 0;
+  };
 
   const YcsbConfig& cfg_;
   uint64_t rows_per_part_;
@@ -126,6 +170,7 @@ class Ycsb final {
   Table* table_ = nullptr;
   Column key_column_;
   std::vector<Column> field_columns_;
+  mutable std::vector<InsertSeq> inserts_;  // one per worker; only that worker touches its entry
 };
 
 }  // namespace abyss

@@ -25,6 +25,12 @@ struct YcsbConfig {
   uint32_t fields = 10;
   uint32_t field_size = 100;
   IndexType primary_index = IndexType::Hash;  // the table's: hash, or the ordered B+-tree
+  // YCSB-E (Cooper et al. §4.1, workload E): an access is a short range scan
+  // with probability scan_ratio, an insert of a new key with probability
+  // insert_ratio, else a read or update as above.
+  double scan_ratio = 0.0;
+  double insert_ratio = 0.0;
+  uint32_t max_scan_length = 100;  // a scan visits up to 1..max_scan_length rows, uniform
 };
 
 }  // namespace abyss

@@ -1,0 +1,79 @@
+// YCSB's generator with YCSB-E's scans and inserts: the shares of each kind
+// of access, the scan lengths, and inserts left out of read-only
+// transactions.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "common/config.h"
+#include "common/zipf.h"
+#include "workload/ycsb/ycsb.h"
+
+namespace abyss {
+namespace {
+
+TEST(YcsbGenerate, ScansAndInsertsFollowTheirRatios) {
+  Config cfg;
+  cfg.threads = 2;
+  YcsbConfig& y = cfg.settings<YcsbConfig>();
+  y.rows = 10'000;
+  y.req_per_txn = 4;
+  y.primary_index = IndexType::Ordered;
+  y.scan_ratio = 0.5;
+  y.insert_ratio = 0.2;
+  y.write_ratio = 0.5;
+  y.max_scan_length = 100;
+  y.read_only_txn_ratio = 0.25;
+  const Ycsb ycsb(cfg);
+  Rng rng(11);
+  const auto qs = ycsb.generate(1, 10'000, rng);
+  uint64_t scans = 0, inserts = 0, updates = 0, reads = 0, length_sum = 0, read_only_inserts = 0;
+  uint32_t shortest = 1000, longest = 0;
+  for (const auto& q : qs.queries) {
+    for (uint32_t r = q.begin; r < q.begin + q.count; r++) {
+      const Ycsb::Request& req = qs.requests[r];
+      switch (req.op) {
+        case Ycsb::Op::Scan:
+          scans++;
+          length_sum += req.length;
+          shortest = std::min<uint32_t>(shortest, req.length);
+          longest = std::max<uint32_t>(longest, req.length);
+          EXPECT_LT(req.key, y.rows);
+          break;
+        case Ycsb::Op::Insert:
+          inserts++;
+          read_only_inserts += q.type == 1;
+          break;
+        case Ycsb::Op::Update:
+          updates++;
+          EXPECT_EQ(q.type, 0) << "a read-only transaction updates nothing";
+          break;
+        case Ycsb::Op::Read:
+          reads++;
+          break;
+      }
+    }
+  }
+  const auto total = static_cast<double>(scans + inserts + updates + reads);
+  EXPECT_NEAR(static_cast<double>(scans) / total, 0.5, 0.02);
+  // Inserts are drawn in read-write transactions only (three quarters).
+  EXPECT_NEAR(static_cast<double>(inserts) / total, 0.2 * 0.75, 0.02);
+  EXPECT_EQ(read_only_inserts, 0u);
+  EXPECT_EQ(shortest, 1u);
+  EXPECT_EQ(longest, 100u);
+  EXPECT_NEAR(static_cast<double>(length_sum) / static_cast<double>(scans), 50.5, 2.5);
+}
+
+TEST(YcsbGenerate, WithoutScansOrInsertsEveryAccessReadsOrUpdates) {
+  Config cfg;
+  cfg.settings<YcsbConfig>().rows = 1000;
+  const Ycsb ycsb(cfg);
+  Rng rng(5);
+  const auto qs = ycsb.generate(0, 1000, rng);
+  for (const Ycsb::Request& req : qs.requests) {
+    EXPECT_TRUE(req.op == Ycsb::Op::Read || req.op == Ycsb::Op::Update);
+  }
+}
+
+}  // namespace
+}  // namespace abyss
