@@ -73,10 +73,10 @@ class Txn final {
       out = a->view;
       return Rc::Ok;
     }
-    AccessT& a = add(t, key, row, AccessType::Read);
-    if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.read(*this, a); }); rc != Rc::Ok) return rc;
-    if (!check_live(a)) return Rc::NotFound;
-    out = a.view;
+    AccessT* a = nullptr;
+    if (Rc rc = first_read(t, key, row, a); rc != Rc::Ok) return rc;
+    if (!check_live(*a)) return Rc::NotFound;
+    out = a->view;
     return Rc::Ok;
   }
 
@@ -88,10 +88,7 @@ class Txn final {
     if (AccessT* a = find(row)) {
       if (!a->found) return Rc::NotFound;
       if (a->type == AccessType::Read) {
-        if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.upgrade(*this, *a); }); rc != Rc::Ok) return rc;
-        a->type = AccessType::Write;
-        a->read_first = true;
-        if (a->local == nullptr) snapshot(*a);  // it was read in place
+        if (Rc rc = upgrade_to_write(*a); rc != Rc::Ok) return rc;
       }
       if (a->type != AccessType::Write && a->type != AccessType::Insert) return Rc::NotFound;  // removed
       out = a->local;
@@ -481,12 +478,12 @@ class Txn final {
       seen = a->seen;
       return Rc::Ok;
     }
-    AccessT& a = add(t, e.key, e.row, AccessType::Read);
-    if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.read(*this, a); }); rc != Rc::Ok) return rc;
-    if (index_id > 0) name_by_primary_key(a);
-    live = check_live(a);
-    data = a.view;
-    seen = a.seen;
+    AccessT* a = nullptr;
+    if (Rc rc = first_read(t, e.key, e.row, a); rc != Rc::Ok) return rc;
+    if (index_id > 0) name_by_primary_key(*a);
+    live = check_live(*a);
+    data = a->view;
+    seen = a->seen;
     return Rc::Ok;
   }
 
@@ -545,16 +542,26 @@ class Txn final {
   Rc write_next_key(Table& t, uint32_t index_id, const Entry& next) {
     if (AccessT* a = find(next.row)) {
       if (a->type != AccessType::Read) return Rc::Ok;  // written already
-      if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.upgrade(*this, *a); }); rc != Rc::Ok) return rc;
-      a->type = AccessType::Write;
-      a->read_first = true;
-      if (a->local == nullptr) snapshot(*a);  // it was read in place
-      return Rc::Ok;
+      return upgrade_to_write(*a);
     }
     AccessT& a = add(t, next.key, next.row, AccessType::Write);
     if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.write(*this, a); }); rc != Rc::Ok) return rc;
     if (index_id > 0) name_by_primary_key(a);
     check_live(a);  // a deleted next key still orders the insert; it is no write in the history
+    return Rc::Ok;
+  }
+
+  // A row's first access by this transaction, a read, put to the scheme.
+  Rc first_read(Table& t, uint64_t key, Row* row, AccessT*& a) {
+    a = &add(t, key, row, AccessType::Read);
+    return timed(TimeCat::CcManager, [&] { return cc_.read(*this, *a); });
+  }
+  // A row this transaction read becomes one it writes.
+  Rc upgrade_to_write(AccessT& a) {
+    if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.upgrade(*this, a); }); rc != Rc::Ok) return rc;
+    a.type = AccessType::Write;
+    a.read_first = true;
+    if (a.local == nullptr) snapshot(a);  // it was read in place
     return Rc::Ok;
   }
 

@@ -19,8 +19,9 @@ enum TableIdx : std::size_t { kW, kD, kC, kH, kNO, kO, kOL, kI, kS };
 // The load's work units: ITEM and each warehouse's STOCK in chunks of this
 // many items, and one unit per district.
 constexpr uint64_t kLoadChunk = 10'000;
-// The tables whose primary index is ordered, by TableIdx (tpcc_schema.h).
-constexpr std::array<bool, 9> kOrdered = {false, false, false, false, true, true, true, false, false};
+// The tables whose primary index is ordered when the mix scans, by TableIdx
+// (tpcc_schema.h).
+constexpr std::array<bool, 9> kScanned = {false, false, false, false, true, true, true, false, false};
 // Rows per table block a loader takes at a time, by TableIdx: few for the
 // small WAREHOUSE and DISTRICT tables.
 constexpr std::array<uint64_t, 9> kLoadBlockRows = {16, 64, 4096, 4096, 4096, 4096, 4096, 4096, 4096};
@@ -162,14 +163,18 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
   district_ = &db.create_table(kDistrict, district_schema(), sizes[kD]);
   customer_ = &db.create_table(kCustomer, customer_schema(), sizes[kC]);
   history_ = &db.create_table(kHistory, history_schema(), sizes[kH]);
-  // A district's orders and an order's lines are key ranges (tpcc_schema.h).
-  new_order_t_ = &db.create_table(kNewOrder, new_order_schema(), sizes[kNO], IndexType::Ordered);
-  order_ = &db.create_table(kOrder, order_schema(), sizes[kO], IndexType::Ordered);
-  order_->set_primary_key_of(order_primary_key);
-  if (order_->add_index("by_customer", IndexType::Ordered, sizes[kO], order_customer_key) != kOrderByCustomer) {
-    throw std::logic_error("ORDER's index by customer is not its first secondary index");
+  // With scans in the mix, a district's orders and an order's lines are key
+  // ranges (tpcc_schema.h).
+  const IndexType ranges = cfg_.scans() ? IndexType::Ordered : IndexType::Hash;
+  new_order_t_ = &db.create_table(kNewOrder, new_order_schema(), sizes[kNO], ranges);
+  order_ = &db.create_table(kOrder, order_schema(), sizes[kO], ranges);
+  if (cfg_.scans()) {
+    order_->set_primary_key_of(order_primary_key);
+    if (order_->add_index("by_customer", IndexType::Ordered, sizes[kO], order_customer_key) != kOrderByCustomer) {
+      throw std::logic_error("ORDER's index by customer is not its first secondary index");
+    }
   }
-  order_line_ = &db.create_table(kOrderLine, order_line_schema(), sizes[kOL], IndexType::Ordered);
+  order_line_ = &db.create_table(kOrderLine, order_line_schema(), sizes[kOL], ranges);
   item_ = &db.create_table(kItem, item_schema(), sizes[kI]);
   item_->set_read_only();  // no TPC-C transaction writes ITEM, so no scheme need guard it
   stock_ = &db.create_table(kStock, stock_schema(), sizes[kS]);
@@ -348,7 +353,7 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
             });
           }
         }
-        ld.fence(kNO, order_key(w, d, kNewOrderFence), kLoadBlockRows[kNO]);
+        if (cfg_.scans()) ld.fence(kNO, order_key(w, d, kNewOrderFence), kLoadBlockRows[kNO]);
       }
     }
     ld.finish();
@@ -368,7 +373,7 @@ uint64_t Tpcc::estimate_load_bytes(const Config& config, std::size_t meta_size, 
   uint64_t bytes = 0;
   const std::array<uint64_t, 9> sizes = index_sizes(cfg);
   for (std::size_t t = 0; t < sizes.size(); t++) {
-    if (!kOrdered[t]) bytes += footprint::hash_index(sizes[t], config.storage);
+    if (!(cfg.scans() && kScanned[t])) bytes += footprint::hash_index(sizes[t], config.storage);
   }
 
   // The rows each loader adds to each table, dealing the work units as
@@ -396,21 +401,21 @@ uint64_t Tpcc::estimate_load_bytes(const Config& config, std::size_t meta_size, 
       r[kH] += cust;
       r[kO] += cust;
       r[kOL] += cust * 10;
-      r[kNO] += kNewOrdersPerDistrict + 1;  // and the district's fence
+      r[kNO] += kNewOrdersPerDistrict + (cfg.scans() ? 1 : 0);  // and the district's fence
     }
   }
   for (const auto& r : rows) {
     uint64_t nodes = 0;
     for (std::size_t t = 0; t < r.size(); t++) {
       bytes += footprint::table_rows(r[t], kLoadBlockRows[t], Table::stride_for(layout, schemas[t]), config.storage);
-      if (kOrdered[t]) {
+      if (cfg.scans() && kScanned[t]) {
         bytes += footprint::ordered_index(r[t]);
       } else {
         nodes += r[t];
       }
     }
     bytes += footprint::index_nodes(nodes, config.storage);
-    bytes += footprint::ordered_index(r[kO]);  // ORDER's index by customer
+    if (cfg.scans()) bytes += footprint::ordered_index(r[kO]);  // ORDER's index by customer
   }
   // The last-name index: per district 1,001 offsets and one C_ID per customer.
   bytes += districts * (1001 + cust) * sizeof(uint32_t);

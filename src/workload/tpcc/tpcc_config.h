@@ -26,6 +26,12 @@ struct TpccConfig {
   bool inserts = true;              // off: DBx1000's insert-less variant (Tale §4.3)
   TpccMix mix = {45, 43, 4, 4, 4};  // percent per kTpccTxnNames entry; sums to 100 (clause 5.2.3)
 
+  // Whether a transaction of the mix reads a key range (Delivery,
+  // Order-Status, Stock-Level): ORDER, NEW-ORDER and ORDER-LINE then have
+  // ordered indexes; for NewOrder and Payment alone, hash indexes, as the
+  // papers ran them.
+  bool scans() const { return mix[2] + mix[3] + mix[4] > 0; }
+
   // Per-warehouse and per-district cardinalities of the chosen schema.
   uint32_t items() const { return schema == TpccSchema::Full ? 100'000 : 10'000; }
   uint32_t customers_per_district() const { return schema == TpccSchema::Full ? 3'000 : 2'000; }

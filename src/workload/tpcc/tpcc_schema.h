@@ -31,9 +31,10 @@ namespace abyss::tpcc {
 //   HISTORY     has no primary key in the spec; a surrogate: loaded rows take
 //               their customer's key, rows inserted at run time take
 //               1 << 62 | worker << 40 | per-worker sequence number.
-// ORDER, NEW-ORDER and ORDER-LINE have ordered primary indexes, so a
-// district's orders and an order's lines are key ranges. ORDER has a second
-// ordered index by customer (Order-Status finds a customer's latest order):
+// When the mix scans (TpccConfig::scans), ORDER, NEW-ORDER and ORDER-LINE
+// have ordered primary indexes, so a district's orders and an order's lines
+// are key ranges, and ORDER has a second ordered index by customer
+// (Order-Status finds a customer's latest order):
 //   ORDER by customer  ((W_ID << 4 | D_ID) << 12 | C_ID) << 32 | O_ID
 inline constexpr uint64_t warehouse_key(uint64_t w) { return w; }
 inline constexpr uint64_t district_key(uint64_t w, uint64_t d) { return w << 4 | d; }
@@ -56,7 +57,7 @@ inline constexpr uint32_t kMaxOrderLines = 15;          // clause 2.4.1.3
 inline constexpr uint32_t kNewOrdersPerDistrict = 900;  // clause 4.3.3.1: O_ID 2,101..3,000 of 3,000
 inline constexpr int64_t kStartDate = 1'700'000'000;    // the load's "current date", seconds
 inline constexpr uint64_t kMaxOrderId = 0xffff'fffe;    // O_ID's range in the keys: 1..kMaxOrderId
-// NEW-ORDER holds, above each district's orders, a row no transaction sees
+// With scans, NEW-ORDER holds, above each district's orders, a row no transaction sees
 // (deleted from the load on) at O_ID kMaxOrderId + 1: the next key of the
 // district's newest order, so a NewOrder's insert writes it rather than the
 // oldest NEW-ORDER row of the next district, which Delivery removes.
