@@ -23,6 +23,7 @@
 #include "engine/knobs.h"
 #include "engine/probe.h"
 #include "engine/report.h"
+#include "engine/scan_bench.h"
 #include "workload/workloads.h"
 
 namespace {
@@ -216,6 +217,41 @@ int index_bench_command(const abyss::IndexBenchOptions& o, bool as_json) {
   return 0;
 }
 
+// `abyss bench scan`: the block list alone through the Terrier study's
+// benchmarks, as the study's tables: per benchmark, N and mode, the elapsed
+// ms, M items/s and both against N = 1.
+int scan_bench_command(const abyss::ScanBenchOptions& o, bool as_json) {
+  if (auto why = abyss::scan_bench_refusal(o); !why.empty()) {
+    std::fprintf(stderr, "abyss: %s\n", why.c_str());
+    return 2;
+  }
+  std::vector<abyss::ScanBenchResult> results;
+  const std::string err =
+      abyss::run_scan_bench(o, results, [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+  if (!err.empty()) {
+    std::fprintf(stderr, "abyss: %s\n", err.c_str());
+    return 1;
+  }
+  if (!as_json) {
+    std::printf("%s", abyss::scan_bench_table(o, results).c_str());
+    return 0;
+  }
+  nlohmann::json j;
+  j["tuples"] = o.tuples;
+  j["reps"] = o.reps;
+  for (const auto& r : results) {
+    j["results"].push_back({{"benchmark", r.benchmark},
+                            {"mode", r.mode},
+                            {"threads", r.threads},
+                            {"items", r.items},
+                            {"ms", r.ms},
+                            {"runs", r.runs},
+                            {"mitems_per_s", r.mitems_per_s()}});
+  }
+  std::printf("%s\n", j.dump(2).c_str());
+  return 0;
+}
+
 int check_history_command(const std::string& path) {
   try {
     const auto report = abyss::check::check_history_file(path);
@@ -359,18 +395,35 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(abyss::kIndexBenchStructures));
   bench_index->add_option("--seed", index_bench.seed, "seed of the key order and the look-ups (default 1)");
   bench_index->add_flag("--json", index_bench_json, "as JSON");
+  abyss::ScanBenchOptions scan_bench;
+  bool scan_bench_json = false;
+  CLI::App* bench_scan = bench->add_subcommand(
+      "scan",
+      "the Terrier study's concurrent scan, insert and iterator benchmarks on a block list, latch-free and latched");
+  bench_scan->add_option("--tuples", scan_bench.tuples,
+                         "tuples a table holds, or each inserter inserts (default 10000000)");
+  bench_scan->add_option("--threads", scan_bench.threads, "thread counts, comma-separated (default 1, 2 and the cores)")
+      ->delimiter(',');
+  bench_scan->add_option("--reps", scan_bench.reps,
+                         "runs of a measurement, the median reported (default 3; no more once 1 s is spent)");
+  bench_scan->add_option("--benchmarks", scan_bench.benchmarks, "scan, insert, iterator, comma-separated (default all)")
+      ->delimiter(',');
+  bench_scan->add_option("--modes", scan_bench.modes, "latch-free, latched, comma-separated (default both)")
+      ->delimiter(',');
+  bench_scan->add_flag("--json", scan_bench_json, "as JSON");
 
   app.add_subcommand("version", "print the build's git revision and type");
 
   // demo and the bench tables are harness specs, run by ./abyss through
   // `./abyss sweep harness/specs/...` (docs/harness.md): say where they went.
-  const bool binary_bench_asked = argc > 2 && std::string(argv[1]) == "bench" &&
-                                  (std::string(argv[2]) == "memory" || std::string(argv[2]) == "index");
+  const bool binary_bench_asked =
+      argc > 2 && std::string(argv[1]) == "bench" &&
+      (std::string(argv[2]) == "memory" || std::string(argv[2]) == "index" || std::string(argv[2]) == "scan");
   if (argc > 1 && (std::string(argv[1]) == "demo" || std::string(argv[1]) == "bench") && !binary_bench_asked) {
     const std::vector<std::pair<std::string, std::string>> bench_specs = {
-        {"ycsb", "bench-ycsb"},   {"hstore", "bench-hstore"},       {"tpcc", "bench-tpcc"},
-        {"latch", "bench-latch"}, {"tale-ycsb", "bench-tale-ycsb"}, {"tale-tpcc", "bench-tale-tpcc"},
-        {"ts", "ts-alloc"}};
+        {"ycsb", "bench-ycsb"},           {"hstore", "bench-hstore"}, {"tpcc", "bench-tpcc"},
+        {"tpcc-mix", "bench-tpcc-mix"},   {"latch", "bench-latch"},   {"tale-ycsb", "bench-tale-ycsb"},
+        {"tale-tpcc", "bench-tale-tpcc"}, {"ts", "ts-alloc"}};
     const std::string first = argv[1];
     const std::string second = argc > 2 ? argv[2] : "";
     std::string command = "demo";
@@ -461,6 +514,7 @@ int main(int argc, char** argv) {
     if (probe->parsed()) return probe_command(probe_as_json);
     if (bench_memory->parsed()) return memory_bench_command(memory_bench);
     if (bench_index->parsed()) return index_bench_command(index_bench, index_bench_json);
+    if (bench_scan->parsed()) return scan_bench_command(scan_bench, scan_bench_json);
     if (check_history->parsed()) return check_history_command(history_path);
     if (check_tpcc->parsed()) return check_tpcc_command(tpcc_dir, tpcc_inserts);
     std::printf("abyss %s (%s)\n", std::string(abyss::git_rev()).c_str(), std::string(abyss::build_type()).c_str());
