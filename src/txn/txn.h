@@ -597,9 +597,6 @@ class Txn final {
     for (uint32_t i = 0; i < t.index_count(); i++) next_key_writes_ |= t.index(i).is_ordered();
   }
 
-  // Takes a removed row's entries out of its table's ordered indexes (the
-  // install of a removal, under the scheme's write of the row and of each
-  // next key).
   // Under a scheme that keeps removed rows' entries (!kRemovesEntries), a
   // removal from a table with ordered indexes is noted, and its entries go
   // once the scheme says no transaction can need them (CC::reclaim): until
@@ -614,9 +611,10 @@ class Txn final {
     }
   }
   [[gnu::noinline]] void reclaim_removed() {
-    const uint64_t t0 = w_.clock();
-    while (!removed_.empty() && reclaim(removed_.front())) removed_.pop_front();
-    w_.charge(TimeCat::Index, w_.clock() - t0);
+    timed(TimeCat::Index, [&] {
+      while (!removed_.empty() && reclaim(removed_.front())) removed_.pop_front();
+      return removed_.size();
+    });
   }
   // Takes a removed row's entries out of its ordered indexes, where the
   // scheme lets it; false if one must stay for now.
@@ -635,6 +633,9 @@ class Txn final {
     return true;
   }
 
+  // Takes a removed row's entries out of its table's ordered indexes (the
+  // install of a removal, under the scheme's write of the row and of each
+  // next key).
   [[gnu::noinline]] void remove_entries(const AccessT& a) {
     Table& t = *a.table;
     const uint64_t t0 = w_.clock();
