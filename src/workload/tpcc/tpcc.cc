@@ -113,7 +113,10 @@ void Tpcc::last_name(uint32_t n, char* out) {
 }
 
 Tpcc::Tpcc(const Config& config)
-    : cfg_(config.settings<TpccConfig>()), seed_(config.seed), history_seq_(config.threads) {
+    : cfg_(config.settings<TpccConfig>()),
+      seed_(config.seed),
+      history_seq_(config.threads),
+      delivery_hints_(std::make_unique<DeliveryHint[]>(std::size_t{cfg_.warehouses} * kDistrictsPerWarehouse)) {
   // Clause 2.1.6.1: C for C_LAST at run time differs from the load's by a
   // delta in [65, 119], but neither 96 nor 112.
   Rng rng(seed_ ^ 0x7470636355ULL);
