@@ -453,6 +453,16 @@ Tpcc::Queries Tpcc::generate(uint32_t worker, uint32_t count, Rng& rng) const {
     auto r = static_cast<uint16_t>(rng.range(1, W - 1));
     return static_cast<uint16_t>(r >= home ? r + 1 : r);
   };
+  // Payment's and Order-Status's customer (clauses 2.5.1.2, 2.6.1.2): 60% by
+  // last name, the rest by id.
+  auto pick_customer = [&](Query& q) {
+    q.by_last_name = rng.range(1, 100) <= 60;
+    if (q.by_last_name) {
+      q.c_last = static_cast<uint16_t>(nurand(rng, 255, c_last_run_, 0, 999));
+    } else {
+      q.c_id = nurand(rng, 1023, c_id_c_, 1, cust);
+    }
+  };
   // Clause 2.8.1.1: a terminal's Stock-Level queries one district, its own.
   const auto own_district = static_cast<uint16_t>(worker / W % kDistrictsPerWarehouse + 1);
   for (uint32_t n = 0; n < count; n++) {
@@ -463,13 +473,8 @@ Tpcc::Queries Tpcc::generate(uint32_t worker, uint32_t count, Rng& rng) const {
     q.d_id = static_cast<uint16_t>(rng.range(1, kDistrictsPerWarehouse));
     if (q.type == kDeliveryTxn) {  // clause 2.7.1
       q.carrier_id = static_cast<uint8_t>(rng.range(1, 10));
-    } else if (q.type == kOrderStatusTxn) {  // clause 2.6.1: 60% by last name
-      q.by_last_name = rng.range(1, 100) <= 60;
-      if (q.by_last_name) {
-        q.c_last = static_cast<uint16_t>(nurand(rng, 255, c_last_run_, 0, 999));
-      } else {
-        q.c_id = nurand(rng, 1023, c_id_c_, 1, cust);
-      }
+    } else if (q.type == kOrderStatusTxn) {  // clause 2.6.1
+      pick_customer(q);
     } else if (q.type == kStockLevelTxn) {  // clause 2.8.1
       q.d_id = own_district;
       q.threshold = static_cast<uint8_t>(rng.range(10, 20));
@@ -497,13 +502,7 @@ Tpcc::Queries Tpcc::generate(uint32_t worker, uint32_t count, Rng& rng) const {
         q.c_w_id = remote();
         q.c_d_id = static_cast<uint16_t>(rng.range(1, kDistrictsPerWarehouse));
       }
-      // 2.5.1.2: 60% select the customer by last name.
-      q.by_last_name = rng.range(1, 100) <= 60;
-      if (q.by_last_name) {
-        q.c_last = static_cast<uint16_t>(nurand(rng, 255, c_last_run_, 0, 999));
-      } else {
-        q.c_id = nurand(rng, 1023, c_id_c_, 1, cust);
-      }
+      pick_customer(q);
     }
     qs.queries.push_back(q);
   }
