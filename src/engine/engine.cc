@@ -18,6 +18,7 @@
 #include "platform/thread.h"
 #include "storage/database.h"
 #include "storage/footprint.h"
+#include "txn/epochs.h"
 #include "txn/ts_source.h"
 #include "workload/registry.h"
 
@@ -104,11 +105,13 @@ RunResult run_with(const Config& given) {
   // simulated machine numbers cache lines by first touch, and a stack's
   // offset within its page differs from process to process (docs/many-core.md).
   auto ts = std::make_unique<TsSource>(cfg.ts_alloc);
+  auto epochs = std::make_unique<Epochs>(cfg.threads);
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<typename W::Queries> queries;
   for (uint32_t i = 0; i < cfg.threads; i++) {
     auto& w = workers.emplace_back(std::make_unique<Worker>(WorkerId{i}, cfg.threads, cfg.seed, db.tables().size()));
     w->ts = ts.get();
+    w->epochs = epochs.get();
     w->prefetch = cfg.prefetch;
     w->phantom_protection = cfg.phantom_protection;
     w->bypass_read_only = cfg.read_only_tables == ReadOnlyTables::Bypass;
@@ -216,6 +219,7 @@ RunResult run_with(const Config& given) {
       // A worker that failed before it counted itself never keeps the clock from starting.
       if (!counted) ready.fetch_add(1, platform::memory_order_release);
     }
+    epochs->leave(i);  // holds no slot any more: the others' epochs move on without it
   });
   for (const auto& e : errors) {
     if (!e.empty()) throw std::runtime_error("worker failed: " + e);
@@ -234,6 +238,8 @@ RunResult run_with(const Config& given) {
   result.total = WorkerStats(W::kTypeNames.size());
   for (const auto& w : result.workers) result.total.merge(w);
   result.rss_at_end = platform::resident_bytes();
+  for (const auto& w : workers) result.rows_reused += w->rows_reused;
+  for (const auto& t : db.tables()) result.table_bytes += t->reserved_bytes();
   if (interval_s > 0) result.samples = samples_of(result, snapshots, boundary_ns, W::kTypeNames.size());
 
   if (!cfg.history_path.empty()) {

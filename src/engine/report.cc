@@ -141,6 +141,8 @@ nlohmann::json report_json(const RunResult& r) {
   res["load_seconds"] = r.load_seconds;
   res["rss_after_load_bytes"] = r.rss_after_load;
   res["rss_at_end_bytes"] = r.rss_at_end;
+  res["table_bytes_at_end"] = r.table_bytes;
+  res["rows_reused"] = r.rows_reused;
   res["rss_samples"] = nlohmann::json::array();
   for (const auto& [seconds, bytes] : r.rss_samples)
     res["rss_samples"].push_back({{"seconds", seconds}, {"bytes", bytes}});
@@ -214,6 +216,8 @@ void print_report(const RunResult& r, std::FILE* out) {
   std::fprintf(out, "  logical ab.  %12llu\n", static_cast<unsigned long long>(r.count(Counter::LogicalAborts)));
   std::fprintf(out, "  load         %12.2f s   rss %.0f MiB\n", r.load_seconds,
                static_cast<double>(r.rss_at_end) / (1 << 20));
+  std::fprintf(out, "  row blocks   %12.0f MiB %llu slots reused\n", static_cast<double>(r.table_bytes) / (1 << 20),
+               static_cast<unsigned long long>(r.rows_reused));
   std::fprintf(out, "\n  %-12s %10s %10s %10s %10s %10s %10s\n", "type", "commits", "cc_aborts", "txn/s", "p50 us",
                "p99 us", "p99.9 us");
   for (std::size_t t = 0; t < r.type_names.size(); t++) {

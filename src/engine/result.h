@@ -34,6 +34,10 @@ struct RunResult {
   double load_seconds = 0;
   uint64_t rss_after_load = 0;
   uint64_t rss_at_end = 0;
+  // The tables' row blocks at the end, as mapped, and the inserts that took
+  // the slot of a removed row or an aborted insert (txn/epochs.h).
+  uint64_t table_bytes = 0;
+  uint64_t rows_reused = 0;
   // The machine when the run started: more workers than idle cores (cores
   // minus the load average) means workers share cores, which the papers'
   // runs never did; schemes that wait then pay for preempted holders.

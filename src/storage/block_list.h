@@ -27,6 +27,13 @@
 // lies before the scan's end block but is not its last one there was full
 // before the scan began. (The study left its lock-free list unfinished; the
 // per-worker blocks, published counts and fixed end are this list's own.)
+//
+// Engine tables (storage/table.h) keep their rows here too, through claim():
+// a zeroed slot, published at once, that the caller fills in place and makes
+// visible by its own means (a row's header says when it is live). Their
+// blocks vary in size (a loader's block may hold a whole table, on huge
+// pages; a worker's insert block holds a few thousand rows), so each block
+// records its own capacity and mapping.
 #include <cstddef>
 #include <cstdint>
 
@@ -50,6 +57,11 @@ class BlockList final {
     // Slots [0, published) hold whole tuples. Only the block's owner stores
     // it (release, after the tuple's bytes); readers load it with acquire.
     platform::Atomic<uint32_t> published{0};
+    // Its slots, and the bytes mapped for it (on huge pages when `huge`).
+    // Like `seq`, written before the block is linked.
+    uint32_t capacity = 0;
+    bool huge = false;
+    std::size_t bytes = 0;
     // Position in the list, from 1 (the sentinel is 0). Written before the
     // block is linked, so whoever reaches the block through an acquire load
     // of a link reads it safely; the tail hint only moves to a higher one.
@@ -70,13 +82,16 @@ class BlockList final {
   };
 
   // Throws std::invalid_argument when a block of `block_bytes` cannot hold
-  // one tuple of `tuple_bytes` (or either is zero).
-  BlockList(uint32_t tuple_bytes, BlockListMode mode, std::size_t block_bytes = kDefaultBlockBytes);
+  // one tuple of `tuple_bytes` (or either is zero). With `huge_pages`, a
+  // block of a huge page or more is mapped on huge pages (see block_mapping).
+  BlockList(uint32_t tuple_bytes, BlockListMode mode, std::size_t block_bytes = kDefaultBlockBytes,
+            bool huge_pages = false);
   ~BlockList();
   BlockList(const BlockList&) = delete;
   BlockList& operator=(const BlockList&) = delete;
 
   uint32_t tuple_bytes() const { return tuple_bytes_; }
+  // The slots of a block of block_bytes() (insert's blocks).
   uint32_t slots_per_block() const { return slots_per_block_; }
   std::size_t block_bytes() const { return block_bytes_; }
   BlockListMode mode() const { return mode_; }
@@ -87,6 +102,13 @@ class BlockList final {
   // system refuses a block. Safe beside any number of inserts through other
   // cursors and any number of iterators.
   const char* insert(Cursor& cursor, const void* tuple);
+
+  // A zeroed slot in the cursor's block, published at once: the caller
+  // fills it in place, and readers must learn from the tuple itself whether
+  // it is whole (a table's rows carry a live flag). A cursor with no room
+  // left gets a new block of at least `block_tuples` slots, as many as its
+  // mapping holds (block_mapping). Same concurrency and errors as insert().
+  char* claim(Cursor& cursor, uint64_t block_tuples);
 
   // An iterator at the first published tuple, whose end block is the list's
   // tail now (see the top of this file).
@@ -101,6 +123,16 @@ class BlockList final {
 
   // Blocks appended so far. Exact when no insert runs.
   uint64_t block_count() const;
+
+  // The bytes mapped for the blocks appended so far. Exact when no insert runs.
+  uint64_t mapped_bytes() const;
+
+  // The bytes a block of at least `block_tuples` tuples maps: its header and
+  // slots, rounded up to whole pages, or to whole huge pages when
+  // `huge_pages` is on and they come to a huge page or more.
+  static std::size_t block_mapping(uint64_t block_tuples, uint32_t tuple_bytes, bool huge_pages);
+  // Whether a block of `bytes` is mapped on huge pages.
+  static bool huge_block(std::size_t bytes, bool huge_pages);
 
   // The most bytes mapped for `tuples` tuples inserted through `cursors`
   // cursors (each cursor's last block may be part full): what a caller
@@ -127,8 +159,10 @@ class BlockList final {
     platform::SpinLatch* latch_;
   };
 
-  const char* insert_unlatched(Cursor& cursor, const void* tuple);
-  Block* claim_block();
+  // The next slot of the cursor's block (a new block of `block_bytes` when
+  // it has none or is full), and its number there; nothing is published.
+  char* next_slot(Cursor& cursor, std::size_t block_bytes, uint32_t& slot);
+  Block* claim_block(std::size_t bytes);
   void append(Block* block);
   // The last block linked now (the sentinel when the list is empty).
   Block* last_block() const;
@@ -136,6 +170,7 @@ class BlockList final {
   const uint32_t tuple_bytes_;
   const BlockListMode mode_;
   const std::size_t block_bytes_;
+  const bool huge_pages_;
   const uint32_t slots_per_block_;
   // Holds no slots: the first block hangs off its `next`, so an append to an
   // empty list is the same compare-and-swap as any other.

@@ -25,7 +25,7 @@ inline constexpr uint64_t kPage = 4096;
 // resident.
 inline uint64_t table_rows(uint64_t rows, uint64_t block_rows, uint32_t stride, StorageOptions options) {
   const uint64_t bytes = Table::block_bytes(block_rows, stride, options.huge_pages);
-  const uint64_t per_block = bytes / stride;
+  const uint64_t per_block = Table::block_capacity(block_rows, stride, options.huge_pages);
   return (rows + per_block - 1) / per_block * bytes;
 }
 

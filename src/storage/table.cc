@@ -1,6 +1,7 @@
 #include "storage/table.h"
 
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 
 #include "common/out_of_memory.h"
@@ -16,7 +17,8 @@ Table::Table(uint32_t id, std::string name, Schema schema, RowLayout layout, uin
       layout_(layout),
       stride_(stride_for(layout, schema_)),
       options_(options),
-      primary_("primary", primary, expected_rows, options, name_.c_str()) {
+      primary_("primary", primary, expected_rows, options, name_.c_str()),
+      rows_(stride_, BlockListMode::LatchFree, BlockList::kDefaultBlockBytes, options.huge_pages) {
   end_row_ = reinterpret_cast<Row*>(own_.allocate_zeroed(stride_, layout_.row_align));
   if (init_row != nullptr) init_row(layout_.meta(end_row_));
   RowLayout::header(end_row_).flags = RowHeader::kDeleted;  // never live: every reader finds it absent
@@ -38,46 +40,30 @@ void Table::add_end_entry(Index& index) {
   if (index.is_ordered()) index.ordered()->insert(Index::kEndKey, end_row_, own_);
 }
 
-Table::~Table() {
-  for (auto& b : blocks_) platform::unmap(b.base, b.bytes, huge_block(b.bytes, options_.huge_pages));
-}
+Table::~Table() = default;
 
 Row* Table::allocate(RowCursor& cursor, uint64_t block_rows) {
-  if (cursor.next == cursor.end) {
-    const std::size_t bytes = block_bytes(block_rows, stride_, options_.huge_pages);
-    auto* base = static_cast<char*>(platform::map_zeroed(bytes, huge_block(bytes, options_.huge_pages)));
-    if (base == nullptr) {
-      char detail[64];
-      std::snprintf(detail, sizeof(detail), " (a block of %llu rows)", static_cast<unsigned long long>(block_rows));
-      throw OutOfMemory(bytes, "table ", name_.c_str(), detail);
-    }
-    const uint64_t rows = bytes / stride_;  // the whole mapping
-    {
-      platform::MutexGuard g(blocks_mutex_);
-      blocks_.push_back({base, rows, bytes});
-    }
-    cursor.next = base;
-    cursor.end = base + rows * stride_;
+  if (!cursor.free.empty()) {
+    Row* r = cursor.free.back();
+    cursor.free.pop_back();
+    std::memset(static_cast<void*>(r), 0, stride_);
+    return r;
   }
-  Row* r = reinterpret_cast<Row*>(cursor.next);
-  cursor.next += stride_;
-  return r;
+  try {
+    return reinterpret_cast<Row*>(rows_.claim(cursor.block, block_rows));
+  } catch (const OutOfMemory&) {
+    char detail[64];
+    std::snprintf(detail, sizeof(detail), " (a block of %llu rows)", static_cast<unsigned long long>(block_rows));
+    throw OutOfMemory(block_bytes(block_rows, stride_, options_.huge_pages), "table ", name_.c_str(), detail);
+  }
 }
 
 void Table::for_each_live(const std::function<void(const Row*)>& fn) const {
-  for (const auto& b : blocks_) {
-    for (uint64_t i = 0; i < b.rows; i++) {
-      const Row* r = reinterpret_cast<const Row*>(b.base + i * stride_);
-      const uint32_t flags = reinterpret_cast<const RowHeader*>(r)->flags;
-      if ((flags & RowHeader::kLive) != 0 && (flags & RowHeader::kDeleted) == 0) fn(r);
-    }
+  for (BlockList::Iterator it = rows_.begin(); it.valid(); it.next()) {
+    const Row* r = reinterpret_cast<const Row*>(*it);
+    const uint32_t flags = reinterpret_cast<const RowHeader*>(r)->flags;
+    if ((flags & RowHeader::kLive) != 0 && (flags & RowHeader::kDeleted) == 0) fn(r);
   }
-}
-
-uint64_t Table::reserved_bytes() const {
-  uint64_t n = 0;
-  for (const auto& b : blocks_) n += b.bytes;
-  return n;
 }
 
 }  // namespace abyss

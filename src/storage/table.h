@@ -1,8 +1,9 @@
 #pragma once
 // A table: a schema, rows in blocks, a primary index and any secondary
-// indexes (index/index.h: hash or ordered). The table grows by blocks; each
-// worker inserts into blocks of its own (RowCursor), so inserts share nothing
-// but the rare registration of a new block.
+// indexes (index/index.h: hash or ordered). The rows live in a latch-free
+// block list (storage/block_list.h): each worker inserts into blocks of its
+// own (RowCursor), so inserts share nothing but the rare compare-and-swap
+// that appends a block.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "index/index.h"
 #include "platform/latch.h"
 #include "platform/memory.h"
+#include "storage/block_list.h"
 #include "storage/row.h"
 #include "storage/schema.h"
 
@@ -21,10 +23,11 @@ namespace abyss {
 
 class Table;
 
-// A worker's position in its current insert block of one table.
+// A worker's position in its current insert block of one table, and the
+// slots it may use again (txn/epochs.h), taken before the block's next.
 struct RowCursor {
-  char* next = nullptr;
-  char* end = nullptr;
+  BlockList::Cursor block;
+  std::vector<Row*> free;
 };
 
 class Table final {
@@ -75,7 +78,8 @@ class Table final {
   // by their primary keys.
   void set_primary_key_of(KeyOf key_of) { key_of_[0] = key_of; }
 
-  // A zeroed row slot from the cursor's block, taking a new block of
+  // A zeroed row slot: one of the cursor's free slots, zeroed again, or the
+  // next of the cursor's block, taking a new block of
   // `block_rows` when the current one is full. With huge pages on, a block of
   // a huge page or more (the loaders') is mapped on huge pages and holds as
   // many rows as they do; smaller ones (a worker's insert blocks) stay on
@@ -115,8 +119,18 @@ class Table final {
   // Calls fn on every live, not deleted row. Only when no worker runs.
   void for_each_live(const std::function<void(const Row*)>& fn) const;
 
+  // Whether no index of the table keeps a removed row's entry: every one is
+  // ordered (a hash index keeps its entries for the run), so a removed row's
+  // slot may be used again once no transaction holds it (txn/epochs.h).
+  bool removals_unlink() const {
+    for (uint32_t i = 0; i < index_count(); i++) {
+      if (!index(i).is_ordered()) return false;
+    }
+    return true;
+  }
+
   // The bytes of its row blocks, as mapped.
-  uint64_t reserved_bytes() const;
+  uint64_t reserved_bytes() const { return rows_.mapped_bytes(); }
 
   // A table no transaction writes once loaded (TPC-C ITEM). Reads of it skip
   // concurrency control: with no writer there is no conflict to order, under
@@ -126,7 +140,7 @@ class Table final {
 
   // Keeps an arena (the loaders' index nodes) alive as long as the table.
   void adopt(Arena&& arena) {
-    platform::MutexGuard g(blocks_mutex_);
+    platform::MutexGuard g(arenas_mutex_);
     arenas_.push_back(std::make_unique<Arena>(std::move(arena)));
   }
 
@@ -139,19 +153,14 @@ class Table final {
   }
   // The bytes a block of `block_rows` rows of `stride` maps (footprint.h).
   static std::size_t block_bytes(uint64_t block_rows, uint32_t stride, bool huge_pages) {
-    const std::size_t bytes = block_rows * stride;
-    return platform::mapped_size(bytes, huge_block(bytes, huge_pages));
+    return BlockList::block_mapping(block_rows, stride, huge_pages);
   }
-  // Whether a block of `bytes` goes on huge pages (see allocate).
-  static bool huge_block(std::size_t bytes, bool huge_pages) { return huge_pages && bytes >= platform::kHugePage; }
+  // The rows such a block holds: as many as its mapping has room for.
+  static uint64_t block_capacity(uint64_t block_rows, uint32_t stride, bool huge_pages) {
+    return (block_bytes(block_rows, stride, huge_pages) - BlockList::header_bytes()) / stride;
+  }
 
  private:
-  struct Block {
-    char* base;
-    uint64_t rows;
-    std::size_t bytes;  // as mapped (on huge pages or not: huge_block(bytes))
-  };
-
   uint32_t id_;
   std::string name_;
   Schema schema_;
@@ -167,8 +176,8 @@ class Table final {
   std::vector<KeyOf> key_of_{nullptr};    // per index, the primary's first
   Arena own_{4096, "a table's end row"};  // the end row and the end entries' index nodes
   Row* end_row_ = nullptr;
-  platform::Mutex blocks_mutex_;  // guards blocks_ (a new block per few thousand rows)
-  std::vector<Block> blocks_;
+  BlockList rows_;                // every row but the end row
+  platform::Mutex arenas_mutex_;  // guards arenas_ (loaders may adopt theirs in parallel)
   std::vector<std::unique_ptr<Arena>> arenas_;
 };
 

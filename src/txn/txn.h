@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "cc/traits.h"
 #include "common/types.h"
 #include "platform/atomic.h"
 #include "platform/clock.h"
@@ -107,7 +108,9 @@ class Txn final {
   Rc insert(Table& t, uint64_t key, char*& out) {
     refuse_read_only(t);
     if (t.index().is_ordered() || t.index_count() > 1) note_insert(t, key);
-    Row* row = t.allocate(w_.cursors[t.id()]);
+    RowCursor& cursor = w_.cursors[t.id()];
+    w_.rows_reused += cursor.free.empty() ? 0 : 1;
+    Row* row = t.allocate(cursor);
     new (layout_.meta(row)) typename CC::RowMeta();
     AccessT& a = add(t, key, row, AccessType::Insert);
     a.local = layout_.data(row);
@@ -282,6 +285,7 @@ class Txn final {
     scan_seen_.clear();
     next_key_writes_ = false;
     w_.scratch.reset();
+    if (w_.epochs != nullptr) enter_epoch();
     const Rc rc = timed(TimeCat::CcManager, [&] { return cc_.begin(*this, restart); });
     if constexpr (!kRemovesEntries) {
       if (rc == Rc::Ok && !removed_.empty()) reclaim_removed();
@@ -299,8 +303,15 @@ class Txn final {
   }
 
   // Rolls back a CC abort or a logical abort: nothing was installed, so this
-  // releases the scheme's state.
-  void abort() { cc_.abort(*this); }
+  // releases the scheme's state. Rows it inserted were never indexed: their
+  // slots are retired.
+  void abort() {
+    cc_.abort(*this);
+    if (w_.epochs == nullptr) return;
+    for (const AccessT& a : accesses_) {
+      if (a.type == AccessType::Insert) retire(a.table, a.row);
+    }
+  }
 
   // ---- the scheme's side ---------------------------------------------------
 
@@ -364,7 +375,10 @@ class Txn final {
           platform::touch(&h, sizeof(RowHeader), platform::Access::Write);
           platform::store_shared_u32(h.flags, h.flags | RowHeader::kDeleted);
           platform::store_shared_word(h.writer.value, commit_id_.value);
-          if (kRemovesEntries && a.found) remove_entries(a);
+          if (kRemovesEntries && a.found) {
+            remove_entries(a);
+            if (kRetiresRemovals && w_.epochs != nullptr && a.table->removals_unlink()) retire(a.table, a.row);
+          }
           if (!kRemovesEntries && a.found) note_removed(a);
           break;
         case AccessType::Insert: {
@@ -403,6 +417,10 @@ class Txn final {
   // read through them (MVCC): there the entries stay, as removed rows, and
   // keep serving as next keys.
   static constexpr bool kRemovesEntries = !CC::kTraits.keeps_versions;
+  // A removed row's slot is used again once unreachable (txn/epochs.h), but
+  // not under `none`: with no concurrency control two transactions may both
+  // commit the removal of one row, which would free its slot twice.
+  static constexpr bool kRetiresRemovals = CC::kTraits.family != cc::Family::None;
 
   // An entry of an ordered index.
   struct Entry {
@@ -612,10 +630,39 @@ class Txn final {
   }
   [[gnu::noinline]] void reclaim_removed() {
     timed(TimeCat::Index, [&] {
-      while (!removed_.empty() && reclaim(removed_.front())) removed_.pop_front();
+      while (!removed_.empty() && reclaim(removed_.front())) {
+        const Removed& r = removed_.front();
+        if (w_.epochs != nullptr && r.table->removals_unlink()) retire(r.table, r.row);
+        removed_.pop_front();
+      }
       return removed_.size();
     });
   }
+  // Announces this attempt's epoch, and frees the retired slots that no
+  // transaction can hold any more into their tables' cursors; it tries to
+  // move the epoch on every kAdvanceEvery begins while the oldest must wait.
+  void enter_epoch() {
+    Epochs& epochs = *w_.epochs;
+    epochs.enter(w_.id.value);
+    if (w_.retired.empty()) return;
+    timed(TimeCat::Index, [&] {
+      uint64_t now = epochs.now();
+      if (!Epochs::free_at(w_.retired.front().epoch, now) && ++w_.begins_since_advance >= kAdvanceEvery) {
+        w_.begins_since_advance = 0;
+        now = epochs.try_advance();
+      }
+      for (; !w_.retired.empty() && Epochs::free_at(w_.retired.front().epoch, now); w_.retired.pop_front()) {
+        const Worker::Retired& r = w_.retired.front();
+        w_.cursors[r.table->id()].free.push_back(r.row);
+      }
+      return 0;
+    });
+  }
+  static constexpr uint32_t kAdvanceEvery = 16;
+
+  // A slot no transaction can reach any more, freed once none holds it.
+  void retire(Table* table, Row* row) { w_.retired.push_back({table, row, w_.epochs->now()}); }
+
   // Takes a removed row's entries out of its ordered indexes, where the
   // scheme lets it; false if one must stay for now.
   bool reclaim(const Removed& r) {

@@ -3,6 +3,7 @@
 // batch, the current attempt's time breakdown and its history buffer. Nothing
 // here is shared with other workers.
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "platform/clock.h"
 #include "stats/stats.h"
 #include "storage/table.h"
+#include "txn/epochs.h"
 #include "txn/history.h"
 #include "txn/ts_source.h"
 
@@ -30,6 +32,18 @@ struct alignas(platform::kCacheLine) Worker {
   // Index nodes of inserted rows and MVCC versions; lives with the database.
   Arena persistent{std::size_t{1} << 20, "a worker's index nodes and versions"};
   std::vector<RowCursor> cursors;  // one per table, for inserts
+  // Row slots this worker made unreachable, oldest first, until the epochs
+  // free them into their table's cursor (txn/epochs.h). Without `epochs`
+  // (set by the engine) no slot is retired or used again.
+  struct Retired {
+    Table* table;
+    Row* row;
+    uint64_t epoch;
+  };
+  Epochs* epochs = nullptr;
+  std::deque<Retired> retired;
+  uint32_t begins_since_advance = 0;
+  uint64_t rows_reused = 0;  // inserts that took a freed slot
   TsLocal ts_local;
   TsSource* ts = nullptr;
   std::unique_ptr<HistoryWriter> history;  // null unless --history
