@@ -184,6 +184,10 @@ bool note(Report& report, AnomalyKind kind) {
 
 std::string txn_name(uint64_t id) { return "T" + std::to_string(id); }
 
+// The key space of a table's secondary index, apart from every table's own
+// (a table name cannot hold the unit separator: abyss names are identifiers).
+std::string index_space(const std::string& table, const std::string& index) { return table + '\x1f' + index; }
+
 std::string version_name(uint64_t id) { return id == 0 ? "the initial version" : "the version of " + txn_name(id); }
 
 // The log, parsed: transactions as dense nodes and every access flattened.
@@ -279,9 +283,16 @@ class Parser {
     for (size_t i = 0; i < writes.size(); i++) {
       const Access w = access(node, writes[i], "writes", "prev_writer_id", i, line);
       history_.writes.push_back(w);
-      if (writes[i].size() == 4 && writes[i][1].is_number_unsigned()) {
-        history_.members.push_back({history_.keys.table_id(writes[i][0].get_ref<const std::string&>()),
-                                    writes[i][1].get<uint64_t>(), node, writes[i][3] == "insert", w.key});
+      if (writes[i].size() >= 4 && writes[i][1].is_number_unsigned()) {
+        const std::string& table = writes[i][0].get_ref<const std::string&>();
+        const bool insert = writes[i][3] == "insert";
+        history_.members.push_back({history_.keys.table_id(table), writes[i][1].get<uint64_t>(), node, insert, w.key});
+        if (writes[i].size() == 5) {
+          for (const auto& [index, key] : writes[i][4].items()) {
+            history_.members.push_back(
+                {history_.keys.table_id(index_space(table, index)), key.get<uint64_t>(), node, insert, w.key});
+          }
+        }
       }
     }
     if (const json* scans = optional_list(doc, "scans", line)) {
@@ -313,12 +324,16 @@ class Parser {
     return &*it;
   }
 
-  // [table, lo, hi, [[key, writer_id], ...]]: integer keys, lo <= key <= hi.
+  // [table, lo, hi, [[key, writer_id], ...]] or, of a secondary index,
+  // [table, lo, hi, [[key, writer_id], ...], index]: integer keys,
+  // lo <= key <= hi.
   void validate_scan(const json& entry, size_t i, uint64_t line) const {
     const std::string where = "scans[" + std::to_string(i) + "]";
-    if (!entry.is_array() || entry.size() != 4 || !entry[3].is_array())
-      fail(line, where + " must be [table, lo, hi, [[key, writer_id], ...]], got " + entry.dump());
+    if (!entry.is_array() || (entry.size() != 4 && entry.size() != 5) || !entry[3].is_array())
+      fail(line, where + " must be [table, lo, hi, [[key, writer_id], ...]] (and an index), got " + entry.dump());
     if (!entry[0].is_string()) fail(line, where + "[0]: table must be a string, got " + entry[0].dump());
+    if (entry.size() == 5 && (!entry[4].is_string() || entry[4].get_ref<const std::string&>().empty()))
+      fail(line, where + "[4]: index must be a non-empty string, got " + entry[4].dump());
     if (!entry[1].is_number_unsigned() || !entry[2].is_number_unsigned() ||
         entry[1].get<uint64_t>() > entry[2].get<uint64_t>()) {
       fail(line, where + ": lo and hi must be non-negative integers with lo <= hi, got " + entry[1].dump() + " and " +
@@ -339,17 +354,22 @@ class Parser {
 
   void add_scan(Node node, const json& entry, size_t i, uint64_t line) {
     validate_scan(entry, i, line);
+    const std::string& table = entry[0].get_ref<const std::string&>();
+    const bool secondary = entry.size() == 5;
     Scan scan{node,
-              history_.keys.table_id(entry[0].get_ref<const std::string&>()),
+              history_.keys.table_id(secondary ? index_space(table, entry[4].get_ref<const std::string&>()) : table),
               entry[1].get<uint64_t>(),
               entry[2].get<uint64_t>(),
               history_.seen.size(),
               0};
     for (const json& seen : entry[3]) {
-      // What a scan saw, it read.
-      history_.reads.push_back({node, history_.keys.intern(entry[0], seen[0]), seen[1].get<uint64_t>()});
+      // What a scan of the primary keys saw, it read; the rows a secondary
+      // index's scan saw are in "reads" under their primary keys.
+      if (!secondary) {
+        history_.reads.push_back({node, history_.keys.intern(entry[0], seen[0]), seen[1].get<uint64_t>()});
+        report_.reads++;
+      }
       history_.seen.push_back(seen[0].get<uint64_t>());
-      report_.reads++;
     }
     scan.seen_end = history_.seen.size();
     std::sort(history_.seen.begin() + static_cast<std::ptrdiff_t>(scan.seen_begin), history_.seen.end());
@@ -359,9 +379,17 @@ class Parser {
   void validate_entry(const json& entry, const char* list, const char* version_name, size_t i, uint64_t line) const {
     const std::string where = std::string(list) + "[" + std::to_string(i) + "]";
     const bool is_write = std::string_view(list) == "writes";
-    if (is_write && entry.is_array() && entry.size() == 4) {
+    if (is_write && entry.is_array() && (entry.size() == 4 || entry.size() == 5)) {
       if (entry[3] != "insert" && entry[3] != "delete")
         fail(line, where + "[3]: a write's kind must be \"insert\" or \"delete\", got " + entry[3].dump());
+      if (entry.size() == 5) {
+        if (!entry[4].is_object())
+          fail(line, where + "[4]: index keys must be an object {index: key, ...}, got " + entry[4].dump());
+        for (const auto& [index, key] : entry[4].items()) {
+          if (index.empty() || !key.is_number_unsigned())
+            fail(line, where + "[4]: index keys must map index names to non-negative integers, got " + entry[4].dump());
+        }
+      }
     } else if (!entry.is_array() || entry.size() != 3) {
       fail(line, where + " must be [table, key, " + version_name + "]" +
                      (is_write ? " (and \"insert\" or \"delete\")" : "") + ", got " + entry.dump());

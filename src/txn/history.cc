@@ -5,7 +5,8 @@
 namespace abyss {
 
 namespace {
-void append_entry(std::string& out, const std::string& table, uint64_t key, TxnId id, const char* kind = nullptr) {
+void append_entry(std::string& out, const std::string& table, uint64_t key, TxnId id, const char* kind = nullptr,
+                  std::span<const HistoryWriter::IndexKey> index_keys = {}) {
   if (!out.empty()) out += ',';
   // Table names are identifiers chosen by abyss: no JSON escaping needed.
   out += "[\"";
@@ -19,7 +20,30 @@ void append_entry(std::string& out, const std::string& table, uint64_t key, TxnI
     out += kind;
     out += '"';
   }
+  if (!index_keys.empty()) {
+    // Index names, like table names, need no escaping.
+    out += ",{";
+    for (std::size_t i = 0; i < index_keys.size(); i++) {
+      if (i > 0) out += ',';
+      out += '"';
+      out += *index_keys[i].index;
+      out += "\":";
+      out += std::to_string(index_keys[i].key);
+    }
+    out += '}';
+  }
   out += ']';
+}
+
+// Closes an open scan's list of keys seen, and the scan.
+void close_scan(std::string& scans, const std::string* index) {
+  scans += "]";
+  if (index != nullptr) {
+    scans += ",\"";
+    scans += *index;
+    scans += '"';
+  }
+  scans += "]";
 }
 }  // namespace
 
@@ -41,21 +65,28 @@ void HistoryWriter::begin(TxnId id) {
   writes_.clear();
   scans_.clear();
   scan_open_ = false;
+  scan_index_ = nullptr;
 }
 
 void HistoryWriter::read(const std::string& table, uint64_t key, TxnId writer) {
   append_entry(reads_, table, key, writer);
 }
 
-void HistoryWriter::write(const std::string& table, uint64_t key, TxnId prev_writer, WriteKind kind) {
+void HistoryWriter::write(const std::string& table, uint64_t key, TxnId prev_writer, WriteKind kind,
+                          std::span<const IndexKey> index_keys) {
   append_entry(writes_, table, key, prev_writer,
                kind == WriteKind::Insert   ? "insert"
                : kind == WriteKind::Delete ? "delete"
-                                           : nullptr);
+                                           : nullptr,
+               kind == WriteKind::Update ? std::span<const IndexKey>{} : index_keys);
 }
 
-void HistoryWriter::scan(const std::string& table, uint64_t lo, uint64_t hi) {
-  if (scan_open_) scans_ += "]],";
+void HistoryWriter::scan(const std::string& table, uint64_t lo, uint64_t hi, const std::string* index) {
+  if (scan_open_) {
+    close_scan(scans_, scan_index_);
+    scans_ += ',';
+  }
+  scan_index_ = index;
   scans_ += "[\"";
   scans_ += table;
   scans_ += "\",";
@@ -84,7 +115,8 @@ void HistoryWriter::end() {
   if (scan_open_) {
     buf_ += ",\"scans\":[";
     buf_ += scans_;
-    buf_ += "]]]";
+    close_scan(buf_, scan_index_);
+    buf_ += ']';
   }
   buf_ += "}\n";
   if (buf_.size() >= (1 << 20)) spill();

@@ -3,6 +3,7 @@
 // transaction. Each worker buffers its own lines and spills them to a part
 // file; the parts are concatenated when the run ends.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -25,10 +26,19 @@ class HistoryWriter final {
   // An insert or a delete is marked as such: it changes what a scan of the
   // key's range sees (docs/formats.md, predicate dependencies).
   enum class WriteKind : uint8_t { Update, Insert, Delete };
-  void write(const std::string& table, uint64_t key, TxnId prev_writer, WriteKind kind = WriteKind::Update);
-  // A scan of [lo, hi] of `table`'s keys, then each key it saw with the
-  // version's writer (docs/formats.md, "scans").
-  void scan(const std::string& table, uint64_t lo, uint64_t hi);
+  // The row's key in one of its table's ordered secondary indexes.
+  struct IndexKey {
+    const std::string* index;
+    uint64_t key;
+  };
+  // An insert or a delete also names the row's keys in the table's ordered
+  // secondary indexes, which scans of those indexes are checked against.
+  void write(const std::string& table, uint64_t key, TxnId prev_writer, WriteKind kind = WriteKind::Update,
+             std::span<const IndexKey> index_keys = {});
+  // A scan of [lo, hi] of `table`'s keys (of its secondary index `index`'s
+  // keys, when not null), then each key it saw with the version's writer
+  // (docs/formats.md, "scans").
+  void scan(const std::string& table, uint64_t lo, uint64_t hi, const std::string* index = nullptr);
   void scan_saw(uint64_t key, TxnId writer);
   void end();
 
@@ -51,7 +61,8 @@ class HistoryWriter final {
   std::string reads_;
   std::string writes_;
   std::string scans_;
-  bool scan_open_ = false;  // scans_ ends in an unclosed list of keys seen
+  bool scan_open_ = false;                   // scans_ ends in an unclosed list of keys seen
+  const std::string* scan_index_ = nullptr;  // the open scan's index, if secondary
 };
 
 }  // namespace abyss

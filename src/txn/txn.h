@@ -165,11 +165,13 @@ class Txn final {
     const bool next_keys = kNextKeys && w_.phantom_protection;
     collect_own_inserts(t, index_id, lo, hi, order);
     ScanRecord* record = nullptr;
-    // The history's scans are ranges of primary keys (docs/formats.md); a
-    // secondary index's rows are logged as the reads they are.
-    if (w_.history && index_id == 0) {
+    // The history's scans are ranges of the scanned index's keys
+    // (docs/formats.md); a secondary index's rows are also logged as the
+    // reads they are, under their primary keys.
+    if (w_.history) {
       record = &scan_records_.emplace_back();
       record->table = &t;
+      record->index = index_id;
       record->lo = lo;
       record->hi = hi;
       record->first = static_cast<uint32_t>(scan_seen_.size());
@@ -443,6 +445,7 @@ class Txn final {
   // scan_seen_[first, first + count).
   struct ScanRecord {
     const Table* table = nullptr;
+    uint32_t index = 0;
     uint64_t lo = 0;
     uint64_t hi = 0;
     uint32_t first = 0;
@@ -780,16 +783,33 @@ class Txn final {
       if (a.type == AccessType::Read || a.read_first) h.read(a.table->name(), a.key, a.seen);
     }
     for (const ScanRecord& r : scan_records_) {
-      h.scan(r.table->name(), r.lo, r.hi);
+      h.scan(r.table->name(), r.lo, r.hi, r.index == 0 ? nullptr : &r.table->index(r.index).name());
       for (uint32_t i = r.first; i < r.first + r.count; i++) h.scan_saw(scan_seen_[i].key, scan_seen_[i].writer);
     }
     for (const AccessT& a : accesses_) {
       if (!a.found) continue;
       if (a.type == AccessType::Write) h.write(a.table->name(), a.key, a.seen);
-      if (a.type == AccessType::Remove) h.write(a.table->name(), a.key, a.seen, HistoryWriter::WriteKind::Delete);
-      if (a.type == AccessType::Insert) h.write(a.table->name(), a.key, kLoadTxn, HistoryWriter::WriteKind::Insert);
+      if (a.type == AccessType::Remove) {
+        h.write(a.table->name(), a.key, a.seen, HistoryWriter::WriteKind::Delete, index_keys(a, layout_.data(a.row)));
+      }
+      if (a.type == AccessType::Insert) {
+        h.write(a.table->name(), a.key, kLoadTxn, HistoryWriter::WriteKind::Insert, index_keys(a, a.local));
+      }
     }
     h.end();
+  }
+
+  // The row's keys in its table's ordered secondary indexes, for the history
+  // (a removed row's data stays as it was: its slot is not reused while this
+  // transaction runs).
+  std::span<const HistoryWriter::IndexKey> index_keys(const AccessT& a, const char* data) {
+    index_keys_.clear();
+    const Table& t = *a.table;
+    for (uint32_t i = 1; i < t.index_count(); i++) {
+      if (t.index(i).is_ordered() && t.key_of(i) != nullptr)
+        index_keys_.push_back({&t.index(i).name(), t.key_of(i)(data)});
+    }
+    return index_keys_;
   }
 
   CC& cc_;
@@ -802,6 +822,7 @@ class Txn final {
   std::deque<Removed> removed_;           // !kRemovesEntries: removals whose entries are still indexed
   std::vector<ScanRecord> scan_records_;  // with --history only
   std::vector<SeenKey> scan_seen_;
+  std::vector<HistoryWriter::IndexKey> index_keys_;  // index_keys()' answer
   typename CC::TxnMeta meta_{};
   TxnId commit_id_{};
 };

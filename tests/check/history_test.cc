@@ -343,6 +343,26 @@ TEST(HistoryCheckScans, AScanDoesNotOrderItselfAfterItsOwnDelete) {
   EXPECT_EQ(r.edges, 0u);
 }
 
+TEST(HistoryCheckScans, ASecondaryIndexScanIsCheckedAgainstTheIndexKeysOfInserts) {
+  // As PhantomWriteSkewIsACycle, through t's index "by_v": T1 scans by_v
+  // [940, 975] and sees nothing; T2 inserts t[5], whose by_v key is 945.
+  const std::string t1 = R"({"id": 1, "reads": [], "writes": [["s", 0, 0]], "scans": [["t", 940, 975, [], "by_v"]]})";
+  const Report r =
+      check(t1 + "\n" + R"({"id": 2, "reads": [["s", 0, 0]], "writes": [["t", 5, 0, "insert", {"by_v": 945}]]})");
+  EXPECT_EQ(r.scans, 1u);
+  ASSERT_EQ(r.count(AnomalyKind::Cycle), 1u) << r.summary();
+  EXPECT_EQ(of_kind(r, AnomalyKind::Cycle).at(0).cycle_edges, (Edges{EdgeKind::PRW, EdgeKind::RW}));
+  // The index's keys are its own: primary key 945, or by_v key 990, or a
+  // key of another index in the range, order nothing.
+  for (const char* writes : {R"([["t", 945, 0, "insert"]])", R"([["t", 5, 0, "insert", {"by_v": 990}]])",
+                             R"([["t", 5, 0, "insert", {"by_w": 945}]])"}) {
+    EXPECT_TRUE(check(t1 + "\n" + R"({"id": 2, "reads": [["s", 0, 0]], "writes": )" + writes + "}").serializable())
+        << writes;
+  }
+  // A secondary scan's keys seen are not reads: its rows are read by key.
+  EXPECT_EQ(check(R"({"id": 1, "reads": [], "writes": [], "scans": [["t", 0, 975, [[945, 0]], "by_v"]]})").reads, 0u);
+}
+
 TEST(HistoryCheck, DuplicateIdIsReported) {
   const Report r = check(R"({"id": 1, "reads": [], "writes": [["t", 1, 0]]})"
                          "\n"
@@ -424,7 +444,13 @@ INSTANTIATE_TEST_SUITE_P(
                     Malformed{R"({"id": 1, "reads": [], "writes": [], "scans": [["t", 0, 9, [[1]]]]})",
                               "scans[0][3][0] must be [key, writer_id]"},
                     Malformed{R"({"id": 1, "reads": [], "writes": [], "scans": [["t", 0, 9, [[10, 0]]]]})",
-                              "outside the scanned range"}),
+                              "outside the scanned range"},
+                    Malformed{R"({"id": 1, "reads": [], "writes": [], "scans": [["t", 0, 9, [], 3]]})",
+                              "scans[0][4]: index must be a non-empty string"},
+                    Malformed{R"({"id": 1, "reads": [], "writes": [["t", 1, 0, "insert", [5]]]})",
+                              "writes[0][4]: index keys must be an object"},
+                    Malformed{R"({"id": 1, "reads": [], "writes": [["t", 1, 0, "insert", {"by_v": -1}]]})",
+                              "writes[0][4]: index keys must map index names to non-negative integers"}),
     // Each case named by its position and the message it expects.
     [](const testing::TestParamInfo<Malformed>& info) {
       std::string name = "case" + std::to_string(info.index) + "_";
