@@ -238,7 +238,9 @@ RunResult run_with(const Config& given) {
   result.total = WorkerStats(W::kTypeNames.size());
   for (const auto& w : result.workers) result.total.merge(w);
   result.rss_at_end = platform::resident_bytes();
-  for (const auto& w : workers) result.rows_reused += w->rows_reused;
+  for (const auto& w : workers) {
+    for (const RowCursor& c : w->cursors) result.rows_reused += c.reused;
+  }
   for (const auto& t : db.tables()) result.table_bytes += t->reserved_bytes();
   if (interval_s > 0) result.samples = samples_of(result, snapshots, boundary_ns, W::kTypeNames.size());
 

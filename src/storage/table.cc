@@ -46,6 +46,7 @@ Row* Table::allocate(RowCursor& cursor, uint64_t block_rows) {
   if (!cursor.free.empty()) {
     Row* r = cursor.free.back();
     cursor.free.pop_back();
+    cursor.reused++;
     std::memset(static_cast<void*>(r), 0, stride_);
     return r;
   }

@@ -28,6 +28,7 @@ class Table;
 struct RowCursor {
   BlockList::Cursor block;
   std::vector<Row*> free;
+  uint64_t reused = 0;  // slots taken from `free`
 };
 
 class Table final {

@@ -108,9 +108,7 @@ class Txn final {
   Rc insert(Table& t, uint64_t key, char*& out) {
     refuse_read_only(t);
     if (t.index().is_ordered() || t.index_count() > 1) note_insert(t, key);
-    RowCursor& cursor = w_.cursors[t.id()];
-    w_.rows_reused += cursor.free.empty() ? 0 : 1;
-    Row* row = t.allocate(cursor);
+    Row* row = t.allocate(w_.cursors[t.id()]);
     new (layout_.meta(row)) typename CC::RowMeta();
     AccessT& a = add(t, key, row, AccessType::Insert);
     a.local = layout_.data(row);

@@ -43,7 +43,6 @@ struct alignas(platform::kCacheLine) Worker {
   Epochs* epochs = nullptr;
   std::deque<Retired> retired;
   uint32_t begins_since_advance = 0;
-  uint64_t rows_reused = 0;  // inserts that took a freed slot
   TsLocal ts_local;
   TsSource* ts = nullptr;
   std::unique_ptr<HistoryWriter> history;  // null unless --history
