@@ -22,6 +22,7 @@
 #include "engine/index_bench.h"
 #include "engine/knobs.h"
 #include "engine/probe.h"
+#include "engine/recover.h"
 #include "engine/report.h"
 #include "engine/scan_bench.h"
 #include "workload/workloads.h"
@@ -82,6 +83,39 @@ int check_tpcc_command(const std::string& dir, bool inserts) {
   } catch (const std::exception& e) {
     return check_failure(dir, e);
   }
+}
+
+// `abyss recover`: exit 2 for a directory or journal it cannot use (named,
+// with what is wrong and where), 1 when an output cannot be written.
+int recover_command(const abyss::RecoverOptions& options) {
+  if (auto err = abyss::check_recover_options(options); !err.empty()) {
+    std::fprintf(stderr, "abyss: %s\n", err.c_str());
+    return 2;
+  }
+  abyss::RecoverResult r;
+  try {
+    r = abyss::recover(options);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "abyss: %s\n", e.what());
+    return 2;
+  }
+  const double gb = static_cast<double>(r.journal_bytes) / 1e9;
+  std::printf("abyss recover: %s (%s under %s, %u journal(s))\n", options.dir.c_str(), r.workload.c_str(), r.cc.c_str(),
+              r.journals);
+  std::printf("  durable epoch %14llu\n", static_cast<unsigned long long>(r.durable_epoch));
+  std::printf("  journals      %14.3f GB read, %llu records: %llu applied, %llu of later epochs not\n", gb,
+              static_cast<unsigned long long>(r.records), static_cast<unsigned long long>(r.records_applied),
+              static_cast<unsigned long long>(r.records_beyond));
+  std::printf("  rows          %14llu writes applied, %llu superseded by a later version\n",
+              static_cast<unsigned long long>(r.writes_applied), static_cast<unsigned long long>(r.writes_superseded));
+  std::printf("  load          %14.2f s (the run's load, rebuilt)\n", r.load_seconds);
+  std::printf("  replay        %14.2f s, %.2f GB/s\n", r.replay_seconds,
+              r.replay_seconds > 0 ? gb / r.replay_seconds : 0.0);
+  if (r.torn_journals > 0) {
+    std::printf("  torn          %14u journal(s) end in a record the crash cut off; first: %s\n", r.torn_journals,
+                r.torn_note.c_str());
+  }
+  return 0;
 }
 
 // `abyss probe`: the measurements `abyss sim calibrate` reads.
@@ -350,6 +384,18 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"on", "off"}))
       ->default_str("on");
 
+  abyss::RecoverOptions recover_options;
+  CLI::App* recover = app.add_subcommand(
+      "recover", "rebuild the database of a --log-dir: its load, then every durable commit of its journals");
+  recover->add_option("dir", recover_options.dir, "the log directory of a run with --log file")->required();
+  recover->add_option("--dump", recover_options.dump_dir, "write DIR/<table>.csv for every table, as run --dump does");
+  recover->add_option("--versions", recover_options.versions_path,
+                      "write table,key,writer,deleted for every row a journal wrote");
+  recover
+      ->add_option("--threads", recover_options.threads, "replay threads (default: one per journal, at most the cores)")
+      ->check(CLI::Range(1u, 1024u));
+  recover->add_option("--json", recover_options.json_path, "write the recovery's numbers as JSON to FILE");
+
   bool describe_as_json = false;
   CLI::App* describe = app.add_subcommand("describe", "the schemes, workloads and knobs of this binary");
   describe->add_flag("--json", describe_as_json, "as JSON (what the harness reads)");
@@ -485,6 +531,10 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "abyss: %s\n", err.c_str());
         return 2;
       }
+      if (auto err = abyss::check_log(run_cfg); !err.empty()) {
+        std::fprintf(stderr, "abyss: %s\n", err.c_str());
+        return 2;
+      }
       for (const auto& note : abyss::cli::ineffective_flag_notes(*run, run_cfg)) {
         std::fprintf(stderr, "abyss: note: %s\n", note.c_str());
       }
@@ -515,6 +565,7 @@ int main(int argc, char** argv) {
     if (bench_memory->parsed()) return memory_bench_command(memory_bench);
     if (bench_index->parsed()) return index_bench_command(index_bench, index_bench_json);
     if (bench_scan->parsed()) return scan_bench_command(scan_bench, scan_bench_json);
+    if (recover->parsed()) return recover_command(recover_options);
     if (check_history->parsed()) return check_history_command(history_path);
     if (check_tpcc->parsed()) return check_tpcc_command(tpcc_dir, tpcc_inserts);
     std::printf("abyss %s (%s)\n", std::string(abyss::git_rev()).c_str(), std::string(abyss::build_type()).c_str());

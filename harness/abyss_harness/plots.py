@@ -66,6 +66,7 @@ BREAKDOWN_COLOURS: dict[str, str] = {
     "wait": "#a65628",
     "commit": "#999999",
     "cc_manager": "#333333",
+    "log": "#f781bf",
     "other": "#f2d600",
 }
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "common/latch_kind.h"
+#include "common/log_settings.h"
 #include "common/storage_options.h"
 #include "common/ts_alloc.h"
 #include "common/workload_settings.h"
@@ -113,6 +114,8 @@ struct Config {
   // them). Not a flag: the engine sets it from the workload (W::partitions)
   // before it builds the scheme.
   uint32_t partitions = 1;
+
+  LogSettings log{};  // durability (docs/durability.md)
 
   std::string history_path;  // empty: no history log
   std::string dump_dir;      // empty: no dump

@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "cc/registry.h"
+#include "engine/recover.h"
 #include "engine/runner.h"
+#include "log/logger.h"
 #include "platform/clock.h"
 #include "platform/latch.h"
 #include "platform/machine.h"
@@ -125,6 +127,17 @@ RunResult run_with(const Config& given) {
     queries.push_back(workload.generate(i, cfg.queries_per_worker, w->rng));
   }
 
+  // The log (docs/durability.md): its files are written before any worker
+  // commits, so a crash from here on leaves a directory recovery can read.
+  std::unique_ptr<log::Logger> logger;
+  uint64_t log_start = 0;
+  if (cfg.log.policy != LogPolicy::Off) {
+    logger = std::make_unique<log::Logger>(cfg.log, cfg.threads, platform::cycles_per_ns());
+    if (auto err = logger->open(log_manifest(cfg)); !err.empty()) throw std::runtime_error(err);
+    for (uint32_t i = 0; i < cfg.threads; i++) workers[i]->log = &logger->worker(i);
+    log_start = platform::wall_ns();
+  }
+
   auto cc = std::make_unique<CC>(cfg, cfg.threads);
   const uint64_t host_start = platform::host_ns();
   struct RunState {
@@ -214,6 +227,7 @@ RunResult run_with(const Config& given) {
                        ready.fetch_add(1, platform::memory_order_release);
                        counted = true;
                      });
+      if (logger) logger->worker(i).finish();
     } catch (const std::exception& e) {
       errors[i] = e.what();
       // A worker that failed before it counted itself never keeps the clock from starting.
@@ -221,8 +235,16 @@ RunResult run_with(const Config& given) {
     }
     epochs->leave(i);  // holds no slot any more: the others' epochs move on without it
   });
+  // A journal that failed stopped every worker: its error, not theirs.
+  if (logger && logger->failed()) throw std::runtime_error("the log failed: " + logger->error());
   for (const auto& e : errors) {
     if (!e.empty()) throw std::runtime_error("worker failed: " + e);
+  }
+  if (logger) {
+    if (auto err = logger->close(); !err.empty()) throw std::runtime_error("the log failed: " + err);
+    const log::LogTotals t = logger->totals();
+    result.log = {t.records, t.bytes,         t.flushes,
+                  t.fsyncs,  t.durable_epoch, static_cast<double>(platform::wall_ns() - log_start) / 1e9};
   }
   result.host_seconds = static_cast<double>(platform::host_ns() - host_start) / 1e9;
   result.machine_counters = platform::machine_counters();
@@ -305,6 +327,7 @@ std::string check_machine(const Config& cfg) {
 
 RunResult run(const Config& cfg) {
   if (auto err = check_machine(cfg); !err.empty()) throw std::invalid_argument(err);
+  if (auto err = check_log(cfg); !err.empty()) throw std::invalid_argument(err);
   // The one place a scheme and a workload are picked: everything below is
   // instantiated for the pair, so no access branches on either.
   return cc::Registry::dispatch(cfg.cc, [&]<class CC>() {

@@ -68,6 +68,13 @@ std::string unless_native(const cc::SchemeTraits& /*s*/, const Config& c) {
 }
 // (A knob of one scheme is ignored under the others through its `scheme`
 // field; see ignored_reason.)
+std::string unless_logs(const cc::SchemeTraits& /*s*/, const Config& c) {
+  return c.log.policy != LogPolicy::Off ? "" : "--log off writes no log";
+}
+std::string unless_logs_to_files(const cc::SchemeTraits& s, const Config& c) {
+  if (c.log.policy == LogPolicy::Off) return unless_logs(s, c);
+  return c.log.policy == LogPolicy::File ? "" : "--log memory writes no files";
+}
 std::string unless_dl_searches(const cc::SchemeTraits& /*s*/, const Config& c) {
   return c.dl_detect ? "" : "--dl-detect off searches no cycles";
 }
@@ -266,6 +273,28 @@ std::vector<Knob> make_table() {
       "SILO: period of the global epoch, milliseconds (Silo §4.1)"));
   t.back().scheme = "silo";
 
+  // Durability (docs/durability.md).
+  t.push_back(choice(
+      "log", "log.policy", kLogPolicyNames, +[](Config& c) -> LogPolicy& { return c.log.policy; },
+      "log committed transactions: off | memory (records built and dropped) | file (journals in --log-dir); a "
+      "commit is acknowledged once durable"));
+  t.push_back(choice(
+      "journal", "log.journal", kJournalLayoutNames, +[](Config& c) -> JournalLayout& { return c.log.journal; },
+      "shared (one journal, one latch-protected buffer) | per-worker (a journal per worker, nothing shared on the "
+      "commit path)"));
+  t.back().ignored_because = unless_logs;
+  t.push_back(choice(
+      "fsync", "log.fsync", kFsyncPolicyNames, +[](Config& c) -> FsyncPolicy& { return c.log.fsync; },
+      "sync the journals: always (every commit) | group (once per group) | never (written to the OS only: "
+      "survives the process, not the machine)"));
+  t.back().ignored_because = unless_logs_to_files;
+  t.push_back(integer<uint32_t>(
+      "group-commit-us", "log.group_commit_us", 1, 10'000'000,
+      +[](Config& c) -> uint32_t& { return c.log.group_commit_us; },
+      "the longest a commit waits in its worker's buffer before the group is written, microseconds; also the "
+      "epoch's period"));
+  t.back().ignored_because = unless_logs;
+
   // Each workload's own rows, from its folder (Ycsb::knobs, Tpcc::knobs).
   for (Knob& k : workload_knobs()) t.push_back(std::move(k));
 
@@ -276,6 +305,12 @@ std::vector<Knob> make_table() {
   t.push_back(output(
       "dump", true, +[](Config& c) -> std::string& { return c.dump_dir; },
       "after the run, write DIR/<table>.csv for every table"));
+  t.push_back(output(
+      "log-dir", true, +[](Config& c) -> std::string& { return c.log.dir; },
+      "--log file: write the journals, the epoch file and the manifest to DIR (abyss recover DIR reads them)"));
+  t.push_back(output(
+      "ack-log", false, +[](Config& c) -> std::string& { return c.log.ack_log; },
+      "--log file: append a line per commit and per acknowledgement to FILE (docs/durability.md)"));
   t.push_back(output(
       "json", false, +[](Config& c) -> std::string& { return c.json_path; },
       "write config and results as JSON to FILE"));

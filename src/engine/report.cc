@@ -143,6 +143,17 @@ nlohmann::json report_json(const RunResult& r) {
   res["rss_at_end_bytes"] = r.rss_at_end;
   res["table_bytes_at_end"] = r.table_bytes;
   res["rows_reused"] = r.rows_reused;
+  if (r.config.log.policy != LogPolicy::Off) {
+    const double secs = r.log.seconds > 0 ? r.log.seconds : 1;
+    res["log"] = {{"records", r.log.records},
+                  {"bytes", r.log.bytes},
+                  {"flushes", r.log.flushes},
+                  {"fsyncs", r.log.fsyncs},
+                  {"durable_epoch", r.log.durable_epoch},
+                  {"seconds", r.log.seconds},
+                  {"bytes_per_s", static_cast<double>(r.log.bytes) / secs},
+                  {"fsyncs_per_s", static_cast<double>(r.log.fsyncs) / secs}};
+  }
   res["rss_samples"] = nlohmann::json::array();
   for (const auto& [seconds, bytes] : r.rss_samples)
     res["rss_samples"].push_back({{"seconds", seconds}, {"bytes", bytes}});
@@ -218,6 +229,15 @@ void print_report(const RunResult& r, std::FILE* out) {
                static_cast<double>(r.rss_at_end) / (1 << 20));
   std::fprintf(out, "  row blocks   %12.0f MiB %llu slots reused\n", static_cast<double>(r.table_bytes) / (1 << 20),
                static_cast<unsigned long long>(r.rows_reused));
+  if (c.log.policy != LogPolicy::Off) {
+    const double secs = r.log.seconds > 0 ? r.log.seconds : 1;
+    std::fprintf(out, "  log          %12.1f MB/s %.0f fsyncs/s, %llu acknowledged (%s, %s journal, fsync %s)\n",
+                 static_cast<double>(r.log.bytes) / secs / 1e6, static_cast<double>(r.log.fsyncs) / secs,
+                 static_cast<unsigned long long>(r.count(Counter::Acknowledged)),
+                 std::string(kLogPolicyNames[static_cast<std::size_t>(c.log.policy)]).c_str(),
+                 std::string(kJournalLayoutNames[static_cast<std::size_t>(c.log.journal)]).c_str(),
+                 std::string(kFsyncPolicyNames[static_cast<std::size_t>(c.log.fsync)]).c_str());
+  }
   std::fprintf(out, "\n  %-12s %10s %10s %10s %10s %10s %10s\n", "type", "commits", "cc_aborts", "txn/s", "p50 us",
                "p99 us", "p99.9 us");
   for (std::size_t t = 0; t < r.type_names.size(); t++) {

@@ -38,6 +38,16 @@ struct RunResult {
   // the slot of a removed row or an aborted insert (txn/epochs.h).
   uint64_t table_bytes = 0;
   uint64_t rows_reused = 0;
+  // What the log did (--log memory|file; docs/durability.md), over the
+  // whole run, and the seconds from the first commit to the last write.
+  struct Log {
+    uint64_t records = 0;
+    uint64_t bytes = 0;
+    uint64_t flushes = 0;
+    uint64_t fsyncs = 0;
+    uint64_t durable_epoch = 0;
+    double seconds = 0;
+  } log;
   // The machine when the run started: more workers than idle cores (cores
   // minus the load average) means workers share cores, which the papers'
   // runs never did; schemes that wait then pay for preempted holders.

@@ -110,9 +110,10 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
           for (std::size_t c = 0; c < kTimeCats; c++) stats.cycles[c] += w.attempt[c];
           // A logical abort did the work the transaction asked for: useful.
           const uint64_t useful = (end - start) - std::min(end - start, w.charged);
-          // The attempt's time outside waits, which are timed in every attempt.
-          const uint64_t span =
-              (end - start) - std::min(end - start, w.attempt[static_cast<std::size_t>(TimeCat::Wait)]);
+          // The attempt's time outside waits and logging, which are timed in every attempt.
+          const uint64_t always_timed =
+              w.attempt[static_cast<std::size_t>(TimeCat::Wait)] + w.attempt[static_cast<std::size_t>(TimeCat::Log)];
+          const uint64_t span = (end - start) - std::min(end - start, always_timed);
           if (w.timing) {
             stats[TimeCat::Useful] += useful;
             for (std::size_t c = 0; c < kTimeCats; c++) {
@@ -129,10 +130,16 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
             if (published != nullptr) {
               published->store(published->load(platform::memory_order_relaxed) + 1, platform::memory_order_relaxed);
             }
-            ts.latency.record(static_cast<uint64_t>(static_cast<double>(end - first_start) / cycles_per_ns));
+            if (w.log == nullptr) {
+              ts[Counter::Acknowledged]++;
+              ts.latency.record(static_cast<uint64_t>(static_cast<double>(end - first_start) / cycles_per_ns));
+            }
           } else {
             ts[Counter::LogicalAborts]++;
           }
+        }
+        if (rc == Rc::Ok && w.log != nullptr) {
+          w.log->committed({txn.commit_epoch(), txn.commit_id().value, first_start, type, measuring});
         }
         break;
       }
@@ -150,6 +157,17 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
       if (yield_after_abort) platform::yield_thread();
       if (measuring) stats[TimeCat::Backoff] += platform::cycles() - rolled_back;
       if (static_cast<Phase>(phase.load(platform::memory_order_relaxed)) == Phase::Done) break;
+    }
+    // A commit is acknowledged once its log record is durable
+    // (log/logger.h); its latency runs to then.
+    if (w.log != nullptr) {
+      const uint64_t spent = w.log->poll([&](const log::WorkerLog::Pending& p, uint64_t at) {
+        if (!p.measured || !measuring) return;
+        TypeStats& ts = stats.types[p.type];
+        ts[Counter::Acknowledged]++;
+        ts.latency.record(static_cast<uint64_t>(static_cast<double>(at - p.start) / cycles_per_ns));
+      });
+      if (measuring) stats[TimeCat::Log] += spent;
     }
   }
   if (measuring) stats.total_cycles = platform::cycles() - window_start;

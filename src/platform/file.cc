@@ -199,6 +199,135 @@ std::string OutputFile::close() {
   return error_;
 }
 
+// ---- JournalFile -----------------------------------------------------------
+
+JournalFile::~JournalFile() { (void)close(); }
+
+std::string JournalFile::open(const std::string& path, bool keep) {
+  if (fd_ >= 0) return reason_of(EBUSY);
+  int fd = -1;
+  do {
+    fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (keep ? O_APPEND : O_TRUNC), 0666);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return os_reason();
+  fd_ = fd;
+  size_ = 0;
+  error_.clear();
+  return {};
+}
+
+std::string JournalFile::append(const char* data, std::size_t n) {
+  if (fd_ < 0) return reason_of(EBADF);
+  while (n > 0 && error_.empty()) {
+    const ssize_t put = ::write(fd_, data, n);
+    if (put < 0) {
+      if (errno != EINTR) error_ = os_reason();
+      continue;
+    }
+    data += put;
+    n -= static_cast<std::size_t>(put);
+    size_ += static_cast<uint64_t>(put);
+  }
+  return error_;
+}
+
+std::string JournalFile::write_at(uint64_t offset, const char* data, std::size_t n) {
+  if (fd_ < 0) return reason_of(EBADF);
+  while (n > 0 && error_.empty()) {
+    const ssize_t put = ::pwrite(fd_, data, n, static_cast<off_t>(offset));
+    if (put < 0) {
+      if (errno != EINTR) error_ = os_reason();
+      continue;
+    }
+    data += put;
+    n -= static_cast<std::size_t>(put);
+    offset += static_cast<uint64_t>(put);
+  }
+  return error_;
+}
+
+std::string JournalFile::sync() {
+  if (fd_ < 0) return reason_of(EBADF);
+  if (error_.empty() && ::fdatasync(fd_) != 0) error_ = os_reason();
+  return error_;
+}
+
+std::string JournalFile::close() {
+  if (fd_ < 0) return error_;
+  if (::close(fd_) != 0 && error_.empty()) error_ = os_reason();
+  fd_ = -1;
+  return error_;
+}
+
+std::string sync_dir(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return os_reason();
+  std::string err;
+  if (::fsync(fd) != 0) err = os_reason();
+  ::close(fd);
+  return err;
+}
+
+std::string replace_file(const std::string& path, std::string_view bytes) {
+  const std::string temp = path + ".new";
+  JournalFile f;
+  if (auto err = f.open(temp); !err.empty()) return err;
+  std::string err = f.append(bytes.data(), bytes.size());
+  if (err.empty()) err = f.sync();
+  if (auto closed = f.close(); err.empty()) err = closed;
+  if (err.empty() && ::rename(temp.c_str(), path.c_str()) != 0) err = os_reason();
+  if (!err.empty()) {
+    ::unlink(temp.c_str());
+    return err;
+  }
+  return sync_dir(parent_of(path));
+}
+
+// ---- InputFile -------------------------------------------------------------
+
+InputFile::~InputFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string InputFile::open(const std::string& path) {
+  if (fd_ >= 0) return reason_of(EBUSY);
+  std::string reason;
+  fd_ = open_for_reading(path, reason);
+  if (fd_ < 0) return reason;
+  struct stat st {};
+  size_ = ::fstat(fd_, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  error_.clear();
+  return {};
+}
+
+int64_t InputFile::read(char* buf, std::size_t n) {
+  if (fd_ < 0) {
+    error_ = reason_of(EBADF);
+    return -1;
+  }
+  std::size_t got = 0;
+  while (got < n) {
+    const ssize_t r = read_some(fd_, buf + got, n - got);
+    if (r < 0) {
+      error_ = os_reason();
+      return -1;
+    }
+    if (r == 0) break;
+    got += static_cast<std::size_t>(r);
+  }
+  return static_cast<int64_t>(got);
+}
+
+std::string read_file(const std::string& path, std::string& out) {
+  InputFile in;
+  if (auto err = in.open(path); !err.empty()) return err;
+  out.resize(in.size());
+  const int64_t got = in.read(out.data(), out.size());
+  if (got < 0) return in.error();
+  out.resize(static_cast<std::size_t>(got));
+  return {};
+}
+
 // ---- LineReader ------------------------------------------------------------
 
 LineReader::LineReader() = default;

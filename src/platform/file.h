@@ -93,6 +93,69 @@ class OutputFile {
   std::string error_;
 };
 
+// A file written unbuffered, for a journal: every append is write(2) of the
+// caller's batch (retried while short), sync() makes what was written
+// durable (fdatasync(2): the data and the size, not the times), and
+// write_at() overwrites in place (a small header that must fit one sector).
+// Errors come back from each call, in the OS's words ("No space left on
+// device"); after one, the file takes nothing more.
+class JournalFile {
+ public:
+  JournalFile() = default;
+  ~JournalFile();
+  JournalFile(const JournalFile&) = delete;
+  JournalFile& operator=(const JournalFile&) = delete;
+
+  // Creates `path`, or truncates it; with `keep`, opens it to append to
+  // what it holds (every append then lands at its end, whoever else
+  // appends to it).
+  [[nodiscard]] std::string open(const std::string& path, bool keep = false);
+  [[nodiscard]] std::string append(const char* data, std::size_t n);
+  [[nodiscard]] std::string write_at(uint64_t offset, const char* data, std::size_t n);
+  [[nodiscard]] std::string sync();
+  [[nodiscard]] std::string close();
+  [[nodiscard]] bool is_open() const { return fd_ >= 0; }
+  [[nodiscard]] uint64_t size() const { return size_; }  // bytes appended
+
+ private:
+  int fd_ = -1;
+  uint64_t size_ = 0;
+  std::string error_;
+};
+
+// Makes the entries of directory `path` durable (a file it created, or
+// renamed into it, survives a crash only once its directory is synced).
+std::string sync_dir(const std::string& path);
+
+// Replaces the file `path` with `bytes` all at once: written to a temporary
+// beside it, synced, renamed over it, and the directory synced.
+std::string replace_file(const std::string& path, std::string_view bytes);
+
+// A file read from the start in pieces of the caller's size.
+class InputFile {
+ public:
+  InputFile() = default;
+  ~InputFile();
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+
+  // Opens `path` for reading; a directory is refused ("Is a directory").
+  [[nodiscard]] std::string open(const std::string& path);
+  // Reads up to `n` bytes into `buf`; the count, 0 at the end, -1 on an
+  // error (error() says which).
+  int64_t read(char* buf, std::size_t n);
+  [[nodiscard]] uint64_t size() const { return size_; }  // the file's size when opened
+  [[nodiscard]] const std::string& error() const { return error_; }
+
+ private:
+  int fd_ = -1;
+  uint64_t size_ = 0;
+  std::string error_;
+};
+
+// Reads the whole file `path` into `out`; the reason it could not, or empty.
+std::string read_file(const std::string& path, std::string& out);
+
 // A file read line by line from the start, through a buffer.
 class LineReader {
  public:

@@ -25,27 +25,30 @@ enum class TimeCat : uint8_t {
   Wait,       // waiting for a lock or for a pending version
   Commit,     // the scheme's commit: validation, install, release
   CcManager,  // the scheme's per-access work (lock/timestamp manager), less waiting
+  Log,        // building log records, handing them to the journal, writing and syncing it
   Other,      // what is left: the worker loop, query hand-out, stats
   kCount
 };
 inline constexpr std::size_t kTimeCats = static_cast<std::size_t>(TimeCat::kCount);
 inline constexpr std::array<std::string_view, kTimeCats> kTimeCatNames = {
-    "useful", "abort", "backoff", "ts_alloc", "index", "wait", "commit", "cc_manager", "other"};
+    "useful", "abort", "backoff", "ts_alloc", "index", "wait", "commit", "cc_manager", "log", "other"};
 
 enum class Counter : uint8_t {
   Commits,        // committed transactions
   CcAborts,       // attempts aborted by concurrency control (then restarted)
   LogicalAborts,  // transactions rolled back by their own logic (not restarted)
+  Acknowledged,   // commits acknowledged: durable under the log policy (at commit with --log off)
   kCount
 };
 inline constexpr std::size_t kCounters = static_cast<std::size_t>(Counter::kCount);
-inline constexpr std::array<std::string_view, kCounters> kCounterNames = {"commits", "cc_aborts", "logical_aborts"};
+inline constexpr std::array<std::string_view, kCounters> kCounterNames = {"commits", "cc_aborts", "logical_aborts",
+                                                                          "acknowledged"};
 
 using TimeArray = std::array<uint64_t, kTimeCats>;
 
 struct TypeStats {
   std::array<uint64_t, kCounters> counters{};
-  Histogram latency;  // nanoseconds, first attempt start to commit
+  Histogram latency;  // nanoseconds, first attempt start to acknowledgement
 
   uint64_t& operator[](Counter c) { return counters[static_cast<std::size_t>(c)]; }
   uint64_t operator[](Counter c) const { return counters[static_cast<std::size_t>(c)]; }

@@ -20,6 +20,7 @@ struct Access {
   bool read_first = false;     // a Write that was a Read of this transaction first
   bool found = true;           // false: the row is deleted (the access only holds CC state)
   bool older_version = false;  // reads a version older than the row's (MVCC): live whatever the row is now
+  bool next_key_only = false;  // written only as an insert's or a removal's next key: its data is unchanged
   const char* view = nullptr;  // what the transaction reads: the row in place or `local`
   char* local = nullptr;       // private copy that a write modifies
   TxnId seen{};                // history: the version read, or replaced by a write

@@ -30,6 +30,7 @@
 
 #include "cc/traits.h"
 #include "common/types.h"
+#include "log/record.h"
 #include "platform/atomic.h"
 #include "platform/clock.h"
 #include "platform/machine.h"
@@ -284,6 +285,7 @@ class Txn final {
     scan_records_.clear();
     scan_seen_.clear();
     next_key_writes_ = false;
+    commit_epoch_ = 0;
     w_.scratch.reset();
     if (w_.epochs != nullptr) enter_epoch();
     const Rc rc = timed(TimeCat::CcManager, [&] { return cc_.begin(*this, restart); });
@@ -299,8 +301,12 @@ class Txn final {
     }
     const Rc rc = timed(TimeCat::Commit, [&] { return cc_.commit(*this); });
     if (rc == Rc::Ok && w_.history) record_history();
+    if (rc == Rc::Ok && w_.log != nullptr) log_commit();
     return rc;
   }
+
+  // With a log: the epoch the committed transaction joined (log/logger.h).
+  uint64_t commit_epoch() const { return commit_epoch_; }
 
   // Rolls back a CC abort or a logical abort: nothing was installed, so this
   // releases the scheme's state. Rows it inserted were never indexed: their
@@ -359,7 +365,7 @@ class Txn final {
   // marks removals, makes inserts live and indexes them. The scheme calls this
   // while it holds whatever makes the install safe.
   void install_all() {
-    commit_id_ = w_.next_commit_id();
+    commit_id_ = w_.log == nullptr ? w_.next_commit_id() : ordered_commit_id();
     for (AccessT& a : accesses_) {
       RowHeader& h = RowLayout::header(a.row);
       switch (a.type) {
@@ -561,9 +567,11 @@ class Txn final {
   Rc write_next_key(Table& t, uint32_t index_id, const Entry& next) {
     if (AccessT* a = find(next.row)) {
       if (a->type != AccessType::Read) return Rc::Ok;  // written already
+      a->next_key_only = true;
       return upgrade_to_write(*a);
     }
     AccessT& a = add(t, next.key, next.row, AccessType::Write);
+    a.next_key_only = true;
     if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.write(*this, a); }); rc != Rc::Ok) return rc;
     if (index_id > 0) name_by_primary_key(a);
     check_live(a);  // a deleted next key still orders the insert; it is no write in the history
@@ -773,6 +781,74 @@ class Txn final {
     return false;
   }
 
+  // With a log, commit ids order the versions of each row for recovery
+  // (docs/durability.md): an id exceeds the id of every version this
+  // transaction replaces (next keys included, so a key inserted again after
+  // its removal comes after it) and the worker's own last one, and stays
+  // unique (it is the worker's id modulo the workers). The epoch is read
+  // here, after every read and while the scheme holds every write.
+  [[gnu::noinline]] TxnId ordered_commit_id() {
+    uint64_t floor = w_.last_commit_id;
+    for (const AccessT& a : accesses_) {
+      if (a.type != AccessType::Read) floor = std::max(floor, RowLayout::header(a.row).writer.value);
+    }
+    commit_epoch_ = w_.log->epoch();
+    w_.last_commit_id = (floor / w_.count + 1) * w_.count + w_.id.value;
+    return TxnId{w_.last_commit_id};
+  }
+
+  // Hands the committed writes to the log as one record: each row's new
+  // contents, an insert's or a removal's key. Writes of next keys leave
+  // their rows as they were and are not logged.
+  [[gnu::noinline]] void log_commit() {
+    const uint64_t t0 = platform::cycles();
+    log::WorkerLog& log = *w_.log;
+    if (commit_epoch_ == 0) commit_epoch_ = log.epoch();  // nothing was installed
+    auto logged = [](const AccessT& a) {
+      return a.found && !a.next_key_only && a.type != AccessType::Read && a.row != a.table->end_row();
+    };
+    if (std::any_of(accesses_.begin(), accesses_.end(), logged)) {
+      if (log.writes_ack_log()) log.ack_log_line(ack_log_commit_line(logged));
+      std::string& buf = log.record_buffer();
+      const std::size_t before = buf.size();
+      log::RecordBuilder record(buf);
+      record.begin(commit_epoch_, commit_id_.value);
+      for (const AccessT& a : accesses_) {
+        if (!logged(a)) continue;
+        const uint32_t size = a.table->schema().size();
+        switch (a.type) {
+          case AccessType::Write:
+            record.write(a.table->id(), log::WriteKind::Update, a.key, a.local, size);
+            break;
+          case AccessType::Insert:
+            record.write(a.table->id(), log::WriteKind::Insert, a.key, a.local, size);
+            break;
+          case AccessType::Remove:
+            record.write(a.table->id(), log::WriteKind::Delete, a.key, nullptr, 0);
+            break;
+          case AccessType::Read:
+            break;
+        }
+      }
+      record.end();
+      log.appended(buf.size() - before, commit_epoch_);
+    }
+    w_.charge(TimeCat::Log, platform::cycles() - t0);
+  }
+  // "c TID TABLE:KEY:KIND ...": the ack log's line for a commit
+  // (docs/durability.md), written before its record is handed over.
+  template <class Logged>
+  std::string ack_log_commit_line(Logged&& logged) const {
+    std::string line = "c " + std::to_string(commit_id_.value);
+    for (const AccessT& a : accesses_) {
+      if (!logged(a)) continue;
+      const char kind = a.type == AccessType::Write ? 'u' : a.type == AccessType::Insert ? 'i' : 'd';
+      line += ' ' + std::to_string(a.table->id()) + ':' + std::to_string(a.key) + ':' + kind;
+    }
+    line += '\n';
+    return line;
+  }
+
   void record_history() {
     HistoryWriter& h = *w_.history;
     h.begin(commit_id_);
@@ -823,6 +899,7 @@ class Txn final {
   std::vector<HistoryWriter::IndexKey> index_keys_;  // index_keys()' answer
   typename CC::TxnMeta meta_{};
   TxnId commit_id_{};
+  uint64_t commit_epoch_ = 0;  // with a log: the epoch read at install
 };
 
 }  // namespace abyss

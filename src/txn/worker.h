@@ -11,6 +11,7 @@
 #include "common/arena.h"
 #include "common/types.h"
 #include "common/zipf.h"
+#include "log/logger.h"
 #include "platform/atomic.h"
 #include "platform/clock.h"
 #include "stats/stats.h"
@@ -46,6 +47,7 @@ struct alignas(platform::kCacheLine) Worker {
   TsLocal ts_local;
   TsSource* ts = nullptr;
   std::unique_ptr<HistoryWriter> history;  // null unless --history
+  log::WorkerLog* log = nullptr;           // null with --log off
   bool prefetch = false;                   // --prefetch: Txn::prefetch fetches ahead
   bool bypass_read_only = true;            // --read-only-tables bypass: reads skip the scheme
   bool phantom_protection = true;          // --phantom-protection: scans read, and inserts write, next keys
@@ -57,8 +59,9 @@ struct alignas(platform::kCacheLine) Worker {
   // Whether this attempt times its sampled sections (--time-sample; the
   // runner decides per attempt, stats.h sampled_category).
   bool timing = true;
-  uint64_t commits = 0;  // for unique commit ids
-  uint64_t sink = 0;     // what the workload read, so reads are not optimised away
+  uint64_t commits = 0;         // for unique commit ids
+  uint64_t last_commit_id = 0;  // with a log: the last one (Txn::ordered_commit_id)
+  uint64_t sink = 0;            // what the workload read, so reads are not optimised away
 
   // The clock for a sampled section: the cycle counter when this attempt is
   // timed, else 0, so the section charges nothing and reads no clock.

@@ -1,0 +1,356 @@
+#include "engine/recover.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cc/registry.h"
+#include "common/arena.h"
+#include "common/build_info.h"
+#include "engine/knobs.h"
+#include "log/logger.h"
+#include "log/record.h"
+#include "platform/clock.h"
+#include "platform/file.h"
+#include "platform/latch.h"
+#include "platform/machine.h"
+#include "platform/thread.h"
+#include "storage/database.h"
+#include "workload/registry.h"
+#include "workload/workloads.h"
+
+namespace abyss {
+
+namespace {
+
+constexpr uint32_t kManifestFormat = 1;
+// Replay threads lock the row of a key through one of these, by its hash.
+constexpr std::size_t kReplayStripes = std::size_t{1} << 16;
+
+// A knob's value as the flag text that sets it again.
+std::string flag_text(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "on" : "off";
+  return v.dump();
+}
+
+std::string policy_name(LogPolicy p) { return std::string(kLogPolicyNames[static_cast<std::size_t>(p)]); }
+
+// A row of the versions file: a key replay wrote, and the row it wrote.
+struct Replayed {
+  uint32_t table;
+  uint64_t key;
+  Row* row;
+};
+
+// What one replay thread did.
+struct ReplayPart {
+  uint64_t bytes = 0;
+  uint64_t records = 0;
+  uint64_t applied = 0;
+  uint64_t beyond = 0;
+  uint64_t writes = 0;
+  uint64_t superseded = 0;
+  uint32_t torn = 0;
+  std::string torn_note;
+  std::vector<Replayed> replayed;
+};
+
+template <class CC, class W>
+void recover_with(const Config& given, const RecoverOptions& options, uint32_t journals, uint64_t durable,
+                  RecoverResult& out) {
+  using RowMeta = typename CC::RowMeta;
+  Config cfg = given;
+  cfg.partitions = W::partitions(given);
+  auto init_row = [](void* meta) { new (meta) RowMeta(); };
+  const RowLayout layout = RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta), cfg.storage.align);
+  Database db(layout, cfg.storage, init_row);
+  W workload(cfg);
+  const uint64_t load_start = platform::wall_ns();
+  workload.load(db, platform::hardware_cores(), init_row);
+  out.load_seconds = static_cast<double>(platform::wall_ns() - load_start) / 1e9;
+
+  const uint32_t threads =
+      std::max<uint32_t>(1, std::min(journals, options.threads > 0 ? options.threads : platform::hardware_cores()));
+  std::vector<ReplayPart> parts(threads);
+  auto stripes = std::make_unique<platform::SpinLatch[]>(kReplayStripes);
+  std::vector<Arena> nodes;
+  nodes.reserve(threads);
+  for (uint32_t i = 0; i < threads; i++) nodes.emplace_back(std::size_t{1} << 20, "recovery's index nodes");
+  const auto& tables = db.tables();
+
+  const uint64_t replay_start = platform::wall_ns();
+  platform::run_parallel(threads, [&](uint32_t t) {
+    ReplayPart& part = parts[t];
+    std::vector<RowCursor> cursors(tables.size());
+    std::string bytes;
+    for (uint32_t j = t; j < journals; j += threads) {
+      const std::string name = log::journal_name(j);
+      const std::string path = options.dir + "/" + name;
+      if (auto err = platform::read_file(path, bytes); !err.empty()) {
+        throw std::runtime_error("cannot read journal " + path + ": " + err);
+      }
+      part.bytes += bytes.size();
+      if (auto err = log::check_journal_header(bytes); !err.empty()) {
+        throw std::invalid_argument("journal " + path + ": " + err + "; recovery stopped");
+      }
+      std::size_t pos = log::kJournalHeaderBytes;
+      log::RecordView rec;
+      std::string why;
+      for (;;) {
+        const std::size_t at = pos;
+        const log::ReadStatus status = log::read_record(bytes, pos, rec, why);
+        if (status == log::ReadStatus::End) break;
+        if (status == log::ReadStatus::Torn) {
+          if (part.torn++ == 0) part.torn_note = name + " at byte " + std::to_string(at) + ": " + why;
+          break;
+        }
+        if (status == log::ReadStatus::Corrupt) {
+          throw std::invalid_argument("journal " + path + ", record at byte " + std::to_string(at) + ": " + why +
+                                      "; recovery stopped there");
+        }
+        part.records++;
+        if (rec.epoch > durable) {
+          part.beyond++;
+          continue;
+        }
+        part.applied++;
+        std::string bad;
+        rec.for_each_write([&](const log::WriteView& w) {
+          if (!bad.empty()) return;
+          if (w.table >= tables.size()) {
+            bad = "a write to table " + std::to_string(w.table) + "; the database has " + std::to_string(tables.size());
+            return;
+          }
+          Table& table = *tables[w.table];
+          if (w.kind != log::WriteKind::Delete && w.bytes != table.schema().size()) {
+            bad = "a write of " + std::to_string(w.bytes) + " bytes to " + table.name() + ", whose rows hold " +
+                  std::to_string(table.schema().size());
+            return;
+          }
+          platform::SpinLatch& latch = stripes[(w.key * 0x9e3779b97f4a7c15ULL + w.table) >> 48];
+          latch.lock();
+          Row* row = table.index().find(w.key);
+          if (row == nullptr) {
+            // Its insert is in another journal, or was removed before the
+            // load's key came back: the row starts here, older writes of it
+            // find a newer version.
+            row = table.allocate(cursors[w.table]);
+            init_row(layout.meta(row));
+            if (w.kind != log::WriteKind::Delete) std::memcpy(layout.data(row), w.data, w.bytes);
+            table.index().insert(w.key, row, nodes[t]);
+            for (uint32_t i = 1; i < table.index_count(); i++) {
+              if (w.kind != log::WriteKind::Delete && table.key_of(i) != nullptr) {
+                table.index(i).insert(table.key_of(i)(layout.data(row)), row, nodes[t]);
+              }
+            }
+          } else if (RowLayout::header(row).writer.value >= rec.tid) {
+            part.superseded++;
+            latch.unlock();
+            return;
+          }
+          RowHeader& h = RowLayout::header(row);
+          if (w.kind == log::WriteKind::Delete) {
+            h.flags = RowHeader::kDeleted;
+          } else {
+            std::memcpy(layout.data(row), w.data, w.bytes);
+            h.flags = RowHeader::kLive;
+          }
+          h.writer = TxnId{rec.tid};
+          latch.unlock();
+          part.writes++;
+          if (!options.versions_path.empty()) part.replayed.push_back({w.table, w.key, row});
+        });
+        if (!bad.empty()) {
+          throw std::invalid_argument("journal " + path + ", record at byte " + std::to_string(at) + ": " + bad +
+                                      "; recovery stopped there");
+        }
+      }
+    }
+  });
+  out.replay_seconds = static_cast<double>(platform::wall_ns() - replay_start) / 1e9;
+  for (const ReplayPart& p : parts) {
+    out.journal_bytes += p.bytes;
+    out.records += p.records;
+    out.records_applied += p.applied;
+    out.records_beyond += p.beyond;
+    out.writes_applied += p.writes;
+    out.writes_superseded += p.superseded;
+    if (p.torn > 0 && out.torn_journals == 0) out.torn_note = p.torn_note;
+    out.torn_journals += p.torn;
+  }
+
+  if (!options.versions_path.empty()) {
+    std::vector<Replayed> all;
+    for (ReplayPart& p : parts) all.insert(all.end(), p.replayed.begin(), p.replayed.end());
+    std::sort(all.begin(), all.end(),
+              [](const Replayed& a, const Replayed& b) { return std::tie(a.table, a.key) < std::tie(b.table, b.key); });
+    all.erase(std::unique(all.begin(), all.end(),
+                          [](const Replayed& a, const Replayed& b) { return a.table == b.table && a.key == b.key; }),
+              all.end());
+    platform::OutputFile f;
+    std::string err = f.open(options.versions_path);
+    if (err.empty()) {
+      f.write("table,key,writer,deleted\n");
+      for (const Replayed& r : all) {
+        const RowHeader& h = RowLayout::header(r.row);
+        f.write(tables[r.table]->name() + "," + std::to_string(r.key) + "," + std::to_string(h.writer.value) + "," +
+                ((h.flags & RowHeader::kDeleted) != 0 ? "1" : "0") + "\n");
+      }
+      err = f.close();
+    }
+    if (!err.empty()) throw std::runtime_error("cannot write " + options.versions_path + ": " + err);
+  }
+  if (!options.dump_dir.empty()) {
+    if (auto err = db.dump(options.dump_dir); !err.empty()) throw std::runtime_error(err);
+  }
+}
+
+}  // namespace
+
+std::string check_log(const Config& cfg) {
+  const LogSettings& l = cfg.log;
+  if (l.policy != LogPolicy::File) {
+    if (!l.dir.empty()) return "--log-dir needs --log file (--log " + policy_name(l.policy) + " writes no journals)";
+    if (!l.ack_log.empty())
+      return "--ack-log needs --log file (--log " + policy_name(l.policy) + " acknowledges nothing durable)";
+  }
+  if (l.policy == LogPolicy::Off) return {};
+  if (platform::kSimulated || cfg.sim_cores > 0) {
+    return "--log " + policy_name(l.policy) +
+           " runs on this machine's cores only: simulated cores have no journals (leave out --sim-cores)";
+  }
+  if (l.policy == LogPolicy::File && l.dir.empty()) return "--log file needs --log-dir DIR, where the journals go";
+  return {};
+}
+
+std::string check_recover_options(const RecoverOptions& options) {
+  if (options.dir.empty()) return "an empty log directory path";
+  const platform::FileStatus st = platform::file_status(options.dir);
+  if (st.kind == platform::FileKind::kMissing) return options.dir + ": " + st.reason;
+  if (st.kind != platform::FileKind::kDirectory) return options.dir + " is not a directory";
+  if (!options.dump_dir.empty()) {
+    if (auto err = platform::check_output_dir(options.dump_dir); !err.empty()) {
+      return "--dump " + options.dump_dir + ": cannot write there: " + err;
+    }
+  }
+  for (const auto& [flag, path] : {std::pair{"--versions", &options.versions_path}, {"--json", &options.json_path}}) {
+    if (path->empty()) continue;
+    if (auto err = platform::check_output_file(*path); !err.empty()) {
+      return std::string(flag) + " " + *path + ": cannot write there: " + err;
+    }
+  }
+  return {};
+}
+
+std::string log_manifest(const Config& cfg) {
+  nlohmann::json args = nlohmann::json::array();
+  for (const Knob& k : run_knobs()) {
+    if (k.json.empty() || (!k.workload.empty() && k.workload != cfg.workload)) continue;
+    args.push_back(k.flag());
+    args.push_back(flag_text(k.get(cfg)));
+  }
+  const bool shared = cfg.log.journal == JournalLayout::Shared;
+  nlohmann::json m = {{"format", kManifestFormat},
+                      {"abyss", std::string(git_rev())},
+                      {"workload", cfg.workload},
+                      {"cc", cfg.cc},
+                      {"journal", std::string(kJournalLayoutNames[static_cast<std::size_t>(cfg.log.journal)])},
+                      {"journals", shared ? 1 : cfg.threads},
+                      {"args", args}};
+  return m.dump(2) + "\n";
+}
+
+RecoverResult recover(const RecoverOptions& options) {
+  const std::string& dir = options.dir;
+  const std::string manifest_path = dir + "/" + std::string(log::kManifestFile);
+  std::string text;
+  if (auto err = platform::read_file(manifest_path, text); !err.empty()) {
+    throw std::invalid_argument(dir + " is not a log directory: cannot read " + manifest_path + ": " + err);
+  }
+  nlohmann::json m;
+  try {
+    m = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(manifest_path + " is not JSON: " + e.what());
+  }
+  auto bad = [&](const std::string& what) { return std::invalid_argument(manifest_path + ": " + what); };
+  if (!m.is_object() || !m.contains("format") || !m["format"].is_number_unsigned()) throw bad("no format number");
+  if (m["format"].get<uint64_t>() != kManifestFormat) {
+    throw bad("format " + m["format"].dump() + ", this build reads format " + std::to_string(kManifestFormat));
+  }
+  if (!m.contains("journals") || !m["journals"].is_number_unsigned() || m["journals"].get<uint64_t>() == 0 ||
+      m["journals"].get<uint64_t>() > 65536) {
+    throw bad("no journal count from 1 to 65536");
+  }
+  if (!m.contains("args") || !m["args"].is_array() || m["args"].size() % 2 != 0) throw bad("no list of flags");
+  Config cfg;
+  for (std::size_t i = 0; i < m["args"].size(); i += 2) {
+    const nlohmann::json& flag = m["args"][i];
+    const nlohmann::json& value = m["args"][i + 1];
+    if (!flag.is_string() || !value.is_string()) throw bad("a flag or value that is not a string");
+    const std::string name = flag.get<std::string>();
+    const Knob* k = name.rfind("--", 0) == 0 ? find_knob(std::string_view(name).substr(2)) : nullptr;
+    if (k == nullptr) throw bad("unknown flag " + name);
+    if (auto err = k->apply(cfg, value.get<std::string>()); !err.empty()) throw bad(name + ": " + err);
+  }
+  if (auto err = validate_workload(cfg); !err.empty()) throw bad(err);
+
+  const std::string epoch_path = dir + "/" + std::string(log::kEpochFile);
+  std::string epoch_bytes;
+  if (auto err = platform::read_file(epoch_path, epoch_bytes); !err.empty()) {
+    throw std::invalid_argument(dir + " is not a log directory: cannot read " + epoch_path + ": " + err);
+  }
+  uint64_t durable = 0;
+  if (auto err = log::parse_epoch_file(epoch_bytes, durable); !err.empty()) {
+    throw std::invalid_argument(epoch_path + " " + err + "; recovery stopped");
+  }
+
+  RecoverResult out;
+  out.workload = cfg.workload;
+  out.cc = cfg.cc;
+  out.journals = static_cast<uint32_t>(m["journals"].get<uint64_t>());
+  out.durable_epoch = durable;
+  cc::Registry::dispatch(cfg.cc, [&]<class CC>() {
+    return WorkloadRegistry::dispatch(cfg.workload, [&]<class W>() {
+      recover_with<CC, W>(cfg, options, out.journals, durable, out);
+      return 0;
+    });
+  });
+  if (!options.json_path.empty()) {
+    const double gb = static_cast<double>(out.journal_bytes) / 1e9;
+    const nlohmann::json j = {{"dir", options.dir},
+                              {"workload", out.workload},
+                              {"cc", out.cc},
+                              {"journals", out.journals},
+                              {"durable_epoch", out.durable_epoch},
+                              {"journal_bytes", out.journal_bytes},
+                              {"records", out.records},
+                              {"records_applied", out.records_applied},
+                              {"records_beyond", out.records_beyond},
+                              {"writes_applied", out.writes_applied},
+                              {"writes_superseded", out.writes_superseded},
+                              {"torn_journals", out.torn_journals},
+                              {"torn_note", out.torn_note},
+                              {"load_seconds", out.load_seconds},
+                              {"replay_seconds", out.replay_seconds},
+                              {"replay_gb_per_s", out.replay_seconds > 0 ? gb / out.replay_seconds : 0.0}};
+    platform::OutputFile f;
+    std::string err = f.open(options.json_path);
+    if (err.empty()) {
+      f.write(j.dump(2) + "\n");
+      err = f.close();
+    }
+    if (!err.empty()) throw std::runtime_error("cannot write " + options.json_path + ": " + err);
+  }
+  return out;
+}
+
+}  // namespace abyss

@@ -1,0 +1,301 @@
+#include "log/logger.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "log/record.h"
+
+namespace abyss::log {
+
+namespace {
+
+// A worker's buffer is written before it grows past this, group or not.
+constexpr std::size_t kGroupBytesMax = std::size_t{4} << 20;
+constexpr uint32_t kEpochMagic = 0x48435045;  // "EPCH"
+
+void put_le(char* p, uint64_t v, std::size_t n) {
+  for (std::size_t i = 0; i < n; i++) p[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+}  // namespace
+
+std::string journal_name(uint32_t journal) { return "journal-" + std::to_string(journal) + ".abj"; }
+
+std::string epoch_file_bytes(uint64_t epoch) {
+  std::string b(kEpochFileBytes, '\0');
+  put_le(b.data(), epoch, 8);
+  put_le(b.data() + 8, crc32(std::string_view(b.data(), 8)), 4);
+  put_le(b.data() + 12, kEpochMagic, 4);
+  return b;
+}
+
+std::string parse_epoch_file(std::string_view bytes, uint64_t& epoch) {
+  if (bytes.size() != kEpochFileBytes) {
+    return "holds " + std::to_string(bytes.size()) + " bytes, not " + std::to_string(kEpochFileBytes);
+  }
+  if (load_le<uint32_t>(bytes.data() + 12) != kEpochMagic) return "is not an abyss epoch file";
+  if (load_le<uint32_t>(bytes.data() + 8) != crc32(bytes.substr(0, 8))) return "fails its checksum";
+  epoch = load_le<uint64_t>(bytes.data());
+  return {};
+}
+
+// ---- WorkerLog ----------------------------------------------------------------
+
+WorkerLog::WorkerLog(Logger& logger, uint32_t worker)
+    : logger_(logger), worker_(worker), shared_(logger.settings_.journal == JournalLayout::Shared) {}
+
+WorkerLog::~WorkerLog() = default;
+
+uint64_t WorkerLog::epoch() const { return logger_.epoch(); }
+
+void WorkerLog::appended(std::size_t bytes, uint64_t epoch) {
+  totals_.records++;
+  totals_.bytes += bytes;
+  if (shared_) {
+    logger_.shared_latch_.lock();
+    logger_.shared_buf_ += record_;
+    logger_.shared_appended_ += record_.size();
+    shared_end_ = logger_.shared_appended_;
+    logger_.shared_latch_.unlock();
+    record_.clear();
+  }
+  max_epoch_ = std::max(max_epoch_, epoch);
+  if (oldest_ == 0) oldest_ = platform::cycles() | 1;
+}
+
+void WorkerLog::ack_log_line(std::string_view line) {
+  if (auto err = ack_log_.append(line.data(), line.size()); !err.empty()) fail("the ack log", err);
+}
+
+uint64_t WorkerLog::flush_due(uint64_t now) {
+  if (logger_.failed()) throw std::runtime_error(logger_.error());
+  const LogSettings& s = logger_.settings_;
+  const bool due = oldest_ != 0 && (s.fsync == FsyncPolicy::Always || now - oldest_ >= logger_.group_cycles_ ||
+                                    (!shared_ && buf_.size() >= kGroupBytesMax));
+  if (due) return write_group(now, s.fsync == FsyncPolicy::Always);
+  if (now >= next_tick_) {
+    next_tick_ = now + std::max<uint64_t>(1, logger_.group_cycles_ / 2);
+    logger_.tick_epoch(now);
+    publish();
+  }
+  return 0;
+}
+
+uint64_t WorkerLog::write_group(uint64_t now, bool wait) {
+  const uint64_t t0 = platform::cycles();
+  if (shared_) {
+    if (!logger_.write_shared(*this, wait)) return platform::cycles() - t0;
+  } else {
+    if (logger_.files_) {
+      if (auto err = file_.append(buf_.data(), buf_.size()); !err.empty()) fail(journal_name(worker_), err);
+      if (logger_.sync_) {
+        if (auto err = file_.sync(); !err.empty()) fail(journal_name(worker_), err);
+        totals_.fsyncs++;
+      }
+    }
+    totals_.flushes++;
+    buf_.clear();
+  }
+  oldest_ = 0;
+  logger_.advance_epoch_past(max_epoch_);
+  next_tick_ = now + std::max<uint64_t>(1, logger_.group_cycles_ / 2);
+  publish();
+  return platform::cycles() - t0;
+}
+
+// Every record of this worker so far is durable: the ones it appends from
+// now on join the current epoch or a later one.
+void WorkerLog::publish() {
+  if (oldest_ != 0) return;
+  if (shared_ && logger_.shared_durable_.load(platform::memory_order_acquire) < shared_end_) return;
+  platform::Atomic<uint64_t>& mine = logger_.slots_[worker_].persisted;
+  const uint64_t persisted = logger_.epoch() - 1;
+  if (mine.load(platform::memory_order_relaxed) == persisted) return;
+  mine.store(persisted, platform::memory_order_release);
+  logger_.advance_durable();
+}
+
+void WorkerLog::finish() {
+  if (oldest_ != 0 && !logger_.failed()) write_group(platform::cycles(), true);
+  logger_.slots_[worker_].persisted.store(Logger::kFinished, platform::memory_order_release);
+  if (!logger_.failed()) logger_.advance_durable();
+}
+
+void WorkerLog::fail(const std::string& what, const std::string& reason) {
+  logger_.record_error(what + " in " + logger_.settings_.dir + ": " + reason);
+  throw std::runtime_error(logger_.error());
+}
+
+// ---- Logger -------------------------------------------------------------------
+
+Logger::Logger(const LogSettings& settings, uint32_t workers, double cycles_per_ns)
+    : settings_(settings),
+      workers_count_(workers),
+      group_cycles_(static_cast<uint64_t>(static_cast<double>(settings.group_commit_us) * 1000.0 * cycles_per_ns)),
+      files_(settings.policy == LogPolicy::File),
+      sync_(settings.fsync != FsyncPolicy::Never),
+      slots_(std::make_unique<Slot[]>(workers)) {
+  epoch_began_.store(platform::cycles(), platform::memory_order_relaxed);
+  for (uint32_t i = 0; i < workers; i++) workers_.push_back(std::make_unique<WorkerLog>(*this, i));
+}
+
+Logger::~Logger() = default;
+
+std::string Logger::open(std::string_view manifest) {
+  if (!files_) return {};
+  const std::string& dir = settings_.dir;
+  if (auto err = platform::make_dirs(dir); !err.empty()) return "cannot create log directory " + dir + ": " + err;
+  const std::string epoch_path = dir + "/" + std::string(kEpochFile);
+  const std::string zero = epoch_file_bytes(0);
+  std::string err = epoch_file_.open(epoch_path);
+  if (err.empty()) err = epoch_file_.write_at(0, zero.data(), zero.size());
+  if (err.empty()) err = epoch_file_.sync();
+  if (!err.empty()) return "cannot write " + epoch_path + ": " + err;
+  const uint32_t journals = settings_.journal == JournalLayout::Shared ? 1 : workers_count_;
+  for (uint32_t j = 0; j < journals; j++) {
+    platform::JournalFile& f = settings_.journal == JournalLayout::Shared ? shared_file_ : workers_[j]->file_;
+    const std::string path = dir + "/" + journal_name(j);
+    const std::string header = journal_header(j);
+    err = f.open(path);
+    if (err.empty()) err = f.append(header.data(), header.size());
+    if (err.empty()) err = f.sync();
+    if (!err.empty()) return "cannot write " + path + ": " + err;
+  }
+  if (!settings_.ack_log.empty()) {
+    platform::JournalFile truncate;
+    err = truncate.open(settings_.ack_log);
+    if (err.empty()) err = truncate.close();
+    for (uint32_t i = 0; i < workers_count_ && err.empty(); i++)
+      err = workers_[i]->ack_log_.open(settings_.ack_log, true);
+    if (!err.empty()) return "cannot write " + settings_.ack_log + ": " + err;
+  }
+  const std::string manifest_path = dir + "/" + std::string(kManifestFile);
+  if (err = platform::replace_file(manifest_path, manifest); !err.empty()) {
+    return "cannot write " + manifest_path + ": " + err;
+  }
+  return {};
+}
+
+void Logger::advance_epoch_past(uint64_t e) {
+  uint64_t now = e;
+  if (epoch_.compare_exchange_strong(now, e + 1, platform::memory_order_acq_rel)) {
+    epoch_began_.store(platform::cycles(), platform::memory_order_relaxed);
+  }
+}
+
+void Logger::tick_epoch(uint64_t now) {
+  const uint64_t began = epoch_began_.load(platform::memory_order_relaxed);
+  if (now - began < group_cycles_ || now < began) return;
+  advance_epoch_past(epoch());
+}
+
+void Logger::advance_durable() {
+  auto least = [&] {
+    uint64_t d = kFinished;
+    for (uint32_t i = 0; i < workers_count_; i++)
+      d = std::min(d, slots_[i].persisted.load(platform::memory_order_acquire));
+    return d;
+  };
+  // Once every worker finished, close() makes the last epoch durable.
+  if (const uint64_t d = least(); d == kFinished || d <= durable()) return;
+  if (!durable_latch_.try_lock()) return;
+  const uint64_t d = least();
+  if (d != kFinished && d > durable()) {
+    std::string err;
+    if (files_) {
+      const std::string bytes = epoch_file_bytes(d);
+      err = epoch_file_.write_at(0, bytes.data(), bytes.size());
+      if (err.empty() && sync_) {
+        err = epoch_file_.sync();
+        epoch_syncs_++;
+      }
+    }
+    if (err.empty()) {
+      durable_.store(d, platform::memory_order_release);
+    } else {
+      record_error(std::string(kEpochFile) + " in " + settings_.dir + ": " + err);
+    }
+  }
+  durable_latch_.unlock();
+}
+
+bool Logger::write_shared(WorkerLog& by, bool wait) {
+  for (;;) {
+    if (shared_durable_.load(platform::memory_order_acquire) >= by.shared_end_) return true;
+    if (failed()) return false;
+    if (!shared_write_latch_.try_lock()) {
+      if (!wait) return false;
+      continue;
+    }
+    shared_latch_.lock();
+    std::swap(shared_buf_, shared_writing_);
+    const uint64_t end = shared_appended_;
+    shared_latch_.unlock();
+    std::string err;
+    if (files_) {
+      err = shared_file_.append(shared_writing_.data(), shared_writing_.size());
+      if (err.empty() && sync_) {
+        err = shared_file_.sync();
+        by.totals_.fsyncs++;
+      }
+    }
+    by.totals_.flushes++;
+    shared_writing_.clear();
+    if (err.empty()) shared_durable_.store(end, platform::memory_order_release);
+    shared_write_latch_.unlock();
+    if (!err.empty()) by.fail(journal_name(0), err);
+  }
+}
+
+void Logger::record_error(const std::string& error) {
+  error_latch_.lock();
+  if (error_.empty()) error_ = error;
+  error_latch_.unlock();
+  failed_.store(true, platform::memory_order_release);
+}
+
+std::string Logger::error() {
+  error_latch_.lock();
+  std::string e = error_;
+  error_latch_.unlock();
+  return e;
+}
+
+std::string Logger::close() {
+  if (failed()) return error();
+  // Every worker wrote its last records: all of them are durable, the
+  // current epoch's too.
+  const uint64_t last = epoch();
+  if (files_) {
+    const std::string bytes = epoch_file_bytes(last);
+    std::string err = epoch_file_.write_at(0, bytes.data(), bytes.size());
+    if (err.empty() && sync_) err = epoch_file_.sync();
+    if (err.empty()) err = epoch_file_.close();
+    if (err.empty()) err = shared_file_.close();
+    for (auto& w : workers_) {
+      if (err.empty()) err = w->file_.close();
+      if (err.empty()) err = w->ack_log_.close();
+    }
+    if (!err.empty()) {
+      record_error("closing the journals in " + settings_.dir + ": " + err);
+      return error();
+    }
+  }
+  durable_.store(last, platform::memory_order_release);
+  return {};
+}
+
+LogTotals Logger::totals() const {
+  LogTotals t;
+  for (const auto& w : workers_) {
+    t.records += w->totals_.records;
+    t.bytes += w->totals_.bytes;
+    t.flushes += w->totals_.flushes;
+    t.fsyncs += w->totals_.fsyncs;
+  }
+  t.fsyncs += epoch_syncs_;
+  t.durable_epoch = durable();
+  return t;
+}
+
+}  // namespace abyss::log

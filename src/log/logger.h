@@ -1,0 +1,202 @@
+#pragma once
+// The logger policies on the commit path (docs/durability.md): every scheme
+// hands its installed writes to the same Logger through Txn::commit, and a
+// commit is acknowledged once its record is durable under the policy.
+//
+// Epochs order the journals for recovery, as SiloR's do. A global epoch
+// number moves on after each group of writes and at least every
+// --group-commit-us. A transaction reads it while the scheme still holds its
+// writes (Txn::install_all), after its reads: a transaction that depends on
+// another commits in the same epoch or a later one. Each worker publishes
+// `persisted`, an epoch up to which every record of its own is durable; the
+// least over the workers, once written to the `epoch` file, is the durable
+// epoch D. A commit of epoch e is acknowledged when D >= e, and recovery
+// applies exactly the records of epochs up to the D it finds in the file:
+// a set closed under the dependencies between transactions.
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/log_settings.h"
+#include "platform/atomic.h"
+#include "platform/clock.h"
+#include "platform/file.h"
+#include "platform/latch.h"
+
+namespace abyss::log {
+
+// The files of a log directory.
+inline constexpr std::string_view kManifestFile = "manifest.json";
+inline constexpr std::string_view kEpochFile = "epoch";
+std::string journal_name(uint32_t journal);  // "journal-<n>.abj"
+inline constexpr std::size_t kEpochFileBytes = 16;
+// The epoch file's bytes: u64 durable epoch | u32 CRC-32 of it | "EPCH".
+std::string epoch_file_bytes(uint64_t epoch);
+// The durable epoch in an epoch file's bytes; the reason they hold none.
+std::string parse_epoch_file(std::string_view bytes, uint64_t& epoch);
+
+// What a run's log did, summed over the workers.
+struct LogTotals {
+  uint64_t records = 0;
+  uint64_t bytes = 0;    // records' bytes handed to the journals
+  uint64_t flushes = 0;  // groups written
+  uint64_t fsyncs = 0;   // journal and epoch-file syncs
+  uint64_t durable_epoch = 0;
+};
+
+class Logger;
+
+// One worker's side: the records it has not yet written, its journal (per
+// worker) and the commits it has not yet acknowledged. Used by its worker
+// alone.
+class WorkerLog final {
+ public:
+  struct Pending {
+    uint64_t epoch;
+    uint64_t tid;
+    uint64_t start;  // cycles: the transaction's first attempt began
+    uint8_t type;
+    bool measured;  // committed inside the measurement window
+  };
+
+  WorkerLog(Logger& logger, uint32_t worker);
+  ~WorkerLog();
+  WorkerLog(const WorkerLog&) = delete;
+  WorkerLog& operator=(const WorkerLog&) = delete;
+
+  // The epoch a committing transaction joins (read under the scheme).
+  uint64_t epoch() const;
+  // Where the next record is built (RecordBuilder), then handed over by
+  // appended(). The ack log's commit line for it, if any, goes first.
+  std::string& record_buffer() { return shared_ ? record_ : buf_; }
+  void appended(std::size_t bytes, uint64_t epoch);
+  bool writes_ack_log() const { return ack_log_.is_open(); }
+  void ack_log_line(std::string_view line);
+
+  // A committed transaction, to be acknowledged once its epoch is durable.
+  void committed(const Pending& p) { pending_.push_back(p); }
+
+  // Between transactions: writes the group if it is due, moves the epochs
+  // on, and hands every newly acknowledged commit to `ack(pending, now)`.
+  // Returns the cycles spent writing and syncing. Throws when a journal
+  // cannot be written (the first such error of the run).
+  template <class Ack>
+  uint64_t poll(Ack&& ack);
+
+  // The run is over for this worker: writes and syncs what is left; its
+  // later epochs no longer hold the durable epoch back.
+  void finish();
+
+  const LogTotals& totals() const { return totals_; }
+
+ private:
+  friend class Logger;
+  uint64_t flush_due(uint64_t now);
+  uint64_t write_group(uint64_t now, bool wait);
+  void publish();
+  void fail(const std::string& what, const std::string& reason);
+
+  Logger& logger_;
+  uint32_t worker_;
+  bool shared_;
+  std::string buf_;     // per-worker and memory: records not yet written
+  std::string record_;  // shared: the record being built
+  platform::JournalFile file_;
+  platform::JournalFile ack_log_;
+  uint64_t oldest_ = 0;      // cycles: when the oldest unwritten record was appended (0: none)
+  uint64_t max_epoch_ = 0;   // the newest epoch among the unwritten records
+  uint64_t shared_end_ = 0;  // shared: the journal offset after this worker's last record
+  uint64_t next_tick_ = 0;   // cycles: when to look at the epochs again
+  std::deque<Pending> pending_;
+  std::string acks_;  // the ack log's lines of one poll
+  LogTotals totals_;
+};
+
+// Shared by the workers of one run.
+class Logger final {
+ public:
+  Logger(const LogSettings& settings, uint32_t workers, double cycles_per_ns);
+  ~Logger();
+  Logger(const Logger&) = delete;
+  Logger& operator=(const Logger&) = delete;
+
+  // --log file: creates the directory, its journals and epoch file, and
+  // writes `manifest` (what recovery needs to rebuild the load). Returns
+  // the reason it could not.
+  std::string open(std::string_view manifest);
+  WorkerLog& worker(uint32_t i) { return *workers_[i]; }
+
+  uint64_t epoch() const { return epoch_.load(platform::memory_order_acquire); }
+  uint64_t durable() const { return durable_.load(platform::memory_order_acquire); }
+  bool failed() const { return failed_.load(platform::memory_order_acquire); }
+  std::string error();
+
+  // After every worker finished: makes the last epoch durable and closes
+  // the files. Returns the reason it could not.
+  std::string close();
+  LogTotals totals() const;
+  const LogSettings& settings() const { return settings_; }
+
+ private:
+  friend class WorkerLog;
+  static constexpr uint64_t kFinished = ~uint64_t{0};
+  struct alignas(platform::kCacheLine) Slot {
+    platform::Atomic<uint64_t> persisted{0};
+  };
+  void advance_epoch_past(uint64_t e);
+  void tick_epoch(uint64_t now);
+  // Writes the least persisted epoch to the epoch file if it moved on.
+  void advance_durable();
+  bool write_shared(WorkerLog& by, bool wait);
+  void record_error(const std::string& error);
+
+  LogSettings settings_;
+  uint32_t workers_count_;
+  uint64_t group_cycles_;
+  bool files_;  // --log file
+  bool sync_;   // --fsync always or group
+  alignas(platform::kCacheLine) platform::Atomic<uint64_t> epoch_{1};
+  alignas(platform::kCacheLine) platform::Atomic<uint64_t> epoch_began_{0};  // cycles
+  alignas(platform::kCacheLine) platform::Atomic<uint64_t> durable_{0};
+  alignas(platform::kCacheLine) platform::Atomic<bool> failed_{false};
+  platform::SpinLatch durable_latch_;  // held by the one worker writing the epoch file
+  platform::JournalFile epoch_file_;
+  uint64_t epoch_syncs_ = 0;  // under durable_latch_
+  // --journal shared: one buffer under one latch, written by one worker at a time.
+  alignas(platform::kCacheLine) platform::SpinLatch shared_latch_;
+  std::string shared_buf_;        // under shared_latch_
+  uint64_t shared_appended_ = 0;  // under shared_latch_: the journal's length once every buffered record is written
+  alignas(platform::kCacheLine) platform::Atomic<uint64_t> shared_durable_{0};
+  platform::SpinLatch shared_write_latch_;
+  std::string shared_writing_;  // under shared_write_latch_
+  platform::JournalFile shared_file_;
+  std::unique_ptr<Slot[]> slots_;
+  std::vector<std::unique_ptr<WorkerLog>> workers_;
+  platform::SpinLatch error_latch_;
+  std::string error_;
+};
+
+// ---- WorkerLog::poll --------------------------------------------------------
+
+template <class Ack>
+uint64_t WorkerLog::poll(Ack&& ack) {
+  const uint64_t now = platform::cycles();
+  const uint64_t spent = flush_due(now);
+  const uint64_t durable = logger_.durable();
+  if (pending_.empty() || pending_.front().epoch > durable) return spent;
+  const uint64_t at = now + spent;
+  for (; !pending_.empty() && pending_.front().epoch <= durable; pending_.pop_front()) {
+    ack(pending_.front(), at);
+    if (ack_log_.is_open()) acks_ += "a " + std::to_string(pending_.front().tid) + "\n";
+  }
+  if (!acks_.empty()) {
+    ack_log_line(acks_);
+    acks_.clear();
+  }
+  return spent;
+}
+
+}  // namespace abyss::log

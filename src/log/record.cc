@@ -1,0 +1,145 @@
+#include "log/record.h"
+
+#include <zlib.h>
+
+#include <cstring>
+
+namespace abyss::log {
+
+namespace {
+
+template <class T>
+void put_le(std::string& out, T v) {
+  for (std::size_t i = 0; i < sizeof(T); i++) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+template <class T>
+void store_le(char* p, T v) {
+  for (std::size_t i = 0; i < sizeof(T); i++) p[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+// Whether every byte of `bytes` is zero: a file system may leave a crashed
+// append's blocks allocated but unwritten.
+bool all_zero(std::string_view bytes) {
+  for (const char c : bytes) {
+    if (c != 0) return false;
+  }
+  return true;
+}
+
+// Whether the writes of a record fill its body exactly, each of a known
+// kind, a delete without data.
+bool writes_parse(std::string_view body, uint32_t writes) {
+  std::size_t pos = 0;
+  for (uint32_t i = 0; i < writes; i++) {
+    if (body.size() - pos < kWriteHeaderBytes) return false;
+    const char* p = body.data() + pos;
+    const auto kind = static_cast<uint8_t>(p[10]);
+    const uint32_t bytes = load_le<uint32_t>(p + 12);
+    if (kind < 1 || kind > 3 || (kind == 3 && bytes != 0)) return false;
+    if (body.size() - pos - kWriteHeaderBytes < bytes) return false;
+    pos += kWriteHeaderBytes + bytes;
+  }
+  return pos == body.size();
+}
+
+}  // namespace
+
+uint32_t crc32(std::string_view bytes, uint32_t crc) {
+  // zlib takes lengths as uInt: large inputs go in pieces.
+  while (!bytes.empty()) {
+    const std::size_t n = bytes.size() < (std::size_t{1} << 30) ? bytes.size() : (std::size_t{1} << 30);
+    crc = static_cast<uint32_t>(::crc32(crc, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(n)));
+    bytes.remove_prefix(n);
+  }
+  return crc;
+}
+
+std::string journal_header(uint32_t journal) {
+  std::string h(kJournalMagic);
+  put_le<uint32_t>(h, kFormat);
+  put_le<uint32_t>(h, journal);
+  return h;
+}
+
+std::string check_journal_header(std::string_view bytes) {
+  if (bytes.size() < kJournalHeaderBytes || bytes.substr(0, kJournalMagic.size()) != kJournalMagic) {
+    return "not an abyss journal (no ABYSSJNL header)";
+  }
+  const uint32_t format = load_le<uint32_t>(bytes.data() + 8);
+  if (format != kFormat) {
+    return "journal format " + std::to_string(format) + ", this build reads format " + std::to_string(kFormat);
+  }
+  return {};
+}
+
+void RecordBuilder::begin(uint64_t epoch, uint64_t tid) {
+  start_ = out_.size();
+  writes_ = 0;
+  out_.resize(start_ + kRecordHeaderBytes);
+  char* h = out_.data() + start_;
+  store_le<uint64_t>(h + 8, epoch);
+  store_le<uint64_t>(h + 16, tid);
+}
+
+void RecordBuilder::write(uint32_t table, WriteKind kind, uint64_t key, const char* data, uint32_t bytes) {
+  const std::size_t at = out_.size();
+  out_.resize(at + kWriteHeaderBytes + bytes);
+  char* p = out_.data() + at;
+  store_le<uint64_t>(p, key);
+  store_le<uint16_t>(p + 8, static_cast<uint16_t>(table));
+  p[10] = static_cast<char>(kind);
+  p[11] = 0;
+  store_le<uint32_t>(p + 12, bytes);
+  if (bytes > 0) std::memcpy(p + kWriteHeaderBytes, data, bytes);
+  writes_++;
+}
+
+void RecordBuilder::end() {
+  char* h = out_.data() + start_;
+  const std::size_t size = out_.size() - start_;
+  store_le<uint32_t>(h, static_cast<uint32_t>(size));
+  store_le<uint32_t>(h + 24, writes_);
+  store_le<uint32_t>(h + 28, 0);
+  store_le<uint32_t>(h + 4, crc32(std::string_view(h + 8, size - 8)));
+}
+
+ReadStatus read_record(std::string_view journal, std::size_t& pos, RecordView& out, std::string& why) {
+  if (pos >= journal.size()) return ReadStatus::End;
+  const std::string_view rest = journal.substr(pos);
+  if (all_zero(rest)) {
+    why = std::to_string(rest.size()) + " zero bytes after the last record";
+    return ReadStatus::Torn;
+  }
+  if (rest.size() < kRecordHeaderBytes) {
+    why = "the journal ends " + std::to_string(rest.size()) + " bytes into a record's header";
+    return ReadStatus::Torn;
+  }
+  const uint32_t size = load_le<uint32_t>(rest.data());
+  if (size < kRecordHeaderBytes) {
+    why = "a record's size field says " + std::to_string(size) + " bytes, less than its header";
+    return ReadStatus::Corrupt;
+  }
+  if (size > rest.size()) {
+    why = "the journal ends " + std::to_string(rest.size()) + " bytes into a record of " + std::to_string(size);
+    return ReadStatus::Torn;
+  }
+  const uint32_t crc = load_le<uint32_t>(rest.data() + 4);
+  const std::string_view record = rest.substr(0, size);
+  const bool last = size == rest.size();
+  if (crc32(record.substr(8)) != crc) {
+    why = "a record of " + std::to_string(size) + " bytes fails its checksum";
+    return last ? ReadStatus::Torn : ReadStatus::Corrupt;
+  }
+  out.epoch = load_le<uint64_t>(record.data() + 8);
+  out.tid = load_le<uint64_t>(record.data() + 16);
+  out.writes = load_le<uint32_t>(record.data() + 24);
+  out.body = record.substr(kRecordHeaderBytes);
+  if (!writes_parse(out.body, out.writes)) {
+    why = "a record whose checksum holds but whose " + std::to_string(out.writes) + " writes do not parse";
+    return ReadStatus::Corrupt;
+  }
+  pos += size;
+  return ReadStatus::Ok;
+}
+
+}  // namespace abyss::log

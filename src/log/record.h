@@ -1,0 +1,107 @@
+#pragma once
+// The journal format (docs/durability.md, "Record format"): a journal file is
+// a 16-byte header and then log records, each one committed transaction's
+// writes with the epoch it committed in and its commit id, guarded by a
+// CRC-32 of everything after the checksum field. All integers little-endian.
+//
+//   journal header  "ABYSSJNL" | u32 format | u32 journal number
+//   record          u32 size (whole record) | u32 crc | u64 epoch | u64 tid
+//                   | u32 writes | u32 zero | writes...
+//   write           u64 key | u16 table | u8 kind | u8 zero | u32 bytes | data
+//
+// A commit id orders the writes of one row (txn/txn.h, ordered_commit_id);
+// the epoch says whether recovery may apply the record at all.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace abyss::log {
+
+inline constexpr std::string_view kJournalMagic = "ABYSSJNL";
+inline constexpr uint32_t kFormat = 1;
+inline constexpr std::size_t kJournalHeaderBytes = 16;
+inline constexpr std::size_t kRecordHeaderBytes = 32;
+inline constexpr std::size_t kWriteHeaderBytes = 16;
+
+enum class WriteKind : uint8_t { Update = 1, Insert = 2, Delete = 3 };
+
+// The header a journal file starts with.
+std::string journal_header(uint32_t journal);
+// Whether `bytes` start with a journal header; the reason they do not.
+std::string check_journal_header(std::string_view bytes);
+
+// Appends one record to a buffer: begin(), a write() per row, end().
+class RecordBuilder {
+ public:
+  explicit RecordBuilder(std::string& out) : out_(out) {}
+  void begin(uint64_t epoch, uint64_t tid);
+  // A delete carries no data.
+  void write(uint32_t table, WriteKind kind, uint64_t key, const char* data, uint32_t bytes);
+  // Fills in the size and the checksum.
+  void end();
+
+ private:
+  std::string& out_;
+  std::size_t start_ = 0;
+  uint32_t writes_ = 0;
+};
+
+struct WriteView {
+  uint64_t key = 0;
+  uint32_t table = 0;
+  WriteKind kind = WriteKind::Update;
+  const char* data = nullptr;
+  uint32_t bytes = 0;
+};
+
+struct RecordView {
+  uint64_t epoch = 0;
+  uint64_t tid = 0;
+  uint32_t writes = 0;
+  std::string_view body;  // the writes
+
+  // Visits every write in order.
+  template <class Visit>
+  void for_each_write(Visit&& visit) const;
+};
+
+enum class ReadStatus {
+  Ok,       // `out` is the next record
+  End,      // the journal ends here, cleanly
+  Torn,     // the journal ends inside a record, or in a bad record nothing follows: a write the crash cut off
+  Corrupt,  // a record that fails its checksum or does not parse, with more after it
+};
+
+// Reads the record at `pos` of a journal's bytes (after its header) and
+// moves `pos` past it. On Torn and Corrupt, `why` says what was wrong.
+ReadStatus read_record(std::string_view journal, std::size_t& pos, RecordView& out, std::string& why);
+
+// CRC-32 (zlib's polynomial) of `bytes`, continuing from `crc`.
+uint32_t crc32(std::string_view bytes, uint32_t crc = 0);
+
+// The little-endian integers of the format.
+template <class T>
+T load_le(const char* p) {
+  T v{};
+  for (std::size_t i = 0; i < sizeof(T); i++) v |= static_cast<T>(static_cast<uint8_t>(p[i])) << (8 * i);
+  return v;
+}
+
+template <class Visit>
+void RecordView::for_each_write(Visit&& visit) const {
+  std::size_t pos = 0;
+  for (uint32_t i = 0; i < writes; i++) {
+    WriteView w;
+    const char* p = body.data() + pos;
+    w.key = load_le<uint64_t>(p);
+    w.table = load_le<uint16_t>(p + 8);
+    w.kind = static_cast<WriteKind>(static_cast<uint8_t>(p[10]));
+    w.bytes = load_le<uint32_t>(p + 12);
+    w.data = p + kWriteHeaderBytes;
+    pos += kWriteHeaderBytes + w.bytes;
+    visit(w);
+  }
+}
+
+}  // namespace abyss::log
