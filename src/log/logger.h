@@ -56,7 +56,7 @@ class WorkerLog final {
  public:
   struct Pending {
     uint64_t epoch;
-    uint64_t tid;
+    uint64_t tid;    // its commit id; 0 when it wrote no record
     uint64_t start;  // cycles: the transaction's first attempt began
     uint8_t type;
     bool measured;  // committed inside the measurement window
@@ -190,7 +190,7 @@ uint64_t WorkerLog::poll(Ack&& ack) {
   const uint64_t at = now + spent;
   for (; !pending_.empty() && pending_.front().epoch <= durable; pending_.pop_front()) {
     ack(pending_.front(), at);
-    if (ack_log_.is_open()) acks_ += "a " + std::to_string(pending_.front().tid) + "\n";
+    if (ack_log_.is_open() && pending_.front().tid != 0) acks_ += "a " + std::to_string(pending_.front().tid) + "\n";
   }
   if (!acks_.empty()) {
     ack_log_line(acks_);

@@ -286,6 +286,7 @@ class Txn final {
     scan_seen_.clear();
     next_key_writes_ = false;
     commit_epoch_ = 0;
+    logged_ = false;
     w_.scratch.reset();
     if (w_.epochs != nullptr) enter_epoch();
     const Rc rc = timed(TimeCat::CcManager, [&] { return cc_.begin(*this, restart); });
@@ -305,8 +306,10 @@ class Txn final {
     return rc;
   }
 
-  // With a log: the epoch the committed transaction joined (log/logger.h).
+  // With a log: the epoch the committed transaction joined (log/logger.h),
+  // and whether it wrote a record (it changed a row).
   uint64_t commit_epoch() const { return commit_epoch_; }
+  bool logged() const { return logged_; }
 
   // Rolls back a CC abort or a logical abort: nothing was installed, so this
   // releases the scheme's state. Rows it inserted were never indexed: their
@@ -832,6 +835,7 @@ class Txn final {
       }
       record.end();
       log.appended(buf.size() - before, commit_epoch_);
+      logged_ = true;
     }
     w_.charge(TimeCat::Log, platform::cycles() - t0);
   }
@@ -843,7 +847,7 @@ class Txn final {
     for (const AccessT& a : accesses_) {
       if (!logged(a)) continue;
       const char kind = a.type == AccessType::Write ? 'u' : a.type == AccessType::Insert ? 'i' : 'd';
-      line += ' ' + std::to_string(a.table->id()) + ':' + std::to_string(a.key) + ':' + kind;
+      line += ' ' + a.table->name() + ':' + std::to_string(a.key) + ':' + kind;
     }
     line += '\n';
     return line;
@@ -900,6 +904,7 @@ class Txn final {
   typename CC::TxnMeta meta_{};
   TxnId commit_id_{};
   uint64_t commit_epoch_ = 0;  // with a log: the epoch read at install
+  bool logged_ = false;        // with a log: the commit wrote a record
 };
 
 }  // namespace abyss

@@ -1,0 +1,70 @@
+"""The kill -9 loop (abyss_harness.crash) at CI size, its checks on made-up
+recoveries, and its negative control."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from abyss_harness import crash, engine
+
+BINARY = engine.find_binary(sim=False)
+needs_binary = pytest.mark.skipif(not BINARY.exists(), reason="needs the release build (./abyss build)")
+
+
+def acks(lines: str, tmp_path: Path) -> crash.AckLog:
+    p = tmp_path / "acks.txt"
+    p.write_text(lines)
+    return crash.read_ack_log(p)
+
+
+def test_check_passes_a_recovery_that_kept_every_acknowledged_write(tmp_path: Path) -> None:
+    log = acks("c 3 t:1:u t:2:i\na 3\nc 5 t:1:u\n", tmp_path)
+    # 5 was not acknowledged: recovered or not, both are fine, whole.
+    assert crash.check(log, {("t", 1): (3, False), ("t", 2): (3, False)}).ok
+    assert crash.check(log, {("t", 1): (5, False), ("t", 2): (3, False)}).ok
+
+
+def test_check_finds_a_lost_acknowledged_write(tmp_path: Path) -> None:
+    log = acks("c 3 t:1:u t:2:i\na 3\n", tmp_path)
+    v = crash.check(log, {("t", 1): (3, False)})
+    assert len(v.missing) == 1 and "t key 2" in v.missing[0]
+    v = crash.check(log, {("t", 1): (0, False), ("t", 2): (3, False)})
+    assert len(v.missing) == 1 and "version 0" in v.missing[0]
+
+
+def test_check_finds_part_of_a_transaction(tmp_path: Path) -> None:
+    log = acks("c 3 t:1:u t:2:u\nc 7 t:1:u t:2:u\n", tmp_path)
+    v = crash.check(log, {("t", 1): (7, False), ("t", 2): (3, False)})
+    assert not v.missing and len(v.partial) == 1 and "commit 7" in v.partial[0]
+
+
+def test_check_finds_a_version_no_commit_wrote(tmp_path: Path) -> None:
+    v = crash.check(acks("c 3 t:1:u\n", tmp_path), {("t", 1): (9, False)})
+    assert v.partial and "no commit line" in v.partial[0]
+
+
+def test_a_line_cut_off_by_the_kill_is_dropped(tmp_path: Path) -> None:
+    log = acks("c 3 t:1:u\na 3\nc 4 t:", tmp_path)
+    assert set(log.commits) == {3} and log.acked == {3}
+
+
+@needs_binary
+@pytest.mark.parametrize("scheme,workload", [("no_wait", "ycsb"), ("mvcc", "tpcc"), ("silo", "ycsb"),
+                                             ("hstore", "tpcc")])
+def test_a_killed_run_recovers_every_acknowledged_commit(tmp_path: Path, scheme: str, workload: str) -> None:
+    r = crash.run_round(BINARY, scheme, crash.WORKLOADS[workload], tmp_path / "w", random.Random(7), 0.5, 1000,
+                        tpcc=workload == "tpcc")
+    assert r.acked > 0 and r.verdict.acked_checked > 0
+    assert r.verdict.ok, (r.verdict.missing + r.verdict.partial)[:3]
+    if workload == "tpcc":
+        assert r.tpcc_ok
+
+
+@needs_binary
+def test_the_checks_catch_a_recovery_that_lost_a_durable_record(tmp_path: Path) -> None:
+    r = crash.run_round(BINARY, "no_wait", crash.WORKLOADS["tpcc"], tmp_path / "w", random.Random(3), 0.5, 1000,
+                        tpcc=True, control=True)
+    assert r.verdict.missing and not r.tpcc_ok

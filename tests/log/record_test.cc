@@ -1,0 +1,125 @@
+// The journal format (log/record.h): what is written reads back, and a cut
+// or damaged journal is told apart from a clean end.
+#include "log/record.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "log/logger.h"
+
+namespace abyss::log {
+namespace {
+
+std::string two_records() {
+  std::string j = journal_header(3);
+  RecordBuilder b(j);
+  b.begin(7, 41);
+  b.write(2, WriteKind::Update, 1000, "abcd", 4);
+  b.write(0, WriteKind::Delete, 99, nullptr, 0);
+  b.end();
+  b.begin(8, 52);
+  b.write(1, WriteKind::Insert, 5, "xy", 2);
+  b.end();
+  return j;
+}
+
+TEST(Record, WhatIsWrittenReadsBack) {
+  const std::string j = two_records();
+  ASSERT_EQ(check_journal_header(j), "");
+  std::size_t pos = kJournalHeaderBytes;
+  RecordView r;
+  std::string why;
+  ASSERT_EQ(read_record(j, pos, r, why), ReadStatus::Ok) << why;
+  EXPECT_EQ(r.epoch, 7u);
+  EXPECT_EQ(r.tid, 41u);
+  std::vector<std::string> seen;
+  r.for_each_write([&](const WriteView& w) {
+    seen.push_back(std::to_string(w.table) + ":" + std::to_string(w.key) + ":" +
+                   std::to_string(static_cast<int>(w.kind)) + ":" + std::string(w.data, w.bytes));
+  });
+  EXPECT_EQ(seen, (std::vector<std::string>{"2:1000:1:abcd", "0:99:3:"}));
+  ASSERT_EQ(read_record(j, pos, r, why), ReadStatus::Ok) << why;
+  EXPECT_EQ(r.epoch, 8u);
+  EXPECT_EQ(r.tid, 52u);
+  EXPECT_EQ(read_record(j, pos, r, why), ReadStatus::End);
+}
+
+TEST(Record, AJournalCutInsideItsLastRecordIsTorn) {
+  const std::string j = two_records();
+  for (std::size_t cut = 1; cut < 34; cut++) {
+    const std::string cut_j = j.substr(0, j.size() - cut);
+    std::size_t pos = kJournalHeaderBytes;
+    RecordView r;
+    std::string why;
+    ASSERT_EQ(read_record(cut_j, pos, r, why), ReadStatus::Ok);
+    EXPECT_EQ(read_record(cut_j, pos, r, why), ReadStatus::Torn) << "cut " << cut;
+    EXPECT_FALSE(why.empty());
+  }
+}
+
+TEST(Record, ZerosAfterTheLastRecordAreATornTail) {
+  const std::string j = two_records() + std::string(4096, '\0');
+  std::size_t pos = kJournalHeaderBytes;
+  RecordView r;
+  std::string why;
+  ASSERT_EQ(read_record(j, pos, r, why), ReadStatus::Ok);
+  ASSERT_EQ(read_record(j, pos, r, why), ReadStatus::Ok);
+  EXPECT_EQ(read_record(j, pos, r, why), ReadStatus::Torn);
+  EXPECT_NE(why.find("zero"), std::string::npos) << why;
+}
+
+// Every byte of the first record flipped in turn: never read as a record,
+// always reported (the second record follows, so it is no torn tail).
+TEST(Record, EveryFlippedByteOfARecordWithMoreAfterItIsCorrupt) {
+  const std::string j = two_records();
+  std::size_t first_end = kJournalHeaderBytes;
+  {
+    RecordView r;
+    std::string why;
+    ASSERT_EQ(read_record(j, first_end, r, why), ReadStatus::Ok);
+  }
+  for (std::size_t i = kJournalHeaderBytes; i < first_end; i++) {
+    std::string bad = j;
+    bad[i] = static_cast<char>(bad[i] ^ 0x20);
+    std::size_t pos = kJournalHeaderBytes;
+    RecordView r;
+    std::string why;
+    const ReadStatus s = read_record(bad, pos, r, why);
+    // A flipped size can make the record run past the journal's end: torn.
+    EXPECT_TRUE(s == ReadStatus::Corrupt || (i < kJournalHeaderBytes + 4 && s == ReadStatus::Torn))
+        << "byte " << i << " read as " << static_cast<int>(s);
+  }
+}
+
+TEST(Record, ABadLastRecordIsTornNotCorrupt) {
+  std::string j = two_records();
+  j[j.size() - 1] ^= 1;
+  std::size_t pos = kJournalHeaderBytes;
+  RecordView r;
+  std::string why;
+  ASSERT_EQ(read_record(j, pos, r, why), ReadStatus::Ok);
+  EXPECT_EQ(read_record(j, pos, r, why), ReadStatus::Torn);
+  EXPECT_NE(why.find("checksum"), std::string::npos) << why;
+}
+
+TEST(Record, ForeignFilesAreNotJournals) {
+  EXPECT_NE(check_journal_header("hello"), "");
+  std::string other = journal_header(0);
+  other[8] = 9;  // another format
+  EXPECT_NE(check_journal_header(other).find("format 9"), std::string::npos);
+}
+
+TEST(EpochFile, RoundTripsAndRefusesDamage) {
+  uint64_t e = 0;
+  ASSERT_EQ(parse_epoch_file(epoch_file_bytes(123456789), e), "");
+  EXPECT_EQ(e, 123456789u);
+  std::string bad = epoch_file_bytes(5);
+  bad[0] ^= 1;
+  EXPECT_NE(parse_epoch_file(bad, e).find("checksum"), std::string::npos);
+  EXPECT_NE(parse_epoch_file("short", e), "");
+}
+
+}  // namespace
+}  // namespace abyss::log
