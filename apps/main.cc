@@ -469,7 +469,7 @@ int main(int argc, char** argv) {
     const std::vector<std::pair<std::string, std::string>> bench_specs = {
         {"ycsb", "bench-ycsb"},           {"hstore", "bench-hstore"}, {"tpcc", "bench-tpcc"},
         {"tpcc-mix", "bench-tpcc-mix"},   {"latch", "bench-latch"},   {"tale-ycsb", "bench-tale-ycsb"},
-        {"tale-tpcc", "bench-tale-tpcc"}, {"ts", "ts-alloc"}};
+        {"tale-tpcc", "bench-tale-tpcc"}, {"log", "bench-log"},       {"ts", "ts-alloc"}};
     const std::string first = argv[1];
     const std::string second = argc > 2 ? argv[2] : "";
     std::string command = "demo";

@@ -33,6 +33,9 @@ METRICS: dict[str, tuple[str, float]] = {
     "p999_us": ("p99.9 latency (µs)", 1.0),
     "max_us": ("max latency (µs)", 1.0),
     "load_seconds": ("load time (s)", 1.0),
+    "acknowledged": ("acknowledged commits", 1.0),
+    "log_mb_per_s": ("log written (MB/s)", 1.0),
+    "fsyncs_per_s": ("journal syncs per second", 1.0),
     "rss_at_end_bytes": ("resident memory at end (MiB)", 1 / 2**20),
 }
 #: Axis labels of workload metrics (engine.WORKLOAD_METRICS, from `abyss

@@ -48,6 +48,7 @@ RESULT_COLUMNS = (
     *WORKLOAD_METRIC_COLUMNS, "tuples_per_s", "mean_us", "p50_us", "p90_us", "p95_us", "p99_us", "p999_us",
     "max_us",
     "load_seconds", "rss_after_load_bytes", "rss_at_end_bytes",
+    "acknowledged", "log_mb_per_s", "fsyncs_per_s",
 )
 #: Columns every tidy table has, in order; per-type columns
 #: (`type_<name>_<counter>`) and unknown config keys (`cfg_<path>`) follow.
@@ -82,6 +83,12 @@ def flatten_run(doc: dict[str, Any]) -> dict[str, Any]:
         row[column] = res.get(engine.WORKLOAD_METRICS[column].key)
     if params.get("workload") == "ycsb" and res.get("throughput") is not None:
         row["tuples_per_s"] = res["throughput"] * params.get("req_per_txn", 0)
+    # With --log (docs/durability.md): commits acknowledged, and what the
+    # journals took.
+    row["acknowledged"] = res.get("acknowledged")
+    log = res.get("log", {})
+    row["log_mb_per_s"] = log["bytes_per_s"] / 1e6 if "bytes_per_s" in log else None
+    row["fsyncs_per_s"] = log.get("fsyncs_per_s")
     lat = res.get("latency_us", {})
     for q in LATENCY_KEYS:
         row[f"{q}_us"] = lat.get(q)

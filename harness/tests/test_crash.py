@@ -4,6 +4,7 @@ recoveries, and its negative control."""
 from __future__ import annotations
 
 import random
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,34 @@ def test_the_checks_catch_a_recovery_that_lost_a_durable_record(tmp_path: Path) 
     r = crash.run_round(BINARY, "no_wait", crash.WORKLOADS["tpcc"], tmp_path / "w", random.Random(3), 0.5, 1000,
                         tpcc=True, control=True)
     assert r.verdict.missing and not r.tpcc_ok
+
+
+@pytest.fixture
+def small_fs(tmp_path: Path):
+    """A 3 MiB file system (tmpfs), where a logging run soon finds no space."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mnt)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    yield mnt
+    subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+@needs_binary
+def test_a_full_file_system_stops_the_run_and_keeps_what_was_acknowledged(small_fs: Path, tmp_path: Path) -> None:
+    log_dir, ack_log = small_fs / "log", tmp_path / "acks.txt"
+    run = subprocess.run([str(BINARY), "run", "--cc", "silo", "--threads", "2", "--rows", "10000", "--duration",
+                          "30", "--warmup", "0", "--log", "file", "--log-dir", str(log_dir), "--ack-log",
+                          str(ack_log)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1, run.stderr
+    errors = [line for line in run.stderr.splitlines() if "note:" not in line]
+    assert len(errors) == 1 and "No space left on device" in errors[0], run.stderr
+    versions = tmp_path / "versions.csv"
+    rec = subprocess.run([str(BINARY), "recover", str(log_dir), "--versions", str(versions)],
+                         capture_output=True, text=True)
+    assert rec.returncode == 0, rec.stderr
+    acks = crash.read_ack_log(ack_log)
+    assert acks.acked
+    v = crash.check(acks, crash.read_versions(versions))
+    assert v.ok and v.acked_checked == len(acks.acked), (v.missing + v.partial)[:3]

@@ -308,9 +308,15 @@ std::vector<Knob> make_table() {
   t.push_back(output(
       "log-dir", true, +[](Config& c) -> std::string& { return c.log.dir; },
       "--log file: write the journals, the epoch file and the manifest to DIR (abyss recover DIR reads them)"));
+  // Where the journals go decides what they cost (a disk or memory): part
+  // of the configuration, unlike the other outputs.
+  t.back().json = "log.dir";
+  t.back().get = [](const Config& c) { return c.log.dir.empty() ? nlohmann::json() : nlohmann::json(c.log.dir); };
+  t.back().ignored_because = unless_logs_to_files;
   t.push_back(output(
       "ack-log", false, +[](Config& c) -> std::string& { return c.log.ack_log; },
       "--log file: append a line per commit and per acknowledgement to FILE (docs/durability.md)"));
+  t.back().ignored_because = unless_logs_to_files;
   t.push_back(output(
       "json", false, +[](Config& c) -> std::string& { return c.json_path; },
       "write config and results as JSON to FILE"));

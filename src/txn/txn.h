@@ -302,7 +302,9 @@ class Txn final {
     }
     const Rc rc = timed(TimeCat::Commit, [&] { return cc_.commit(*this); });
     if (rc == Rc::Ok && w_.history) record_history();
-    if (rc == Rc::Ok && w_.log != nullptr) log_commit();
+    if (rc == Rc::Ok && w_.log != nullptr) [[unlikely]] {
+      log_commit();
+    }
     return rc;
   }
 
@@ -368,7 +370,11 @@ class Txn final {
   // marks removals, makes inserts live and indexes them. The scheme calls this
   // while it holds whatever makes the install safe.
   void install_all() {
-    commit_id_ = w_.log == nullptr ? w_.next_commit_id() : ordered_commit_id();
+    if (w_.log == nullptr) [[likely]] {
+      commit_id_ = w_.next_commit_id();
+    } else {
+      commit_id_ = ordered_commit_id();
+    }
     for (AccessT& a : accesses_) {
       RowHeader& h = RowLayout::header(a.row);
       switch (a.type) {

@@ -47,7 +47,6 @@ struct alignas(platform::kCacheLine) Worker {
   TsLocal ts_local;
   TsSource* ts = nullptr;
   std::unique_ptr<HistoryWriter> history;  // null unless --history
-  log::WorkerLog* log = nullptr;           // null with --log off
   bool prefetch = false;                   // --prefetch: Txn::prefetch fetches ahead
   bool bypass_read_only = true;            // --read-only-tables bypass: reads skip the scheme
   bool phantom_protection = true;          // --phantom-protection: scans read, and inserts write, next keys
@@ -59,9 +58,8 @@ struct alignas(platform::kCacheLine) Worker {
   // Whether this attempt times its sampled sections (--time-sample; the
   // runner decides per attempt, stats.h sampled_category).
   bool timing = true;
-  uint64_t commits = 0;         // for unique commit ids
-  uint64_t last_commit_id = 0;  // with a log: the last one (Txn::ordered_commit_id)
-  uint64_t sink = 0;            // what the workload read, so reads are not optimised away
+  uint64_t commits = 0;  // for unique commit ids
+  uint64_t sink = 0;     // what the workload read, so reads are not optimised away
 
   // The clock for a sampled section: the cycle counter when this attempt is
   // timed, else 0, so the section charges nothing and reads no clock.
@@ -83,6 +81,9 @@ struct alignas(platform::kCacheLine) Worker {
   }
   // Unique among all workers' commits, never 0 (0 is the load).
   TxnId next_commit_id() { return TxnId{++commits * count + id.value}; }
+
+  log::WorkerLog* log = nullptr;  // null with --log off
+  uint64_t last_commit_id = 0;    // with a log: the last one (Txn::ordered_commit_id)
 };
 
 }  // namespace abyss

@@ -200,11 +200,7 @@ std::vector<BadCase> bad_cases() {
       {"dump_onto_file", {"run", "--dump", "/proc/self/exe"}, {"--dump", "/proc/self/exe", "not", "directory"}},
       // Durability's flags go together, and recover reads log directories only.
       {"log_file_without_dir", {"run", "--log", "file"}, {"--log", "file", "--log-dir"}},
-      {"log_dir_without_log", {"run", "--log-dir", testing::TempDir()}, {"--log-dir", "--log", "file"}},
       {"log_dir_onto_file", {"run", "--log", "file", "--log-dir", "/proc/self/exe"}, {"--log-dir", "not", "directory"}},
-      {"ack_log_with_memory",
-       {"run", "--log", "memory", "--ack-log", testing::TempDir() + "acks.txt"},
-       {"--ack-log", "--log"}},
       {"log_unknown", {"run", "--log", "disk"}, {"--log", "disk", "off", "memory", "file"}},
       {"journal_unknown", {"run", "--journal", "many"}, {"--journal", "many", "shared", "per-worker"}},
       {"fsync_unknown", {"run", "--fsync", "sometimes"}, {"--fsync", "sometimes", "always", "group", "never"}},
