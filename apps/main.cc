@@ -103,9 +103,16 @@ int recover_command(const abyss::RecoverOptions& options) {
   std::printf("abyss recover: %s (%s under %s, %u journal(s))\n", options.dir.c_str(), r.workload.c_str(), r.cc.c_str(),
               r.journals);
   std::printf("  durable epoch %14llu\n", static_cast<unsigned long long>(r.durable_epoch));
-  std::printf("  journals      %14.3f GB read, %llu records: %llu applied, %llu of later epochs not\n", gb,
-              static_cast<unsigned long long>(r.records), static_cast<unsigned long long>(r.records_applied),
-              static_cast<unsigned long long>(r.records_beyond));
+  if (!r.checkpoint.empty()) {
+    std::printf("  checkpoint    %14.3f GB read, %llu rows (%s), journals replayed from epoch %llu\n",
+                static_cast<double>(r.checkpoint_bytes) / 1e9, static_cast<unsigned long long>(r.checkpoint_rows),
+                r.checkpoint.c_str(), static_cast<unsigned long long>(r.replay_from));
+  }
+  std::printf(
+      "  journals      %14.3f GB read, %llu records: %llu applied, %llu of later epochs not, %llu older "
+      "than the checkpoint\n",
+      gb, static_cast<unsigned long long>(r.records), static_cast<unsigned long long>(r.records_applied),
+      static_cast<unsigned long long>(r.records_beyond), static_cast<unsigned long long>(r.records_covered));
   std::printf("  rows          %14llu writes applied, %llu superseded by a later version\n",
               static_cast<unsigned long long>(r.writes_applied), static_cast<unsigned long long>(r.writes_superseded));
   std::printf("  load          %14.2f s (the run's load, rebuilt)\n", r.load_seconds);

@@ -10,7 +10,9 @@ write(2), so both survive the kill. Then `abyss recover DIR --versions FILE
 --dump DIR` rebuilds the database, and the round checks:
 
 - durability: every write of every acknowledged commit is in the recovered
-  rows, at its version or a later one (commit ids order a row's versions);
+  rows, at its version or a later one (commit ids order a row's versions),
+  or the row is gone, removed by it or by a later recovered commit (a
+  checkpoint holds no removed rows);
 - atomicity: every version a recovered row holds is a commit whose writes
   are all recovered, at that version or later: no part of a transaction
   without the rest;
@@ -24,6 +26,7 @@ negative control, `--control`.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
@@ -94,6 +97,21 @@ class Verdict:
 def check(acks: AckLog, versions: dict[tuple[str, int], tuple[int, bool]]) -> Verdict:
     """The durability and atomicity checks of one recovery."""
     v = Verdict()
+    removals: dict[tuple[str, int], list[int]] = {}
+    for tid, writes in acks.commits.items():
+        for table, key, kind in writes:
+            if kind == "d":
+                removals.setdefault((table, key), []).append(tid)
+
+    def recovered(tid: int) -> bool:
+        """Whether every write of commit `tid` that leaves a row is recovered at its version or later."""
+        return all((got := versions.get((t, k))) is not None and got[0] >= tid
+                   for t, k, kind in acks.commits[tid] if kind != "d")
+
+    def removed_later(table: str, key: int, tid: int) -> bool:
+        """A row gone from a recovery from a checkpoint: a later commit removed it, and is recovered."""
+        return any(d > tid and recovered(d) for d in removals.get((table, key), []))
+
     for tid in sorted(acks.acked):
         writes = acks.commits.get(tid)
         if writes is None:
@@ -103,12 +121,16 @@ def check(acks: AckLog, versions: dict[tuple[str, int], tuple[int, bool]]) -> Ve
         for table, key, kind in writes:
             v.writes_checked += 1
             got = versions.get((table, key))
+            # A removed row may be gone altogether: a checkpoint holds no
+            # removed rows, nor does a recovery from one.
+            if got is None and (kind == "d" or removed_later(table, key, tid)):
+                continue
             if got is None or got[0] < tid:
                 v.missing.append(f"commit {tid}'s {kind} of {table} key {key}: recovered "
                                  f"{'nothing' if got is None else 'version ' + str(got[0])}")
     seen: set[int] = set()
     for (table, key), (writer, _) in versions.items():
-        if writer in seen:
+        if writer in seen or writer == 0:    # 0: the load's version
             continue
         seen.add(writer)
         writes = acks.commits.get(writer)
@@ -117,6 +139,8 @@ def check(acks: AckLog, versions: dict[tuple[str, int], tuple[int, bool]]) -> Ve
             continue
         for t2, k2, kind in writes:
             got = versions.get((t2, k2))
+            if got is None and (kind == "d" or removed_later(t2, k2, writer)):
+                continue
             if got is None or got[0] < writer:
                 v.partial.append(f"commit {writer} is recovered at {table} key {key} but not its {kind} of "
                                  f"{t2} key {k2}")
@@ -131,10 +155,12 @@ class Round:
     verdict: Verdict
     tpcc_ok: bool | None
     recover_line: str
+    mid_checkpoint: bool  # killed while a checkpoint was being written or put in place
 
 
 def run_round(binary: Path, scheme: str, workload_args: list[str], work: Path, rng: random.Random,
-              max_wait_s: float, group_commit_us: int, tpcc: bool, control: bool = False) -> Round:
+              max_wait_s: float, group_commit_us: int, tpcc: bool, control: bool = False,
+              checkpoint_every_ms: int = 0) -> Round:
     """One kill and recovery."""
     if work.exists():
         shutil.rmtree(work)
@@ -142,7 +168,8 @@ def run_round(binary: Path, scheme: str, workload_args: list[str], work: Path, r
     log_dir, ack_log = work / "log", work / "acks.txt"
     cmd = [str(binary), "run", "--cc", scheme, "--threads", "2", "--duration", "600", "--warmup", "0",
            "--log", "file", "--log-dir", str(log_dir), "--ack-log", str(ack_log),
-           "--group-commit-us", str(group_commit_us), "--seed", str(rng.randrange(1, 1 << 30)), *workload_args]
+           "--group-commit-us", str(group_commit_us), "--checkpoint-every-ms", str(checkpoint_every_ms),
+           "--seed", str(rng.randrange(1, 1 << 30)), *workload_args]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         # The clock starts at the first acknowledgement: the load is over.
@@ -162,10 +189,11 @@ def run_round(binary: Path, scheme: str, workload_args: list[str], work: Path, r
             proc.kill()
         proc.wait()
         proc.stderr.close()
+    mid_checkpoint = in_checkpoint(log_dir)
     if control:
         # A storage that lost a durable record: the largest journal loses its
         # last half. Recovery cannot know; the checks must.
-        journal = max(log_dir.glob("journal-*.abj"), key=lambda p: p.stat().st_size)
+        journal = max(log_dir.glob("journal-*.abj"), key=lambda p: p.stat().st_mtime_ns)
         size = journal.stat().st_size
         with journal.open("r+b") as f:
             f.truncate(16 + (size - 16) // 2)
@@ -181,7 +209,16 @@ def run_round(binary: Path, scheme: str, workload_args: list[str], work: Path, r
     if tpcc:
         tpcc_ok = subprocess.run([str(binary), "check", "tpcc", str(dump)], capture_output=True,
                                  text=True).returncode == 0
-    return Round(scheme, wait, len(acks.acked), verdict, tpcc_ok, replay)
+    return Round(scheme, wait, len(acks.acked), verdict, tpcc_ok, replay, mid_checkpoint)
+
+
+def in_checkpoint(log_dir: Path) -> bool:
+    """Whether a checkpoint file exists that the `checkpoint` file does not
+    name: one being written, or the one just replaced."""
+    files = {p.name for p in log_dir.glob("checkpoint-*.abc")}
+    meta = log_dir / "checkpoint"
+    named = json.loads(meta.read_text()).get("file") if meta.exists() else None
+    return bool(files - {named})
 
 
 WORKLOADS = {
@@ -202,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="the kill comes at a random time up to this many seconds after the first "
                         "acknowledgement (default 1)")
     p.add_argument("--group-commit-us", type=int, default=1000, help="the runs' --group-commit-us (default 1000)")
+    p.add_argument("--checkpoint-every-ms", type=int, default=200,
+                   help="the runs' --checkpoint-every-ms, so kills also land in checkpoints (default 200; 0: none)")
     p.add_argument("--seed", type=int, default=1, help="seed of the kill times and the runs' seeds")
     p.add_argument("--control", action="store_true",
                    help="the negative control: cut a journal short before each recovery; every round must fail")
@@ -218,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         if s not in known:
             print(f"abyss crash: --schemes {s}: one of {', '.join(sorted(known))}", file=sys.stderr)
             return EXIT_USAGE
-    if args.kills < 1 or not 0 <= args.max_wait <= 600 or args.group_commit_us < 1:
+    if args.kills < 1 or not 0 <= args.max_wait <= 600 or args.group_commit_us < 1 or args.checkpoint_every_ms < 0:
         print("abyss crash: --kills must be at least 1, --max-wait from 0 to 600, --group-commit-us at least 1",
               file=sys.stderr)
         return EXIT_USAGE
@@ -226,28 +265,30 @@ def main(argv: list[str] | None = None) -> int:
     rng = random.Random(args.seed)
     root = Path(tempfile.mkdtemp(prefix="abyss-crash-"))
     failed = False
-    print(f"{'workload':9} {'scheme':11} {'kills':>5} {'acked':>9} {'writes':>10} {'missing':>8} "
+    print(f"{'workload':9} {'scheme':11} {'kills':>5} {'in ckpt':>7} {'acked':>9} {'writes':>10} {'missing':>8} "
           f"{'partial':>8} {'tpcc':>6}")
     try:
         for w in workloads:
             for s in schemes:
-                acked = writes = missing = partial = 0
+                acked = writes = missing = partial = mid = 0
                 tpcc_pass = 0
                 examples: list[str] = []
                 for k in range(args.kills):
                     r = run_round(binary, s, WORKLOADS[w], root / f"{w}-{s}-{k}", rng, args.max_wait,
-                                  args.group_commit_us, tpcc=w == "tpcc", control=args.control)
+                                  args.group_commit_us, tpcc=w == "tpcc", control=args.control,
+                                  checkpoint_every_ms=args.checkpoint_every_ms)
                     acked += r.verdict.acked_checked
                     writes += r.verdict.writes_checked
                     missing += len(r.verdict.missing)
                     partial += len(r.verdict.partial)
                     tpcc_pass += 1 if r.tpcc_ok else 0
+                    mid += 1 if r.mid_checkpoint else 0
                     examples += (r.verdict.missing + r.verdict.partial)[:1]
                     if r.tpcc_ok is False:
                         examples.append(f"kill {k}: abyss check tpcc failed on the recovered dump")
                 tpcc = f"{tpcc_pass}/{args.kills}" if w == "tpcc" else "-"
-                print(f"{w:9} {s:11} {args.kills:5} {acked:9} {writes:10} {missing:8} {partial:8} {tpcc:>6}",
-                      flush=True)
+                print(f"{w:9} {s:11} {args.kills:5} {mid:7} {acked:9} {writes:10} {missing:8} {partial:8} "
+                      f"{tpcc:>6}", flush=True)
                 bad = missing > 0 or partial > 0 or (w == "tpcc" and tpcc_pass < args.kills)
                 if args.control:
                     # Every cut must be caught: a round the checks pass failed the control.

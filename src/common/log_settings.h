@@ -31,6 +31,9 @@ struct LogSettings {
   // The longest a commit waits in a worker's buffer before the group is
   // written (and synced), microseconds.
   uint32_t group_commit_us = 1000;
+  // --log file: a checkpoint of every table this often, milliseconds (0:
+  // none); the journals' segments it covers are removed.
+  uint32_t checkpoint_every_ms = 0;
   std::string dir;      // --log file: where the journals go
   std::string ack_log;  // empty: none; else a line per commit and per acknowledgement (docs/durability.md)
 };

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cc/registry.h"
+#include "engine/checkpoint.h"
 #include "engine/recover.h"
 #include "engine/runner.h"
 #include "log/logger.h"
@@ -107,7 +108,9 @@ RunResult run_with(const Config& given) {
   // simulated machine numbers cache lines by first touch, and a stack's
   // offset within its page differs from process to process (docs/many-core.md).
   auto ts = std::make_unique<TsSource>(cfg.ts_alloc);
-  auto epochs = std::make_unique<Epochs>(cfg.threads);
+  // With checkpoints, the checkpointer holds the last slot of the epochs.
+  const bool checkpoints = cfg.log.policy == LogPolicy::File && cfg.log.checkpoint_every_ms > 0;
+  auto epochs = std::make_unique<Epochs>(cfg.threads + (checkpoints ? 1 : 0));
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<typename W::Queries> queries;
   for (uint32_t i = 0; i < cfg.threads; i++) {
@@ -137,6 +140,9 @@ RunResult run_with(const Config& given) {
     for (uint32_t i = 0; i < cfg.threads; i++) workers[i]->log = &logger->worker(i);
     log_start = platform::wall_ns();
   }
+  std::unique_ptr<Checkpointer> checkpointer;
+  if (checkpoints) checkpointer = std::make_unique<Checkpointer>(*logger, db, *epochs, cfg.threads);
+  std::string checkpoint_error;
 
   auto cc = std::make_unique<CC>(cfg, cfg.threads);
   const uint64_t host_start = platform::host_ns();
@@ -170,8 +176,29 @@ RunResult run_with(const Config& given) {
   const double interval_s = cfg.sample_interval();
   uint64_t window_start = 0;
   uint64_t window_end = 0;
-  // Threads 0..threads-1 are workers; the last one keeps time.
-  platform::run_threads(cfg.threads + 1, cfg.pin, [&](uint32_t i) {
+  // Threads 0..threads-1 are workers; the next one keeps time, and the one
+  // after it, with --checkpoint-every-ms, takes checkpoints.
+  platform::run_threads(cfg.threads + 1 + (checkpoints ? 1 : 0), cfg.pin, [&](uint32_t i) {
+    if (i == cfg.threads + 1) {
+      auto done = [&] { return static_cast<Phase>(phase.load(platform::memory_order_acquire)) == Phase::Done; };
+      while (ready.load(platform::memory_order_acquire) < cfg.threads) platform::sleep_ns(kReadyPollNs);
+      const uint64_t every_ns = uint64_t{cfg.log.checkpoint_every_ms} * 1'000'000;
+      uint64_t next = platform::wall_ns() + every_ns;
+      for (uint64_t number = 1; !done();) {
+        if (platform::wall_ns() < next) {
+          platform::sleep_ns(std::min<uint64_t>(1'000'000, next - platform::wall_ns()));
+          continue;
+        }
+        try {
+          if (checkpointer->take(number, done)) number++;
+        } catch (const std::exception& e) {
+          checkpoint_error = e.what();
+          return;
+        }
+        next = platform::wall_ns() + every_ns;
+      }
+      return;
+    }
     if (i == cfg.threads) {
       // Starting threads and setting up workers is not part of the run: the
       // clock starts once every worker is about to run (or has failed).
@@ -237,14 +264,26 @@ RunResult run_with(const Config& given) {
   });
   // A journal that failed stopped every worker: its error, not theirs.
   if (logger && logger->failed()) throw std::runtime_error("the log failed: " + logger->error());
+  if (!checkpoint_error.empty()) throw std::runtime_error(checkpoint_error);
   for (const auto& e : errors) {
     if (!e.empty()) throw std::runtime_error("worker failed: " + e);
   }
   if (logger) {
     if (auto err = logger->close(); !err.empty()) throw std::runtime_error("the log failed: " + err);
     const log::LogTotals t = logger->totals();
-    result.log = {t.records, t.bytes,         t.flushes,
-                  t.fsyncs,  t.durable_epoch, static_cast<double>(platform::wall_ns() - log_start) / 1e9};
+    result.log.records = t.records;
+    result.log.bytes = t.bytes;
+    result.log.flushes = t.flushes;
+    result.log.fsyncs = t.fsyncs;
+    result.log.durable_epoch = t.durable_epoch;
+    result.log.seconds = static_cast<double>(platform::wall_ns() - log_start) / 1e9;
+    if (checkpointer) {
+      const CheckpointTotals& c = checkpointer->totals();
+      result.log.checkpoints = c.checkpoints;
+      result.log.checkpoint_rows = c.rows;
+      result.log.checkpoint_bytes = c.bytes;
+      result.log.checkpoint_seconds = c.seconds;
+    }
   }
   result.host_seconds = static_cast<double>(platform::host_ns() - host_start) / 1e9;
   result.machine_counters = platform::machine_counters();

@@ -294,6 +294,12 @@ std::vector<Knob> make_table() {
       "the longest a commit waits in its worker's buffer before the group is written, microseconds; also the "
       "epoch's period"));
   t.back().ignored_because = unless_logs;
+  t.push_back(integer<uint32_t>(
+      "checkpoint-every-ms", "log.checkpoint_every_ms", 0, 86'400'000,
+      +[](Config& c) -> uint32_t& { return c.log.checkpoint_every_ms; },
+      "--log file: write a checkpoint of every table this often, while the workers run, and remove the journal "
+      "segments it covers, milliseconds (0: never)"));
+  t.back().ignored_because = unless_logs_to_files;
 
   // Each workload's own rows, from its folder (Ycsb::knobs, Tpcc::knobs).
   for (Knob& k : workload_knobs()) t.push_back(std::move(k));

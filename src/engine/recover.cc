@@ -58,14 +58,23 @@ struct ReplayPart {
   uint64_t beyond = 0;
   uint64_t writes = 0;
   uint64_t superseded = 0;
+  uint64_t covered = 0;  // of epochs before the checkpoint's replay_from
   uint32_t torn = 0;
   std::string torn_note;
   std::vector<Replayed> replayed;
 };
 
+// What recovery starts from besides the load: the checkpoint in place, if
+// any, and the journal segments.
+struct Sources {
+  std::vector<std::string> journals;  // file names in the log directory
+  std::string checkpoint;             // file name; empty: none
+  uint64_t replay_from = 0;           // the checkpoint's: journal records of older epochs are in it
+  uint64_t durable = 0;
+};
+
 template <class CC, class W>
-void recover_with(const Config& given, const RecoverOptions& options, uint32_t journals, uint64_t durable,
-                  RecoverResult& out) {
+void recover_with(const Config& given, const RecoverOptions& options, const Sources& src, RecoverResult& out) {
   using RowMeta = typename CC::RowMeta;
   Config cfg = given;
   cfg.partitions = W::partitions(given);
@@ -77,8 +86,9 @@ void recover_with(const Config& given, const RecoverOptions& options, uint32_t j
   workload.load(db, platform::hardware_cores(), init_row);
   out.load_seconds = static_cast<double>(platform::wall_ns() - load_start) / 1e9;
 
-  const uint32_t threads =
-      std::max<uint32_t>(1, std::min(journals, options.threads > 0 ? options.threads : platform::hardware_cores()));
+  const auto journals = static_cast<uint32_t>(src.journals.size());
+  const uint32_t threads = std::max<uint32_t>(
+      1, std::min(std::max<uint32_t>(journals, 1), options.threads > 0 ? options.threads : platform::hardware_cores()));
   std::vector<ReplayPart> parts(threads);
   auto stripes = std::make_unique<platform::SpinLatch[]>(kReplayStripes);
   std::vector<Arena> nodes;
@@ -86,13 +96,118 @@ void recover_with(const Config& given, const RecoverOptions& options, uint32_t j
   for (uint32_t i = 0; i < threads; i++) nodes.emplace_back(std::size_t{1} << 20, "recovery's index nodes");
   const auto& tables = db.tables();
 
+  // One write of a record (or a checkpoint's row), applied if it is newer
+  // than the row's version; `why` says what is wrong with it, if anything.
+  // A checkpoint's rows are marked (RowHeader::reserved), so the rows it
+  // lacks can be found.
+  auto apply = [&](uint32_t t, std::vector<RowCursor>& cursors, ReplayPart& part, const log::WriteView& w, uint64_t tid,
+                   std::string& why) {
+    if (w.table >= tables.size()) {
+      why = "a write to table " + std::to_string(w.table) + "; the database has " + std::to_string(tables.size());
+      return;
+    }
+    Table& table = *tables[w.table];
+    const bool from_checkpoint = w.kind == log::WriteKind::Row;
+    const char* data = from_checkpoint ? w.data + 8 : w.data;
+    const uint32_t bytes = from_checkpoint ? w.bytes - 8 : w.bytes;
+    if (w.kind != log::WriteKind::Delete && bytes != table.schema().size()) {
+      why = "a write of " + std::to_string(bytes) + " bytes to " + table.name() + ", whose rows hold " +
+            std::to_string(table.schema().size());
+      return;
+    }
+    platform::SpinLatch& latch = stripes[(w.key * 0x9e3779b97f4a7c15ULL + w.table) >> 48];
+    latch.lock();
+    Row* row = table.index().find(w.key);
+    if (row == nullptr) {
+      // Its insert is in another journal, or the key came back after a
+      // removal: the row starts here, and older writes of it find a newer
+      // version.
+      row = table.allocate(cursors[w.table]);
+      init_row(layout.meta(row));
+      if (w.kind != log::WriteKind::Delete) std::memcpy(layout.data(row), data, bytes);
+      table.index().insert(w.key, row, nodes[t]);
+      for (uint32_t i = 1; i < table.index_count(); i++) {
+        if (w.kind != log::WriteKind::Delete && table.key_of(i) != nullptr) {
+          table.index(i).insert(table.key_of(i)(layout.data(row)), row, nodes[t]);
+        }
+      }
+    } else if (RowLayout::header(row).writer.value >= tid &&
+               !(from_checkpoint && RowLayout::header(row).writer.value == tid)) {
+      if (from_checkpoint) RowLayout::header(row).reserved = 1;
+      part.superseded++;
+      latch.unlock();
+      return;
+    }
+    RowHeader& h = RowLayout::header(row);
+    if (w.kind == log::WriteKind::Delete) {
+      h.flags = RowHeader::kDeleted;
+    } else {
+      std::memcpy(layout.data(row), data, bytes);
+      h.flags = RowHeader::kLive;
+    }
+    h.writer = TxnId{tid};
+    if (from_checkpoint) h.reserved = 1;
+    latch.unlock();
+    part.writes++;
+    if (!options.versions_path.empty()) part.replayed.push_back({w.table, w.key, row});
+  };
+
   const uint64_t replay_start = platform::wall_ns();
+  if (!src.checkpoint.empty()) {
+    // The checkpoint: each row at its copied version; a row of the load it
+    // lacks was removed before it, and is removed here too.
+    const std::string path = options.dir + "/" + src.checkpoint;
+    std::string bytes;
+    if (auto err = platform::read_file(path, bytes); !err.empty()) {
+      throw std::invalid_argument("cannot read checkpoint " + path + ": " + err);
+    }
+    if (auto err = log::check_checkpoint_header(bytes); !err.empty()) {
+      throw std::invalid_argument("checkpoint " + path + ": " + err + "; recovery stopped");
+    }
+    out.checkpoint_bytes = bytes.size();
+    std::vector<RowCursor> cursors(tables.size());
+    std::size_t pos = log::kJournalHeaderBytes;
+    log::RecordView rec;
+    std::string why;
+    for (;;) {
+      const std::size_t at = pos;
+      const log::ReadStatus status = log::read_record(bytes, pos, rec, why);
+      if (status == log::ReadStatus::End) break;
+      if (status != log::ReadStatus::Ok) {
+        throw std::invalid_argument("checkpoint " + path + ", record at byte " + std::to_string(at) + ": " + why +
+                                    "; it was synced before it was put in place, so recovery stopped there");
+      }
+      std::string bad;
+      rec.for_each_write([&](const log::WriteView& w) {
+        if (!bad.empty()) return;
+        if (w.kind != log::WriteKind::Row) {
+          bad = "a journal's write in a checkpoint";
+          return;
+        }
+        uint64_t tid = 0;
+        for (int i = 0; i < 8; i++) tid |= static_cast<uint64_t>(static_cast<uint8_t>(w.data[i])) << (8 * i);
+        apply(0, cursors, parts[0], w, tid, bad);
+        out.checkpoint_rows++;
+      });
+      if (!bad.empty()) {
+        throw std::invalid_argument("checkpoint " + path + ", record at byte " + std::to_string(at) + ": " + bad +
+                                    "; recovery stopped there");
+      }
+    }
+    for (const auto& table : tables) {
+      table->for_each_live_row([&](Row* row) {
+        RowHeader& h = RowLayout::header(row);
+        if (h.reserved == 0) h.flags |= RowHeader::kDeleted;
+        h.reserved = 0;
+      });
+    }
+  }
   platform::run_parallel(threads, [&](uint32_t t) {
     ReplayPart& part = parts[t];
     std::vector<RowCursor> cursors(tables.size());
     std::string bytes;
     for (uint32_t j = t; j < journals; j += threads) {
-      const std::string name = log::journal_name(j);
+      const std::string& name = src.journals[j];
       const std::string path = options.dir + "/" + name;
       if (auto err = platform::read_file(path, bytes); !err.empty()) {
         throw std::runtime_error("cannot read journal " + path + ": " + err);
@@ -117,56 +232,23 @@ void recover_with(const Config& given, const RecoverOptions& options, uint32_t j
                                       "; recovery stopped there");
         }
         part.records++;
-        if (rec.epoch > durable) {
+        if (rec.epoch > src.durable) {
           part.beyond++;
+          continue;
+        }
+        if (rec.epoch < src.replay_from) {
+          part.covered++;
           continue;
         }
         part.applied++;
         std::string bad;
         rec.for_each_write([&](const log::WriteView& w) {
           if (!bad.empty()) return;
-          if (w.table >= tables.size()) {
-            bad = "a write to table " + std::to_string(w.table) + "; the database has " + std::to_string(tables.size());
+          if (w.kind == log::WriteKind::Row) {
+            bad = "a checkpoint's row in a journal";
             return;
           }
-          Table& table = *tables[w.table];
-          if (w.kind != log::WriteKind::Delete && w.bytes != table.schema().size()) {
-            bad = "a write of " + std::to_string(w.bytes) + " bytes to " + table.name() + ", whose rows hold " +
-                  std::to_string(table.schema().size());
-            return;
-          }
-          platform::SpinLatch& latch = stripes[(w.key * 0x9e3779b97f4a7c15ULL + w.table) >> 48];
-          latch.lock();
-          Row* row = table.index().find(w.key);
-          if (row == nullptr) {
-            // Its insert is in another journal, or was removed before the
-            // load's key came back: the row starts here, older writes of it
-            // find a newer version.
-            row = table.allocate(cursors[w.table]);
-            init_row(layout.meta(row));
-            if (w.kind != log::WriteKind::Delete) std::memcpy(layout.data(row), w.data, w.bytes);
-            table.index().insert(w.key, row, nodes[t]);
-            for (uint32_t i = 1; i < table.index_count(); i++) {
-              if (w.kind != log::WriteKind::Delete && table.key_of(i) != nullptr) {
-                table.index(i).insert(table.key_of(i)(layout.data(row)), row, nodes[t]);
-              }
-            }
-          } else if (RowLayout::header(row).writer.value >= rec.tid) {
-            part.superseded++;
-            latch.unlock();
-            return;
-          }
-          RowHeader& h = RowLayout::header(row);
-          if (w.kind == log::WriteKind::Delete) {
-            h.flags = RowHeader::kDeleted;
-          } else {
-            std::memcpy(layout.data(row), w.data, w.bytes);
-            h.flags = RowHeader::kLive;
-          }
-          h.writer = TxnId{rec.tid};
-          latch.unlock();
-          part.writes++;
-          if (!options.versions_path.empty()) part.replayed.push_back({w.table, w.key, row});
+          apply(t, cursors, part, w, rec.tid, bad);
         });
         if (!bad.empty()) {
           throw std::invalid_argument("journal " + path + ", record at byte " + std::to_string(at) + ": " + bad +
@@ -181,6 +263,7 @@ void recover_with(const Config& given, const RecoverOptions& options, uint32_t j
     out.records += p.records;
     out.records_applied += p.applied;
     out.records_beyond += p.beyond;
+    out.records_covered += p.covered;
     out.writes_applied += p.writes;
     out.writes_superseded += p.superseded;
     if (p.torn > 0 && out.torn_journals == 0) out.torn_note = p.torn_note;
@@ -285,10 +368,6 @@ RecoverResult recover(const RecoverOptions& options) {
   if (m["format"].get<uint64_t>() != kManifestFormat) {
     throw bad("format " + m["format"].dump() + ", this build reads format " + std::to_string(kManifestFormat));
   }
-  if (!m.contains("journals") || !m["journals"].is_number_unsigned() || m["journals"].get<uint64_t>() == 0 ||
-      m["journals"].get<uint64_t>() > 65536) {
-    throw bad("no journal count from 1 to 65536");
-  }
   if (!m.contains("args") || !m["args"].is_array() || m["args"].size() % 2 != 0) throw bad("no list of flags");
   Config cfg;
   for (std::size_t i = 0; i < m["args"].size(); i += 2) {
@@ -312,14 +391,49 @@ RecoverResult recover(const RecoverOptions& options) {
     throw std::invalid_argument(epoch_path + " " + err + "; recovery stopped");
   }
 
+  Sources src;
+  src.durable = durable;
+  std::vector<std::string> names;
+  if (auto err = platform::list_dir(dir, names); !err.empty()) throw std::invalid_argument(dir + ": " + err);
+  for (const std::string& name : names) {
+    uint32_t journal = 0;
+    uint32_t segment = 0;
+    if (log::parse_journal_name(name, journal, segment)) src.journals.push_back(name);
+  }
+  std::sort(src.journals.begin(), src.journals.end());
+  if (src.journals.empty()) throw std::invalid_argument(dir + " is not a log directory: it holds no journal");
+  // The checkpoint in place, if any: its file, and the epoch the journals
+  // are replayed from over it.
+  const std::string checkpoint_path = dir + "/" + std::string(log::kCheckpointFile);
+  if (platform::file_status(checkpoint_path).kind != platform::FileKind::kMissing) {
+    std::string ck;
+    if (auto err = platform::read_file(checkpoint_path, ck); !err.empty()) {
+      throw std::invalid_argument("cannot read " + checkpoint_path + ": " + err);
+    }
+    nlohmann::json c;
+    try {
+      c = nlohmann::json::parse(ck);
+    } catch (const nlohmann::json::exception& e) {
+      throw std::invalid_argument(checkpoint_path + " is not JSON: " + e.what());
+    }
+    if (!c.is_object() || !c.contains("file") || !c["file"].is_string() || !c.contains("replay_from") ||
+        !c["replay_from"].is_number_unsigned() || c["file"].get<std::string>().find('/') != std::string::npos) {
+      throw std::invalid_argument(checkpoint_path + ": no checkpoint file name and replay_from epoch");
+    }
+    src.checkpoint = c["file"].get<std::string>();
+    src.replay_from = c["replay_from"].get<uint64_t>();
+  }
+
   RecoverResult out;
   out.workload = cfg.workload;
   out.cc = cfg.cc;
-  out.journals = static_cast<uint32_t>(m["journals"].get<uint64_t>());
+  out.journals = static_cast<uint32_t>(src.journals.size());
   out.durable_epoch = durable;
+  out.checkpoint = src.checkpoint;
+  out.replay_from = src.replay_from;
   cc::Registry::dispatch(cfg.cc, [&]<class CC>() {
     return WorkloadRegistry::dispatch(cfg.workload, [&]<class W>() {
-      recover_with<CC, W>(cfg, options, out.journals, durable, out);
+      recover_with<CC, W>(cfg, options, src, out);
       return 0;
     });
   });
@@ -334,6 +448,11 @@ RecoverResult recover(const RecoverOptions& options) {
                               {"records", out.records},
                               {"records_applied", out.records_applied},
                               {"records_beyond", out.records_beyond},
+                              {"records_covered", out.records_covered},
+                              {"checkpoint", out.checkpoint},
+                              {"checkpoint_rows", out.checkpoint_rows},
+                              {"checkpoint_bytes", out.checkpoint_bytes},
+                              {"replay_from", out.replay_from},
                               {"writes_applied", out.writes_applied},
                               {"writes_superseded", out.writes_superseded},
                               {"torn_journals", out.torn_journals},

@@ -22,18 +22,23 @@ struct RecoverOptions {
   std::string dump_dir;       // empty: no dump; else as `run --dump`
   std::string versions_path;  // empty: none; else "table,key,writer,deleted" per replayed row
   std::string json_path;      // empty: none; else the result as JSON
-  uint32_t threads = 0;       // replay threads; 0: one per journal, at most the cores
+  uint32_t threads = 0;       // replay threads; 0: one per journal segment, at most the cores
 };
 
 struct RecoverResult {
   std::string workload;
   std::string cc;
-  uint32_t journals = 0;
+  uint32_t journals = 0;   // journal segments found
+  std::string checkpoint;  // the checkpoint in place; empty: none
+  uint64_t checkpoint_rows = 0;
+  uint64_t checkpoint_bytes = 0;
+  uint64_t replay_from = 0;  // the checkpoint's: older records are in it
   uint64_t durable_epoch = 0;
   uint64_t journal_bytes = 0;      // read
   uint64_t records = 0;            // read and checked
   uint64_t records_applied = 0;    // of epochs up to the durable one
   uint64_t records_beyond = 0;     // of later epochs: never acknowledged, not applied
+  uint64_t records_covered = 0;    // of epochs before replay_from: the checkpoint holds them
   uint64_t writes_applied = 0;     // rows that took a write's version
   uint64_t writes_superseded = 0;  // writes a later version of the row had already replaced
   uint32_t torn_journals = 0;      // journals that end in a record a crash cut off

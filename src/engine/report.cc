@@ -152,7 +152,11 @@ nlohmann::json report_json(const RunResult& r) {
                   {"durable_epoch", r.log.durable_epoch},
                   {"seconds", r.log.seconds},
                   {"bytes_per_s", static_cast<double>(r.log.bytes) / secs},
-                  {"fsyncs_per_s", static_cast<double>(r.log.fsyncs) / secs}};
+                  {"fsyncs_per_s", static_cast<double>(r.log.fsyncs) / secs},
+                  {"checkpoints", r.log.checkpoints},
+                  {"checkpoint_rows", r.log.checkpoint_rows},
+                  {"checkpoint_bytes", r.log.checkpoint_bytes},
+                  {"checkpoint_seconds", r.log.checkpoint_seconds}};
   }
   res["rss_samples"] = nlohmann::json::array();
   for (const auto& [seconds, bytes] : r.rss_samples)
@@ -237,6 +241,12 @@ void print_report(const RunResult& r, std::FILE* out) {
                  std::string(kLogPolicyNames[static_cast<std::size_t>(c.log.policy)]).c_str(),
                  std::string(kJournalLayoutNames[static_cast<std::size_t>(c.log.journal)]).c_str(),
                  std::string(kFsyncPolicyNames[static_cast<std::size_t>(c.log.fsync)]).c_str());
+    if (r.log.checkpoints > 0) {
+      std::fprintf(out, "  checkpoints  %12llu of %.0f rows each, %.2f s each\n",
+                   static_cast<unsigned long long>(r.log.checkpoints),
+                   static_cast<double>(r.log.checkpoint_rows) / static_cast<double>(r.log.checkpoints),
+                   r.log.checkpoint_seconds / static_cast<double>(r.log.checkpoints));
+    }
   }
   std::fprintf(out, "\n  %-12s %10s %10s %10s %10s %10s %10s\n", "type", "commits", "cc_aborts", "txn/s", "p50 us",
                "p99 us", "p99.9 us");

@@ -47,6 +47,12 @@ struct RunResult {
     uint64_t fsyncs = 0;
     uint64_t durable_epoch = 0;
     double seconds = 0;
+    // --checkpoint-every-ms: checkpoints put in place, their rows and
+    // bytes, and the seconds spent on them.
+    uint64_t checkpoints = 0;
+    uint64_t checkpoint_rows = 0;
+    uint64_t checkpoint_bytes = 0;
+    double checkpoint_seconds = 0;
   } log;
   // The machine when the run started: more workers than idle cores (cores
   // minus the load average) means workers share cores, which the papers'

@@ -10,6 +10,7 @@
 // row stays indexed with its kDeleted flag), so readers need no memory
 // reclamation. A re-inserted key shadows the old entry: look-ups return the
 // newest.
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 
@@ -113,6 +114,30 @@ class HashIndex final {
 
   static void push(platform::Atomic<Node*>& head, Node* node);
 
+ public:
+  // Visits every entry, visit(key, row), in no order; an entry inserted
+  // meanwhile may or may not be visited. A key inserted twice is visited
+  // twice (the newer entry shadows the older for find()).
+  template <class Visit>
+  void for_each(Visit&& visit) const {
+    const uint64_t buckets = mask_ + 1;
+    for (uint64_t b = 0; b < buckets; b++) {
+      const Node* chain = nullptr;
+      if (flat_ != nullptr) {
+        const Bucket& bucket = flat_[b];
+        const uint32_t used = std::min(bucket.used.load(platform::memory_order_acquire), kSlots);
+        for (uint32_t i = 0; i < used; i++) {
+          if (Row* r = bucket.rows[i].load(platform::memory_order_acquire)) visit(bucket.keys[i], r);
+        }
+        chain = bucket.overflow.load(platform::memory_order_acquire);
+      } else {
+        chain = heads_[b].load(platform::memory_order_acquire);
+      }
+      for (; chain != nullptr; chain = chain->next) visit(chain->key, chain->row);
+    }
+  }
+
+ private:
   uint64_t slot(uint64_t key) const {
     // Fibonacci hashing: the top bits of the product spread sequential keys.
     return (key * 0x9e3779b97f4a7c15ULL) >> (64 - bits_);

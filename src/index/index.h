@@ -49,6 +49,21 @@ class Index final {
   IndexType type() const { return type_; }
   bool is_ordered() const { return type_ == IndexType::Ordered; }
 
+  // Visits every entry, visit(key, row), while inserts may go on: each
+  // entry present throughout is visited (an ordered index in key order, a
+  // hash index in none).
+  template <class Visit>
+  void for_each(Visit&& visit) const {
+    if (hash_.has_value()) {
+      hash_->for_each(visit);
+    } else {
+      ordered_->scan(0, kEndKey - 1, ~std::size_t{0}, [&](uint64_t key, Row* row) {
+        visit(key, row);
+        return true;
+      });
+    }
+  }
+
   // The row indexed under `key`, or null.
   Row* find(uint64_t key) const { return hash_.has_value() ? hash_->find(key) : ordered_->find(key); }
 

@@ -19,7 +19,33 @@ void put_le(char* p, uint64_t v, std::size_t n) {
 
 }  // namespace
 
-std::string journal_name(uint32_t journal) { return "journal-" + std::to_string(journal) + ".abj"; }
+std::string journal_name(uint32_t journal, uint32_t segment) {
+  return "journal-" + std::to_string(journal) + "-" + std::to_string(segment) + ".abj";
+}
+
+bool parse_journal_name(std::string_view name, uint32_t& journal, uint32_t& segment) {
+  constexpr std::string_view kPrefix = "journal-";
+  constexpr std::string_view kSuffix = ".abj";
+  if (name.size() <= kPrefix.size() + kSuffix.size() || name.substr(0, kPrefix.size()) != kPrefix ||
+      name.substr(name.size() - kSuffix.size()) != kSuffix) {
+    return false;
+  }
+  const std::string_view mid = name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+  const std::size_t dash = mid.find('-');
+  if (dash == std::string_view::npos || dash == 0 || dash + 1 == mid.size()) return false;
+  auto number = [](std::string_view digits, uint32_t& out) {
+    if (digits.size() > 9) return false;
+    out = 0;
+    for (const char c : digits) {
+      if (c < '0' || c > '9') return false;
+      out = out * 10 + static_cast<uint32_t>(c - '0');
+    }
+    return true;
+  };
+  return number(mid.substr(0, dash), journal) && number(mid.substr(dash + 1), segment);
+}
+
+std::string checkpoint_name(uint64_t number) { return "checkpoint-" + std::to_string(number) + ".abc"; }
 
 std::string epoch_file_bytes(uint64_t epoch) {
   std::string b(kEpochFileBytes, '\0');
@@ -46,7 +72,17 @@ WorkerLog::WorkerLog(Logger& logger, uint32_t worker)
 
 WorkerLog::~WorkerLog() = default;
 
-uint64_t WorkerLog::epoch() const { return logger_.epoch(); }
+// The epoch is announced before it is read again: a checkpoint that reads
+// the epoch and then the announcements (Logger::replay_from) either sees
+// this announcement or began before the second read, which then returns
+// its epoch or a later one. Both sides are sequentially consistent.
+uint64_t WorkerLog::enter_install() {
+  Logger::Slot& slot = logger_.slots_[worker_];
+  slot.installing.store(logger_.epoch(), platform::memory_order_seq_cst);
+  return logger_.epoch_.load(platform::memory_order_seq_cst);
+}
+
+void WorkerLog::leave_install() { logger_.slots_[worker_].installing.store(0, platform::memory_order_release); }
 
 void WorkerLog::appended(std::size_t bytes, uint64_t epoch) {
   totals_.records++;
@@ -54,6 +90,7 @@ void WorkerLog::appended(std::size_t bytes, uint64_t epoch) {
   if (shared_) {
     logger_.shared_latch_.lock();
     logger_.shared_buf_ += record_;
+    logger_.shared_buf_epoch_ = std::max(logger_.shared_buf_epoch_, epoch);
     logger_.shared_appended_ += record_.size();
     shared_end_ = logger_.shared_appended_;
     logger_.shared_latch_.unlock();
@@ -87,11 +124,14 @@ uint64_t WorkerLog::write_group(uint64_t now, bool wait) {
     if (!logger_.write_shared(*this, wait)) return platform::cycles() - t0;
   } else {
     if (logger_.files_) {
-      if (auto err = file_.append(buf_.data(), buf_.size()); !err.empty()) fail(journal_name(worker_), err);
+      if (logger_.segment_.load(platform::memory_order_acquire) != segment_) rotate();
+      const std::string name = journal_name(worker_, segment_);
+      if (auto err = file_.append(buf_.data(), buf_.size()); !err.empty()) fail(name, err);
       if (logger_.sync_) {
-        if (auto err = file_.sync(); !err.empty()) fail(journal_name(worker_), err);
+        if (auto err = file_.sync(); !err.empty()) fail(name, err);
         totals_.fsyncs++;
       }
+      segment_epoch_ = std::max(segment_epoch_, max_epoch_);
     }
     totals_.flushes++;
     buf_.clear();
@@ -101,6 +141,19 @@ uint64_t WorkerLog::write_group(uint64_t now, bool wait) {
   next_tick_ = now + std::max<uint64_t>(1, logger_.group_cycles_ / 2);
   publish();
   return platform::cycles() - t0;
+}
+
+// A checkpoint asked for new segments: this journal's next writes go to a
+// new file, and the old one is noted with the newest epoch it holds.
+void WorkerLog::rotate() {
+  const uint32_t old = segment_;
+  if (auto err = file_.close(); !err.empty()) fail(journal_name(worker_, old), err);
+  logger_.note_old_segment({worker_, old, segment_epoch_});
+  segment_ = logger_.segment_.load(platform::memory_order_acquire);
+  segment_epoch_ = 0;
+  if (auto err = logger_.open_segment(file_, worker_, segment_); !err.empty()) {
+    fail(journal_name(worker_, segment_), err);
+  }
 }
 
 // Every record of this worker so far is durable: the ones it appends from
@@ -154,12 +207,7 @@ std::string Logger::open(std::string_view manifest) {
   const uint32_t journals = settings_.journal == JournalLayout::Shared ? 1 : workers_count_;
   for (uint32_t j = 0; j < journals; j++) {
     platform::JournalFile& f = settings_.journal == JournalLayout::Shared ? shared_file_ : workers_[j]->file_;
-    const std::string path = dir + "/" + journal_name(j);
-    const std::string header = journal_header(j);
-    err = f.open(path);
-    if (err.empty()) err = f.append(header.data(), header.size());
-    if (err.empty()) err = f.sync();
-    if (!err.empty()) return "cannot write " + path + ": " + err;
+    if (err = open_segment(f, j, 0); !err.empty()) return "cannot write " + dir + "/" + journal_name(j, 0) + ": " + err;
   }
   if (!settings_.ack_log.empty()) {
     platform::JournalFile truncate;
@@ -174,6 +222,48 @@ std::string Logger::open(std::string_view manifest) {
     return "cannot write " + manifest_path + ": " + err;
   }
   return {};
+}
+
+// A new segment file with its header, its directory entry durable before
+// any record in it counts as durable.
+std::string Logger::open_segment(platform::JournalFile& f, uint32_t journal, uint32_t segment) {
+  const std::string header = journal_header(journal);
+  std::string err = f.open(settings_.dir + "/" + journal_name(journal, segment));
+  if (err.empty()) err = f.append(header.data(), header.size());
+  if (err.empty() && sync_) err = f.sync();
+  if (err.empty() && sync_) err = platform::sync_dir(settings_.dir);
+  return err;
+}
+
+void Logger::note_old_segment(const OldSegment& s) {
+  segments_latch_.lock();
+  old_segments_.push_back(s);
+  segments_latch_.unlock();
+}
+
+std::string Logger::remove_segments_before(uint64_t epoch) {
+  segments_latch_.lock();
+  std::vector<OldSegment> gone;
+  std::erase_if(old_segments_, [&](const OldSegment& s) {
+    if (s.epoch >= epoch) return false;
+    gone.push_back(s);
+    return true;
+  });
+  segments_latch_.unlock();
+  for (const OldSegment& s : gone) {
+    const std::string path = settings_.dir + "/" + journal_name(s.journal, s.segment);
+    if (auto err = platform::remove_file(path); !err.empty()) return "cannot remove " + path + ": " + err;
+  }
+  return {};
+}
+
+uint64_t Logger::replay_from() const {
+  uint64_t from = epoch_.load(platform::memory_order_seq_cst);
+  for (uint32_t i = 0; i < workers_count_; i++) {
+    const uint64_t e = slots_[i].installing.load(platform::memory_order_seq_cst);
+    if (e != 0) from = std::min(from, e);
+  }
+  return from;
 }
 
 void Logger::advance_epoch_past(uint64_t e) {
@@ -230,9 +320,19 @@ bool Logger::write_shared(WorkerLog& by, bool wait) {
     shared_latch_.lock();
     std::swap(shared_buf_, shared_writing_);
     const uint64_t end = shared_appended_;
+    const uint64_t newest = shared_buf_epoch_;
+    shared_buf_epoch_ = 0;
     shared_latch_.unlock();
     std::string err;
-    if (files_) {
+    if (files_ && segment_.load(platform::memory_order_acquire) != shared_segment_) {
+      err = shared_file_.close();
+      note_old_segment({0, shared_segment_, shared_segment_epoch_});
+      shared_segment_ = segment_.load(platform::memory_order_acquire);
+      shared_segment_epoch_ = 0;
+      if (err.empty()) err = open_segment(shared_file_, 0, shared_segment_);
+    }
+    shared_segment_epoch_ = std::max(shared_segment_epoch_, newest);
+    if (files_ && err.empty()) {
       err = shared_file_.append(shared_writing_.data(), shared_writing_.size());
       if (err.empty() && sync_) {
         err = shared_file_.sync();
@@ -243,7 +343,7 @@ bool Logger::write_shared(WorkerLog& by, bool wait) {
     shared_writing_.clear();
     if (err.empty()) shared_durable_.store(end, platform::memory_order_release);
     shared_write_latch_.unlock();
-    if (!err.empty()) by.fail(journal_name(0), err);
+    if (!err.empty()) by.fail(journal_name(0, shared_segment_), err);
   }
 }
 

@@ -31,7 +31,13 @@ namespace abyss::log {
 // The files of a log directory.
 inline constexpr std::string_view kManifestFile = "manifest.json";
 inline constexpr std::string_view kEpochFile = "epoch";
-std::string journal_name(uint32_t journal);  // "journal-<n>.abj"
+// "journal-<n>-<segment>.abj": a journal is a run of segments; a checkpoint
+// starts new ones, and old ones go once a later checkpoint covers them.
+std::string journal_name(uint32_t journal, uint32_t segment);
+// The journal and segment numbers in a journal's file name; false if it is none.
+bool parse_journal_name(std::string_view name, uint32_t& journal, uint32_t& segment);
+inline constexpr std::string_view kCheckpointFile = "checkpoint";  // which checkpoint is in place (JSON)
+std::string checkpoint_name(uint64_t number);                      // "checkpoint-<n>.abc"
 inline constexpr std::size_t kEpochFileBytes = 16;
 // The epoch file's bytes: u64 durable epoch | u32 CRC-32 of it | "EPCH".
 std::string epoch_file_bytes(uint64_t epoch);
@@ -67,8 +73,11 @@ class WorkerLog final {
   WorkerLog(const WorkerLog&) = delete;
   WorkerLog& operator=(const WorkerLog&) = delete;
 
-  // The epoch a committing transaction joins (read under the scheme).
-  uint64_t epoch() const;
+  // The epoch a committing transaction joins, read under the scheme, and
+  // announced while it installs: a checkpoint replays the journals from
+  // the oldest epoch still installing when it began (Logger::replay_from).
+  uint64_t enter_install();
+  void leave_install();
   // Where the next record is built (RecordBuilder), then handed over by
   // appended(). The ack log's commit line for it, if any, goes first.
   std::string& record_buffer() { return shared_ ? record_ : buf_; }
@@ -95,6 +104,7 @@ class WorkerLog final {
  private:
   friend class Logger;
   uint64_t flush_due(uint64_t now);
+  void rotate();
   uint64_t write_group(uint64_t now, bool wait);
   void publish();
   void fail(const std::string& what, const std::string& reason);
@@ -105,6 +115,8 @@ class WorkerLog final {
   std::string buf_;     // per-worker and memory: records not yet written
   std::string record_;  // shared: the record being built
   platform::JournalFile file_;
+  uint32_t segment_ = 0;        // per-worker: the segment file_ writes
+  uint64_t segment_epoch_ = 0;  // per-worker: the newest epoch written to it
   platform::JournalFile ack_log_;
   uint64_t oldest_ = 0;      // cycles: when the oldest unwritten record was appended (0: none)
   uint64_t max_epoch_ = 0;   // the newest epoch among the unwritten records
@@ -130,6 +142,14 @@ class Logger final {
   WorkerLog& worker(uint32_t i) { return *workers_[i]; }
 
   uint64_t epoch() const { return epoch_.load(platform::memory_order_acquire); }
+  // Checkpoints (engine/checkpoint.h): the epoch from which the journals
+  // must be replayed over a checkpoint that starts now (the current epoch,
+  // or an older one a commit still installing joined); asking for new
+  // segments, so old ones can go; and removing the segments whose records
+  // all precede `epoch` (once a checkpoint from `epoch` is in place).
+  uint64_t replay_from() const;
+  void start_segments() { segment_.fetch_add(1, platform::memory_order_acq_rel); }
+  std::string remove_segments_before(uint64_t epoch);
   uint64_t durable() const { return durable_.load(platform::memory_order_acquire); }
   bool failed() const { return failed_.load(platform::memory_order_acquire); }
   std::string error();
@@ -145,7 +165,16 @@ class Logger final {
   static constexpr uint64_t kFinished = ~uint64_t{0};
   struct alignas(platform::kCacheLine) Slot {
     platform::Atomic<uint64_t> persisted{0};
+    platform::Atomic<uint64_t> installing{0};  // the epoch of the commit installing now, 0 if none
   };
+  // A segment no longer written, and the newest epoch in it.
+  struct OldSegment {
+    uint32_t journal;
+    uint32_t segment;
+    uint64_t epoch;
+  };
+  void note_old_segment(const OldSegment& s);
+  std::string open_segment(platform::JournalFile& f, uint32_t journal, uint32_t segment);
   void advance_epoch_past(uint64_t e);
   void tick_epoch(uint64_t now);
   // Writes the least persisted epoch to the epoch file if it moved on.
@@ -167,12 +196,18 @@ class Logger final {
   uint64_t epoch_syncs_ = 0;  // under durable_latch_
   // --journal shared: one buffer under one latch, written by one worker at a time.
   alignas(platform::kCacheLine) platform::SpinLatch shared_latch_;
-  std::string shared_buf_;        // under shared_latch_
-  uint64_t shared_appended_ = 0;  // under shared_latch_: the journal's length once every buffered record is written
+  std::string shared_buf_;         // under shared_latch_
+  uint64_t shared_buf_epoch_ = 0;  // under shared_latch_: the newest epoch in shared_buf_
+  uint64_t shared_appended_ = 0;   // under shared_latch_: the journal's length once every buffered record is written
   alignas(platform::kCacheLine) platform::Atomic<uint64_t> shared_durable_{0};
   platform::SpinLatch shared_write_latch_;
   std::string shared_writing_;  // under shared_write_latch_
   platform::JournalFile shared_file_;
+  uint32_t shared_segment_ = 0;        // under shared_write_latch_
+  uint64_t shared_segment_epoch_ = 0;  // under shared_write_latch_
+  alignas(platform::kCacheLine) platform::Atomic<uint32_t> segment_{0};
+  platform::SpinLatch segments_latch_;
+  std::vector<OldSegment> old_segments_;  // under segments_latch_
   std::unique_ptr<Slot[]> slots_;
   std::vector<std::unique_ptr<WorkerLog>> workers_;
   platform::SpinLatch error_latch_;

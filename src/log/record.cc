@@ -35,7 +35,7 @@ bool writes_parse(std::string_view body, uint32_t writes) {
     const char* p = body.data() + pos;
     const auto kind = static_cast<uint8_t>(p[10]);
     const uint32_t bytes = load_le<uint32_t>(p + 12);
-    if (kind < 1 || kind > 3 || (kind == 3 && bytes != 0)) return false;
+    if (kind < 1 || kind > 4 || (kind == 3 && bytes != 0) || (kind == 4 && bytes < 8)) return false;
     if (body.size() - pos - kWriteHeaderBytes < bytes) return false;
     pos += kWriteHeaderBytes + bytes;
   }
@@ -61,6 +61,24 @@ std::string journal_header(uint32_t journal) {
   return h;
 }
 
+std::string checkpoint_header(uint64_t number) {
+  std::string h(kCheckpointMagic);
+  put_le<uint32_t>(h, kFormat);
+  put_le<uint32_t>(h, static_cast<uint32_t>(number));
+  return h;
+}
+
+std::string check_checkpoint_header(std::string_view bytes) {
+  if (bytes.size() < kJournalHeaderBytes || bytes.substr(0, kCheckpointMagic.size()) != kCheckpointMagic) {
+    return "not an abyss checkpoint (no ABYSSCKP header)";
+  }
+  const uint32_t format = load_le<uint32_t>(bytes.data() + 8);
+  if (format != kFormat) {
+    return "checkpoint format " + std::to_string(format) + ", this build reads format " + std::to_string(kFormat);
+  }
+  return {};
+}
+
 std::string check_journal_header(std::string_view bytes) {
   if (bytes.size() < kJournalHeaderBytes || bytes.substr(0, kJournalMagic.size()) != kJournalMagic) {
     return "not an abyss journal (no ABYSSJNL header)";
@@ -75,6 +93,7 @@ std::string check_journal_header(std::string_view bytes) {
 void RecordBuilder::begin(uint64_t epoch, uint64_t tid) {
   start_ = out_.size();
   writes_ = 0;
+  open_ = true;
   out_.resize(start_ + kRecordHeaderBytes);
   char* h = out_.data() + start_;
   store_le<uint64_t>(h + 8, epoch);
@@ -82,6 +101,11 @@ void RecordBuilder::begin(uint64_t epoch, uint64_t tid) {
 }
 
 void RecordBuilder::write(uint32_t table, WriteKind kind, uint64_t key, const char* data, uint32_t bytes) {
+  char* p = reserve(table, kind, key, bytes);
+  if (bytes > 0) std::memcpy(p, data, bytes);
+}
+
+char* RecordBuilder::reserve(uint32_t table, WriteKind kind, uint64_t key, uint32_t bytes) {
   const std::size_t at = out_.size();
   out_.resize(at + kWriteHeaderBytes + bytes);
   char* p = out_.data() + at;
@@ -90,8 +114,8 @@ void RecordBuilder::write(uint32_t table, WriteKind kind, uint64_t key, const ch
   p[10] = static_cast<char>(kind);
   p[11] = 0;
   store_le<uint32_t>(p + 12, bytes);
-  if (bytes > 0) std::memcpy(p + kWriteHeaderBytes, data, bytes);
   writes_++;
+  return p + kWriteHeaderBytes;
 }
 
 void RecordBuilder::end() {
@@ -101,6 +125,7 @@ void RecordBuilder::end() {
   store_le<uint32_t>(h + 24, writes_);
   store_le<uint32_t>(h + 28, 0);
   store_le<uint32_t>(h + 4, crc32(std::string_view(h + 8, size - 8)));
+  open_ = false;
 }
 
 ReadStatus read_record(std::string_view journal, std::size_t& pos, RecordView& out, std::string& why) {

@@ -19,17 +19,23 @@
 namespace abyss::log {
 
 inline constexpr std::string_view kJournalMagic = "ABYSSJNL";
+inline constexpr std::string_view kCheckpointMagic = "ABYSSCKP";
 inline constexpr uint32_t kFormat = 1;
 inline constexpr std::size_t kJournalHeaderBytes = 16;
 inline constexpr std::size_t kRecordHeaderBytes = 32;
 inline constexpr std::size_t kWriteHeaderBytes = 16;
 
-enum class WriteKind : uint8_t { Update = 1, Insert = 2, Delete = 3 };
+// Row is a checkpoint's: its data is the row's commit id (u64), then its contents.
+enum class WriteKind : uint8_t { Update = 1, Insert = 2, Delete = 3, Row = 4 };
 
 // The header a journal file starts with.
 std::string journal_header(uint32_t journal);
 // Whether `bytes` start with a journal header; the reason they do not.
 std::string check_journal_header(std::string_view bytes);
+// A checkpoint file is a journal whose header says ABYSSCKP and whose
+// records hold Row writes (engine/checkpoint.h).
+std::string checkpoint_header(uint64_t number);
+std::string check_checkpoint_header(std::string_view bytes);
 
 // Appends one record to a buffer: begin(), a write() per row, end().
 class RecordBuilder {
@@ -38,6 +44,9 @@ class RecordBuilder {
   void begin(uint64_t epoch, uint64_t tid);
   // A delete carries no data.
   void write(uint32_t table, WriteKind kind, uint64_t key, const char* data, uint32_t bytes);
+  // A write whose `bytes` of data the caller fills in at the pointer returned.
+  char* reserve(uint32_t table, WriteKind kind, uint64_t key, uint32_t bytes);
+  [[nodiscard]] bool open() const { return open_; }
   // Fills in the size and the checksum.
   void end();
 
@@ -45,6 +54,7 @@ class RecordBuilder {
   std::string& out_;
   std::size_t start_ = 0;
   uint32_t writes_ = 0;
+  bool open_ = false;
 };
 
 struct WriteView {

@@ -1,5 +1,6 @@
 #include "platform/file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -121,6 +122,20 @@ std::string make_dirs(const std::string& path) {
 }
 
 std::string remove_file(const std::string& path) { return ::unlink(path.c_str()) == 0 ? std::string{} : os_reason(); }
+
+std::string list_dir(const std::string& path, std::vector<std::string>& names) {
+  names.clear();
+  DIR* d = ::opendir(path.c_str());
+  if (d == nullptr) return os_reason();
+  errno = 0;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  const std::string err = errno != 0 ? os_reason() : std::string();
+  ::closedir(d);
+  return err;
+}
 
 // ---- OutputFile ------------------------------------------------------------
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace abyss::platform {
 
@@ -41,6 +42,9 @@ std::string make_dirs(const std::string& path);
 
 // Removes the file `path`.
 std::string remove_file(const std::string& path);
+
+// The names in directory `path` (not "." and ".."), in no order.
+std::string list_dir(const std::string& path, std::vector<std::string>& names);
 
 // A file written from the start through a buffer. The first failed write is
 // kept: later writes are dropped, ok() turns false and close() returns it.

@@ -67,4 +67,12 @@ void Table::for_each_live(const std::function<void(const Row*)>& fn) const {
   }
 }
 
+void Table::for_each_live_row(const std::function<void(Row*)>& fn) {
+  for (BlockList::Iterator it = rows_.begin(); it.valid(); it.next()) {
+    Row* r = reinterpret_cast<Row*>(const_cast<char*>(*it));  // this table owns the rows
+    const uint32_t flags = RowLayout::header(r).flags;
+    if ((flags & RowHeader::kLive) != 0 && (flags & RowHeader::kDeleted) == 0) fn(r);
+  }
+}
+
 }  // namespace abyss

@@ -119,6 +119,8 @@ class Table final {
 
   // Calls fn on every live, not deleted row. Only when no worker runs.
   void for_each_live(const std::function<void(const Row*)>& fn) const;
+  // The same, free to change the row (recovery).
+  void for_each_live_row(const std::function<void(Row*)>& fn);
 
   // Whether no index of the table keeps a removed row's entry: every one is
   // ordered (a hash index keeps its entries for the run), so a removed row's

@@ -801,7 +801,7 @@ class Txn final {
     for (const AccessT& a : accesses_) {
       if (a.type != AccessType::Read) floor = std::max(floor, RowLayout::header(a.row).writer.value);
     }
-    commit_epoch_ = w_.log->epoch();
+    commit_epoch_ = w_.log->enter_install();
     w_.last_commit_id = (floor / w_.count + 1) * w_.count + w_.id.value;
     return TxnId{w_.last_commit_id};
   }
@@ -812,7 +812,10 @@ class Txn final {
   [[gnu::noinline]] void log_commit() {
     const uint64_t t0 = platform::cycles();
     log::WorkerLog& log = *w_.log;
-    if (commit_epoch_ == 0) commit_epoch_ = log.epoch();  // nothing was installed
+    if (commit_epoch_ == 0) {
+      commit_epoch_ = log.enter_install();  // nothing was installed
+    }
+    log.leave_install();
     auto logged = [](const AccessT& a) {
       return a.found && !a.next_key_only && a.type != AccessType::Read && a.row != a.table->end_row();
     };

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -76,7 +77,7 @@ class Recovery : public testing::TestWithParam<Case> {
   RecoverResult round_trip(Config c) {
     c.cc = GetParam().scheme;
     c.threads = 4;
-    c.duration_s = 0.15;
+    if (c.log.checkpoint_every_ms == 0) c.duration_s = 0.15;
     c.warmup_s = 0.02;
     c.log.policy = LogPolicy::File;
     c.log.journal = GetParam().journal;
@@ -90,7 +91,14 @@ class Recovery : public testing::TestWithParam<Case> {
     o.dir = c.log.dir;
     o.dump_dir = stem_ + "_recovered";
     const RecoverResult rec = recover(o);
-    EXPECT_EQ(rec.records, r.log.records) << "a clean end leaves every record durable";
+    if (c.log.checkpoint_every_ms == 0) {
+      EXPECT_EQ(rec.records, r.log.records) << "a clean end leaves every record durable";
+    } else {
+      EXPECT_GT(r.log.checkpoints, 0u);
+      EXPECT_FALSE(rec.checkpoint.empty());
+      EXPECT_GT(rec.checkpoint_rows, 0u);
+      EXPECT_LT(rec.records, r.log.records) << "the segments a checkpoint covers are removed";
+    }
     EXPECT_EQ(rec.records_beyond, 0u);
     EXPECT_EQ(rec.torn_journals, 0u);
     expect_same_dumps(c.dump_dir, o.dump_dir);
@@ -104,6 +112,22 @@ TEST_P(Recovery, TpccFullMixRecoversTheRunsLastStateAndStaysConsistent) {
   c.settings<TpccConfig>().warehouses = 1;
   c.settings<TpccConfig>().schema = TpccSchema::Small;
   c.settings<TpccConfig>().mix = TpccMix{45, 43, 4, 4, 4};
+  round_trip(c);
+  const check::TpccReport report = check::check_tpcc_dir(stem_ + "_recovered");
+  EXPECT_TRUE(report.all_pass()) << report.summary();
+}
+
+// Checkpoints taken while the workers run, and the journals truncated
+// behind them: the checkpoint and what is left of the journals rebuild the
+// same state.
+TEST_P(Recovery, TpccWithCheckpointsRecoversTheRunsLastState) {
+  Config c;
+  c.workload = "tpcc";
+  c.settings<TpccConfig>().warehouses = 1;
+  c.settings<TpccConfig>().schema = TpccSchema::Small;
+  c.settings<TpccConfig>().mix = TpccMix{45, 43, 4, 4, 4};
+  c.duration_s = 0.4;
+  c.log.checkpoint_every_ms = 60;
   round_trip(c);
   const check::TpccReport report = check::check_tpcc_dir(stem_ + "_recovered");
   EXPECT_TRUE(report.all_pass()) << report.summary();
@@ -135,7 +159,7 @@ std::string logged_run(const std::string& name) {
 
 TEST(RecoveryDamage, AFlippedByteStopsRecoveryWithAMessageNamingTheJournal) {
   const std::string dir = logged_run("flip");
-  const std::string journal = dir + "/journal-1.abj";
+  const std::string journal = dir + "/journal-1-0.abj";
   const auto size = fs::file_size(journal);
   ASSERT_GT(size, 100000u);
   {
@@ -150,7 +174,7 @@ TEST(RecoveryDamage, AFlippedByteStopsRecoveryWithAMessageNamingTheJournal) {
   const auto o = run_abyss({"recover", dir, "--dump", dir + "_dump"});
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_EQ(o.out, "");
-  EXPECT_NE(o.err.find("journal-1.abj"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("journal-1-0.abj"), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("recovery stopped"), std::string::npos) << o.err;
   EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
   EXPECT_FALSE(fs::exists(dir + "_dump")) << "nothing may be dumped from a damaged journal";
@@ -159,12 +183,35 @@ TEST(RecoveryDamage, AFlippedByteStopsRecoveryWithAMessageNamingTheJournal) {
 
 TEST(RecoveryDamage, ATornLastRecordIsLeftOutAndNamed) {
   const std::string dir = logged_run("torn");
-  const std::string journal = dir + "/journal-0.abj";
+  const std::string journal = dir + "/journal-0-0.abj";
   fs::resize_file(journal, fs::file_size(journal) - 3);
   const auto o = run_abyss({"recover", dir});
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.out.find("torn"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("journal-0.abj"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("journal-0-0.abj"), std::string::npos) << o.out;
+  fs::remove_all(dir);
+}
+
+TEST(RecoveryDamage, ADamagedCheckpointStopsRecovery) {
+  const std::string dir = test::temp_path("checkpoint");
+  const auto run = run_abyss({"run", "--cc", "silo", "--threads", "2", "--rows", "10000", "--duration", "0.3",
+                              "--warmup", "0", "--log", "file", "--log-dir", dir, "--checkpoint-every-ms", "50"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::ifstream meta(dir + "/checkpoint");
+  std::string text((std::istreambuf_iterator<char>(meta)), std::istreambuf_iterator<char>());
+  const std::size_t at = text.find("checkpoint-");
+  ASSERT_NE(at, std::string::npos) << text;
+  const std::string file = dir + "/" + text.substr(at, text.find(".abc", at) + 4 - at);
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(file) / 2));
+    f.put('\x55');
+    f.put('\x2a');
+  }
+  const auto o = run_abyss({"recover", dir});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("checkpoint"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("recovery stopped"), std::string::npos) << o.err;
   fs::remove_all(dir);
 }
 
