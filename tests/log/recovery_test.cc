@@ -97,7 +97,11 @@ class Recovery : public testing::TestWithParam<Case> {
       EXPECT_GT(r.log.checkpoints, 0u);
       EXPECT_FALSE(rec.checkpoint.empty());
       EXPECT_GT(rec.checkpoint_rows, 0u);
-      EXPECT_LT(rec.records, r.log.records) << "the segments a checkpoint covers are removed";
+      // A segment goes once a checkpoint begins after its last record:
+      // by the third, the first segments are gone (unless a loaded machine
+      // allowed fewer checkpoints).
+      EXPECT_LE(rec.records, r.log.records);
+      if (r.log.checkpoints >= 3) EXPECT_LT(rec.records, r.log.records) << "no journal segment was removed";
     }
     EXPECT_EQ(rec.records_beyond, 0u);
     EXPECT_EQ(rec.torn_journals, 0u);
