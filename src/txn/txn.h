@@ -374,6 +374,7 @@ class Txn final {
       commit_id_ = w_.next_commit_id();
     } else {
       commit_id_ = ordered_commit_id();
+      build_record();
     }
     for (AccessT& a : accesses_) {
       RowHeader& h = RowLayout::header(a.row);
@@ -806,27 +807,21 @@ class Txn final {
     return TxnId{w_.last_commit_id};
   }
 
-  // Hands the committed writes to the log as one record: each row's new
-  // contents, an insert's or a removal's key. Writes of next keys leave
-  // their rows as they were and are not logged.
-  [[gnu::noinline]] void log_commit() {
+  // Builds the committed writes' log record (log/record.h), in install_all
+  // before any write is installed: an insert's data is the row itself,
+  // which others may change once it is installed. Each row's new contents,
+  // an insert's or a removal's key; writes of next keys leave their rows as
+  // they were and are not logged.
+  [[gnu::noinline]] void build_record() {
     const uint64_t t0 = platform::cycles();
-    log::WorkerLog& log = *w_.log;
-    if (commit_epoch_ == 0) {
-      commit_epoch_ = log.enter_install();  // nothing was installed
-    }
-    log.leave_install();
-    auto logged = [](const AccessT& a) {
-      return a.found && !a.next_key_only && a.type != AccessType::Read && a.row != a.table->end_row();
-    };
-    if (std::any_of(accesses_.begin(), accesses_.end(), logged)) {
-      if (log.writes_ack_log()) log.ack_log_line(ack_log_commit_line(logged));
-      std::string& buf = log.record_buffer();
+    record_bytes_ = 0;
+    if (std::any_of(accesses_.begin(), accesses_.end(), logged_write)) {
+      std::string& buf = w_.log->record_buffer();
       const std::size_t before = buf.size();
       log::RecordBuilder record(buf);
       record.begin(commit_epoch_, commit_id_.value);
       for (const AccessT& a : accesses_) {
-        if (!logged(a)) continue;
+        if (!logged_write(a)) continue;
         const uint32_t size = a.table->schema().size();
         switch (a.type) {
           case AccessType::Write:
@@ -843,18 +838,37 @@ class Txn final {
         }
       }
       record.end();
-      log.appended(buf.size() - before, commit_epoch_);
+      record_bytes_ = buf.size() - before;
+    }
+    w_.charge(TimeCat::Log, platform::cycles() - t0);
+  }
+  static bool logged_write(const AccessT& a) {
+    return a.found && !a.next_key_only && a.type != AccessType::Read && a.row != a.table->end_row();
+  }
+
+  // Once the scheme's commit returned: hands the record built at install
+  // to the log (after the ack log's line for it).
+  [[gnu::noinline]] void log_commit() {
+    const uint64_t t0 = platform::cycles();
+    log::WorkerLog& log = *w_.log;
+    if (commit_epoch_ == 0) {
+      commit_epoch_ = log.enter_install();  // nothing was installed
+    }
+    log.leave_install();
+    if (record_bytes_ > 0) {
+      if (log.writes_ack_log()) log.ack_log_line(ack_log_commit_line());
+      log.appended(record_bytes_, commit_epoch_);
+      record_bytes_ = 0;
       logged_ = true;
     }
     w_.charge(TimeCat::Log, platform::cycles() - t0);
   }
   // "c TID TABLE:KEY:KIND ...": the ack log's line for a commit
   // (docs/durability.md), written before its record is handed over.
-  template <class Logged>
-  std::string ack_log_commit_line(Logged&& logged) const {
+  std::string ack_log_commit_line() const {
     std::string line = "c " + std::to_string(commit_id_.value);
     for (const AccessT& a : accesses_) {
-      if (!logged(a)) continue;
+      if (!logged_write(a)) continue;
       const char kind = a.type == AccessType::Write ? 'u' : a.type == AccessType::Insert ? 'i' : 'd';
       line += ' ' + a.table->name() + ':' + std::to_string(a.key) + ':' + kind;
     }
@@ -912,8 +926,9 @@ class Txn final {
   std::vector<HistoryWriter::IndexKey> index_keys_;  // index_keys()' answer
   typename CC::TxnMeta meta_{};
   TxnId commit_id_{};
-  uint64_t commit_epoch_ = 0;  // with a log: the epoch read at install
-  bool logged_ = false;        // with a log: the commit wrote a record
+  uint64_t commit_epoch_ = 0;     // with a log: the epoch read at install
+  bool logged_ = false;           // with a log: the commit wrote a record
+  std::size_t record_bytes_ = 0;  // with a log: the record built at install, not yet handed over
 };
 
 }  // namespace abyss
