@@ -41,6 +41,24 @@ std::string flag_text(const nlohmann::json& v) {
   return v.dump();
 }
 
+// "<what> <path>[, record at byte <at>]: <why>[<then>]": one line naming a
+// file, where in it, what is wrong and what recovery did about it. Built out
+// of line, once, for the loops that report it.
+std::string file_error(std::string_view what, const std::string& path, const std::string& why,
+                       std::string_view then = "", std::size_t at = ~std::size_t{0}) {
+  std::string s(what);
+  s += ' ';
+  s += path;
+  if (at != ~std::size_t{0}) {
+    s += ", record at byte ";
+    s += std::to_string(at);
+  }
+  s += ": ";
+  s += why;
+  s += then;
+  return s;
+}
+
 std::string policy_name(LogPolicy p) { return std::string(kLogPolicyNames[static_cast<std::size_t>(p)]); }
 
 // A row of the versions file: a key replay wrote, and the row it wrote.
@@ -174,8 +192,8 @@ void recover_with(const Config& given, const RecoverOptions& options, const Sour
       const log::ReadStatus status = log::read_record(bytes, pos, rec, why);
       if (status == log::ReadStatus::End) break;
       if (status != log::ReadStatus::Ok) {
-        throw std::invalid_argument("checkpoint " + path + ", record at byte " + std::to_string(at) + ": " + why +
-                                    "; it was synced before it was put in place, so recovery stopped there");
+        throw std::invalid_argument(file_error(
+            "checkpoint", path, why, "; it was synced before it was put in place, so recovery stopped there", at));
       }
       std::string bad;
       rec.for_each_write([&](const log::WriteView& w) {
@@ -190,8 +208,7 @@ void recover_with(const Config& given, const RecoverOptions& options, const Sour
         out.checkpoint_rows++;
       });
       if (!bad.empty()) {
-        throw std::invalid_argument("checkpoint " + path + ", record at byte " + std::to_string(at) + ": " + bad +
-                                    "; recovery stopped there");
+        throw std::invalid_argument(file_error("checkpoint", path, bad, "; recovery stopped there", at));
       }
     }
     for (const auto& table : tables) {
@@ -210,11 +227,11 @@ void recover_with(const Config& given, const RecoverOptions& options, const Sour
       const std::string& name = src.journals[j];
       const std::string path = options.dir + "/" + name;
       if (auto err = platform::read_file(path, bytes); !err.empty()) {
-        throw std::runtime_error("cannot read journal " + path + ": " + err);
+        throw std::runtime_error(file_error("cannot read journal", path, err));
       }
       part.bytes += bytes.size();
       if (auto err = log::check_journal_header(bytes); !err.empty()) {
-        throw std::invalid_argument("journal " + path + ": " + err + "; recovery stopped");
+        throw std::invalid_argument(file_error("journal", path, err, "; recovery stopped"));
       }
       std::size_t pos = log::kJournalHeaderBytes;
       log::RecordView rec;
@@ -224,12 +241,11 @@ void recover_with(const Config& given, const RecoverOptions& options, const Sour
         const log::ReadStatus status = log::read_record(bytes, pos, rec, why);
         if (status == log::ReadStatus::End) break;
         if (status == log::ReadStatus::Torn) {
-          if (part.torn++ == 0) part.torn_note = name + " at byte " + std::to_string(at) + ": " + why;
+          if (part.torn++ == 0) part.torn_note = file_error("", name, why, "", at).substr(1);
           break;
         }
         if (status == log::ReadStatus::Corrupt) {
-          throw std::invalid_argument("journal " + path + ", record at byte " + std::to_string(at) + ": " + why +
-                                      "; recovery stopped there");
+          throw std::invalid_argument(file_error("journal", path, why, "; recovery stopped there", at));
         }
         part.records++;
         if (rec.epoch > src.durable) {
@@ -251,8 +267,7 @@ void recover_with(const Config& given, const RecoverOptions& options, const Sour
           apply(t, cursors, part, w, rec.tid, bad);
         });
         if (!bad.empty()) {
-          throw std::invalid_argument("journal " + path + ", record at byte " + std::to_string(at) + ": " + bad +
-                                      "; recovery stopped there");
+          throw std::invalid_argument(file_error("journal", path, bad, "; recovery stopped there", at));
         }
       }
     }
@@ -374,10 +389,10 @@ RecoverResult recover(const RecoverOptions& options) {
     const nlohmann::json& flag = m["args"][i];
     const nlohmann::json& value = m["args"][i + 1];
     if (!flag.is_string() || !value.is_string()) throw bad("a flag or value that is not a string");
-    const std::string name = flag.get<std::string>();
+    std::string name = flag.get<std::string>();
     const Knob* k = name.rfind("--", 0) == 0 ? find_knob(std::string_view(name).substr(2)) : nullptr;
     if (k == nullptr) throw bad("unknown flag " + name);
-    if (auto err = k->apply(cfg, value.get<std::string>()); !err.empty()) throw bad(name + ": " + err);
+    if (auto err = k->apply(cfg, value.get<std::string>()); !err.empty()) throw bad(name.append(": ").append(err));
   }
   if (auto err = validate_workload(cfg); !err.empty()) throw bad(err);
 

@@ -13,6 +13,17 @@ namespace {
 constexpr std::size_t kGroupBytesMax = std::size_t{4} << 20;
 constexpr uint32_t kEpochMagic = 0x48435045;  // "EPCH"
 
+// "cannot <verb> <path>: <reason>".
+std::string cannot(std::string_view verb, const std::string& path, const std::string& reason) {
+  std::string s = "cannot ";
+  s += verb;
+  s += ' ';
+  s += path;
+  s += ": ";
+  s += reason;
+  return s;
+}
+
 void put_le(char* p, uint64_t v, std::size_t n) {
   for (std::size_t i = 0; i < n; i++) p[i] = static_cast<char>((v >> (8 * i)) & 0xff);
 }
@@ -207,7 +218,7 @@ std::string Logger::open(std::string_view manifest) {
   const uint32_t journals = settings_.journal == JournalLayout::Shared ? 1 : workers_count_;
   for (uint32_t j = 0; j < journals; j++) {
     platform::JournalFile& f = settings_.journal == JournalLayout::Shared ? shared_file_ : workers_[j]->file_;
-    if (err = open_segment(f, j, 0); !err.empty()) return "cannot write " + dir + "/" + journal_name(j, 0) + ": " + err;
+    if (err = open_segment(f, j, 0); !err.empty()) return cannot("write", dir + "/" + journal_name(j, 0), err);
   }
   if (!settings_.ack_log.empty()) {
     platform::JournalFile truncate;
@@ -252,7 +263,7 @@ std::string Logger::remove_segments_before(uint64_t epoch) {
   segments_latch_.unlock();
   for (const OldSegment& s : gone) {
     const std::string path = settings_.dir + "/" + journal_name(s.journal, s.segment);
-    if (auto err = platform::remove_file(path); !err.empty()) return "cannot remove " + path + ": " + err;
+    if (auto err = platform::remove_file(path); !err.empty()) return cannot("remove", path, err);
   }
   return {};
 }

@@ -132,7 +132,7 @@ std::string list_dir(const std::string& path, std::vector<std::string>& names) {
     const std::string name = e->d_name;
     if (name != "." && name != "..") names.push_back(name);
   }
-  const std::string err = errno != 0 ? os_reason() : std::string();
+  std::string err = errno != 0 ? os_reason() : std::string();
   ::closedir(d);
   return err;
 }
