@@ -231,32 +231,29 @@ std::string JournalFile::open(const std::string& path, bool keep) {
   return {};
 }
 
-std::string JournalFile::append(const char* data, std::size_t n) {
-  if (fd_ < 0) return reason_of(EBADF);
-  while (n > 0 && error_.empty()) {
-    const ssize_t put = ::write(fd_, data, n);
-    if (put < 0) {
-      if (errno != EINTR) error_ = os_reason();
-      continue;
-    }
-    data += put;
-    n -= static_cast<std::size_t>(put);
-    size_ += static_cast<uint64_t>(put);
-  }
-  return error_;
-}
+std::string JournalFile::append(const char* data, std::size_t n) { return write_all(data, n, nullptr); }
 
 std::string JournalFile::write_at(uint64_t offset, const char* data, std::size_t n) {
+  return write_all(data, n, &offset);
+}
+
+// write(2) at the end, or pwrite(2) at `*offset`, until all `n` bytes are
+// written or one fails for another reason than a signal.
+std::string JournalFile::write_all(const char* data, std::size_t n, uint64_t* offset) {
   if (fd_ < 0) return reason_of(EBADF);
   while (n > 0 && error_.empty()) {
-    const ssize_t put = ::pwrite(fd_, data, n, static_cast<off_t>(offset));
+    const ssize_t put = offset == nullptr ? ::write(fd_, data, n) : ::pwrite(fd_, data, n, static_cast<off_t>(*offset));
     if (put < 0) {
       if (errno != EINTR) error_ = os_reason();
       continue;
     }
     data += put;
     n -= static_cast<std::size_t>(put);
-    offset += static_cast<uint64_t>(put);
+    if (offset == nullptr) {
+      size_ += static_cast<uint64_t>(put);
+    } else {
+      *offset += static_cast<uint64_t>(put);
+    }
   }
   return error_;
 }

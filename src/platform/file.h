@@ -122,6 +122,8 @@ class JournalFile {
   [[nodiscard]] uint64_t size() const { return size_; }  // bytes appended
 
  private:
+  std::string write_all(const char* data, std::size_t n, uint64_t* offset);
+
   int fd_ = -1;
   uint64_t size_ = 0;
   std::string error_;
