@@ -120,7 +120,7 @@ uint64_t WorkerLog::flush_due(uint64_t now) {
   const LogSettings& s = logger_.settings_;
   const bool due = oldest_ != 0 && (s.fsync == FsyncPolicy::Always || now - oldest_ >= logger_.group_cycles_ ||
                                     (!shared_ && buf_.size() >= kGroupBytesMax));
-  if (due) return write_group(now, s.fsync == FsyncPolicy::Always);
+  if (due) return write_group(now);
   if (now >= next_tick_) {
     next_tick_ = now + std::max<uint64_t>(1, logger_.group_cycles_ / 2);
     logger_.tick_epoch(now);
@@ -129,10 +129,13 @@ uint64_t WorkerLog::flush_due(uint64_t now) {
   return 0;
 }
 
-uint64_t WorkerLog::write_group(uint64_t now, bool wait) {
+uint64_t WorkerLog::write_group(uint64_t now) {
   const uint64_t t0 = platform::cycles();
   if (shared_) {
-    if (!logger_.write_shared(*this, wait)) return platform::cycles() - t0;
+    // A group's worker waits until its records are written, by another
+    // worker or by itself: one that gave up while others write would keep
+    // records back, and its epoch, for as long as it keeps committing.
+    if (!logger_.write_shared(*this, true)) return platform::cycles() - t0;
   } else {
     if (logger_.files_) {
       if (logger_.segment_.load(platform::memory_order_acquire) != segment_) rotate();
@@ -180,7 +183,7 @@ void WorkerLog::publish() {
 }
 
 void WorkerLog::finish() {
-  if (oldest_ != 0 && !logger_.failed()) write_group(platform::cycles(), true);
+  if (oldest_ != 0 && !logger_.failed()) write_group(platform::cycles());
   logger_.slots_[worker_].persisted.store(Logger::kFinished, platform::memory_order_release);
   if (!logger_.failed()) logger_.advance_durable();
 }
@@ -209,6 +212,19 @@ std::string Logger::open(std::string_view manifest) {
   if (!files_) return {};
   const std::string& dir = settings_.dir;
   if (auto err = platform::make_dirs(dir); !err.empty()) return "cannot create log directory " + dir + ": " + err;
+  // An earlier run's segments and checkpoints would be read as this run's.
+  std::vector<std::string> names;
+  if (auto err = platform::list_dir(dir, names); !err.empty()) return cannot("list", dir, err);
+  for (const std::string& name : names) {
+    uint32_t journal = 0;
+    uint32_t segment = 0;
+    const bool checkpoint = name == kCheckpointFile || (name.rfind("checkpoint-", 0) == 0 && name.ends_with(".abc"));
+    if (!checkpoint && !parse_journal_name(name, journal, segment)) continue;
+    std::string path = dir;
+    path += '/';
+    path += name;
+    if (auto err = platform::remove_file(path); !err.empty()) return cannot("remove", path, err);
+  }
   const std::string epoch_path = dir + "/" + std::string(kEpochFile);
   const std::string zero = epoch_file_bytes(0);
   std::string err = epoch_file_.open(epoch_path);
@@ -326,6 +342,7 @@ bool Logger::write_shared(WorkerLog& by, bool wait) {
     if (failed()) return false;
     if (!shared_write_latch_.try_lock()) {
       if (!wait) return false;
+      platform::yield_thread();  // another worker writes: this one's records may be in its group
       continue;
     }
     shared_latch_.lock();

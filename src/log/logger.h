@@ -105,7 +105,7 @@ class WorkerLog final {
   friend class Logger;
   uint64_t flush_due(uint64_t now);
   void rotate();
-  uint64_t write_group(uint64_t now, bool wait);
+  uint64_t write_group(uint64_t now);
   void publish();
   void fail(const std::string& what, const std::string& reason);
 
