@@ -173,10 +173,18 @@ def run_round(binary: Path, scheme: str, workload_args: list[str], work: Path, r
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         # The clock starts at the first acknowledgement: the load is over.
+        # The ack log is read as it grows, from where the last look ended.
         deadline = time.monotonic() + 120
+        seen, tail = 0, b"\n"
         while time.monotonic() < deadline and proc.poll() is None:
-            if ack_log.exists() and "\na " in "\n" + ack_log.read_text()[:1 << 16]:
-                break
+            if ack_log.exists():
+                with ack_log.open("rb") as f:
+                    f.seek(seen)
+                    chunk = f.read()
+                seen += len(chunk)
+                if b"\na " in tail + chunk:
+                    break
+                tail = chunk[-2:] if len(chunk) >= 2 else tail[-(2 - len(chunk)):] + chunk
             time.sleep(0.01)
         if proc.poll() is not None:
             raise RuntimeError(f"abyss run --cc {scheme} exited {proc.returncode} before it was killed: "
