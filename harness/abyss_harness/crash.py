@@ -112,6 +112,14 @@ def check(acks: AckLog, versions: dict[tuple[str, int], tuple[int, bool]]) -> Ve
         """A row gone from a recovery from a checkpoint: a later commit removed it, and is recovered."""
         return any(d > tid and recovered(d) for d in removals.get((table, key), []))
 
+    def kept(table: str, key: int, kind: str, tid: int) -> bool:
+        """Whether commit `tid`'s write of the row survives: the row holds its version or a later one,
+        or is gone, removed by it or by a later recovered commit (a checkpoint holds no removed rows)."""
+        got = versions.get((table, key))
+        if got is None:
+            return kind == "d" or removed_later(table, key, tid)
+        return got[0] >= tid
+
     for tid in sorted(acks.acked):
         writes = acks.commits.get(tid)
         if writes is None:
@@ -120,12 +128,8 @@ def check(acks: AckLog, versions: dict[tuple[str, int], tuple[int, bool]]) -> Ve
         v.acked_checked += 1
         for table, key, kind in writes:
             v.writes_checked += 1
-            got = versions.get((table, key))
-            # A removed row may be gone altogether: a checkpoint holds no
-            # removed rows, nor does a recovery from one.
-            if got is None and (kind == "d" or removed_later(table, key, tid)):
-                continue
-            if got is None or got[0] < tid:
+            if not kept(table, key, kind, tid):
+                got = versions.get((table, key))
                 v.missing.append(f"commit {tid}'s {kind} of {table} key {key}: recovered "
                                  f"{'nothing' if got is None else 'version ' + str(got[0])}")
     seen: set[int] = set()
@@ -138,10 +142,7 @@ def check(acks: AckLog, versions: dict[tuple[str, int], tuple[int, bool]]) -> Ve
             v.partial.append(f"{table} key {key} holds version {writer}, which no commit line names")
             continue
         for t2, k2, kind in writes:
-            got = versions.get((t2, k2))
-            if got is None and (kind == "d" or removed_later(t2, k2, writer)):
-                continue
-            if got is None or got[0] < writer:
+            if not kept(t2, k2, kind, writer):
                 v.partial.append(f"commit {writer} is recovered at {table} key {key} but not its {kind} of "
                                  f"{t2} key {k2}")
     return v

@@ -59,6 +59,51 @@ std::string file_error(std::string_view what, const std::string& path, const std
   return s;
 }
 
+// What read_records found in a file: its size, and how a torn end was
+// torn (", record at byte N: why"), empty if it was not.
+struct FileRecords {
+  uint64_t bytes = 0;
+  std::string torn;
+};
+
+// Reads the file `path` (a journal segment or a checkpoint: `what`), checks
+// its header and calls on(record, bad) for each record in order; `bad`, set
+// by `on`, stops recovery at that record. A torn end is the file's end when
+// `torn_is_end`, else corruption. Corruption throws std::invalid_argument
+// naming the file and the byte.
+template <class OnRecord>
+FileRecords read_records(const std::string& path, const std::string& what,
+                         std::string (*check_header)(std::string_view), bool torn_is_end, OnRecord&& on) {
+  std::string bytes;
+  if (auto err = platform::read_file(path, bytes); !err.empty()) {
+    throw std::runtime_error(file_error("cannot read " + what, path, err));
+  }
+  if (auto err = check_header(bytes); !err.empty()) {
+    throw std::invalid_argument(file_error(what, path, err, "; recovery stopped"));
+  }
+  FileRecords out;
+  out.bytes = bytes.size();
+  std::size_t pos = log::kJournalHeaderBytes;
+  log::RecordView rec;
+  std::string why;
+  for (;;) {
+    const std::size_t at = pos;
+    const log::ReadStatus status = log::read_record(bytes, pos, rec, why);
+    if (status == log::ReadStatus::End) break;
+    if (status == log::ReadStatus::Torn && torn_is_end) {
+      out.torn = file_error("", "", why, "", at).substr(1);
+      break;
+    }
+    if (status != log::ReadStatus::Ok) {
+      throw std::invalid_argument(file_error(what, path, why, "; recovery stopped there", at));
+    }
+    std::string bad;
+    on(rec, bad);
+    if (!bad.empty()) throw std::invalid_argument(file_error(what, path, bad, "; recovery stopped there", at));
+  }
+  return out;
+}
+
 std::string policy_name(LogPolicy p) { return std::string(kLogPolicyNames[static_cast<std::size_t>(p)]); }
 
 // A row of the versions file: a key replay wrote, and the row it wrote.
@@ -173,44 +218,26 @@ void recover_with(const Config& given, const RecoverOptions& options, const Sour
   const uint64_t replay_start = platform::wall_ns();
   if (!src.checkpoint.empty()) {
     // The checkpoint: each row at its copied version; a row of the load it
-    // lacks was removed before it, and is removed here too.
-    const std::string path = options.dir + "/" + src.checkpoint;
-    std::string bytes;
-    if (auto err = platform::read_file(path, bytes); !err.empty()) {
-      throw std::invalid_argument("cannot read checkpoint " + path + ": " + err);
-    }
-    if (auto err = log::check_checkpoint_header(bytes); !err.empty()) {
-      throw std::invalid_argument("checkpoint " + path + ": " + err + "; recovery stopped");
-    }
-    out.checkpoint_bytes = bytes.size();
+    // lacks was removed before it, and is removed here too. It was synced
+    // before it was put in place: a torn end is corruption too.
     std::vector<RowCursor> cursors(tables.size());
-    std::size_t pos = log::kJournalHeaderBytes;
-    log::RecordView rec;
-    std::string why;
-    for (;;) {
-      const std::size_t at = pos;
-      const log::ReadStatus status = log::read_record(bytes, pos, rec, why);
-      if (status == log::ReadStatus::End) break;
-      if (status != log::ReadStatus::Ok) {
-        throw std::invalid_argument(file_error(
-            "checkpoint", path, why, "; it was synced before it was put in place, so recovery stopped there", at));
-      }
-      std::string bad;
-      rec.for_each_write([&](const log::WriteView& w) {
-        if (!bad.empty()) return;
-        if (w.kind != log::WriteKind::Row) {
-          bad = "a journal's write in a checkpoint";
-          return;
-        }
-        uint64_t tid = 0;
-        for (int i = 0; i < 8; i++) tid |= static_cast<uint64_t>(static_cast<uint8_t>(w.data[i])) << (8 * i);
-        apply(0, cursors, parts[0], w, tid, bad);
-        out.checkpoint_rows++;
-      });
-      if (!bad.empty()) {
-        throw std::invalid_argument(file_error("checkpoint", path, bad, "; recovery stopped there", at));
-      }
-    }
+    const FileRecords read =
+        read_records(options.dir + "/" + src.checkpoint, "checkpoint", log::check_checkpoint_header, false,
+                     [&](const log::RecordView& rec, std::string& bad) {
+                       rec.for_each_write([&](const log::WriteView& w) {
+                         if (!bad.empty()) return;
+                         if (w.kind != log::WriteKind::Row) {
+                           bad = "a journal's write in a checkpoint";
+                           return;
+                         }
+                         uint64_t tid = 0;
+                         for (int i = 0; i < 8; i++)
+                           tid |= static_cast<uint64_t>(static_cast<uint8_t>(w.data[i])) << (8 * i);
+                         apply(0, cursors, parts[0], w, tid, bad);
+                         out.checkpoint_rows++;
+                       });
+                     });
+    out.checkpoint_bytes = read.bytes;
     for (const auto& table : tables) {
       table->for_each_live_row([&](Row* row) {
         RowHeader& h = RowLayout::header(row);
@@ -222,54 +249,31 @@ void recover_with(const Config& given, const RecoverOptions& options, const Sour
   platform::run_parallel(threads, [&](uint32_t t) {
     ReplayPart& part = parts[t];
     std::vector<RowCursor> cursors(tables.size());
-    std::string bytes;
     for (uint32_t j = t; j < journals; j += threads) {
       const std::string& name = src.journals[j];
-      const std::string path = options.dir + "/" + name;
-      if (auto err = platform::read_file(path, bytes); !err.empty()) {
-        throw std::runtime_error(file_error("cannot read journal", path, err));
-      }
-      part.bytes += bytes.size();
-      if (auto err = log::check_journal_header(bytes); !err.empty()) {
-        throw std::invalid_argument(file_error("journal", path, err, "; recovery stopped"));
-      }
-      std::size_t pos = log::kJournalHeaderBytes;
-      log::RecordView rec;
-      std::string why;
-      for (;;) {
-        const std::size_t at = pos;
-        const log::ReadStatus status = log::read_record(bytes, pos, rec, why);
-        if (status == log::ReadStatus::End) break;
-        if (status == log::ReadStatus::Torn) {
-          if (part.torn++ == 0) part.torn_note = file_error("", name, why, "", at).substr(1);
-          break;
-        }
-        if (status == log::ReadStatus::Corrupt) {
-          throw std::invalid_argument(file_error("journal", path, why, "; recovery stopped there", at));
-        }
-        part.records++;
-        if (rec.epoch > src.durable) {
-          part.beyond++;
-          continue;
-        }
-        if (rec.epoch < src.replay_from) {
-          part.covered++;
-          continue;
-        }
-        part.applied++;
-        std::string bad;
-        rec.for_each_write([&](const log::WriteView& w) {
-          if (!bad.empty()) return;
-          if (w.kind == log::WriteKind::Row) {
-            bad = "a checkpoint's row in a journal";
-            return;
-          }
-          apply(t, cursors, part, w, rec.tid, bad);
-        });
-        if (!bad.empty()) {
-          throw std::invalid_argument(file_error("journal", path, bad, "; recovery stopped there", at));
-        }
-      }
+      const FileRecords read = read_records(options.dir + "/" + name, "journal", log::check_journal_header, true,
+                                            [&](const log::RecordView& rec, std::string& bad) {
+                                              part.records++;
+                                              if (rec.epoch > src.durable) {
+                                                part.beyond++;
+                                                return;
+                                              }
+                                              if (rec.epoch < src.replay_from) {
+                                                part.covered++;
+                                                return;
+                                              }
+                                              part.applied++;
+                                              rec.for_each_write([&](const log::WriteView& w) {
+                                                if (!bad.empty()) return;
+                                                if (w.kind == log::WriteKind::Row) {
+                                                  bad = "a checkpoint's row in a journal";
+                                                  return;
+                                                }
+                                                apply(t, cursors, part, w, rec.tid, bad);
+                                              });
+                                            });
+      part.bytes += read.bytes;
+      if (!read.torn.empty() && part.torn++ == 0) part.torn_note = name + read.torn;
     }
   });
   out.replay_seconds = static_cast<double>(platform::wall_ns() - replay_start) / 1e9;

@@ -54,40 +54,35 @@ uint32_t crc32(std::string_view bytes, uint32_t crc) {
   return crc;
 }
 
-std::string journal_header(uint32_t journal) {
-  std::string h(kJournalMagic);
+namespace {
+
+// A journal's or a checkpoint's header: magic, format, number.
+std::string file_header(std::string_view magic, uint32_t number) {
+  std::string h(magic);
   put_le<uint32_t>(h, kFormat);
-  put_le<uint32_t>(h, journal);
+  put_le<uint32_t>(h, number);
   return h;
 }
 
-std::string checkpoint_header(uint64_t number) {
-  std::string h(kCheckpointMagic);
-  put_le<uint32_t>(h, kFormat);
-  put_le<uint32_t>(h, static_cast<uint32_t>(number));
-  return h;
+// Why `bytes` do not start with the header of a `what` (named by `magic`).
+std::string check_file_header(std::string_view bytes, std::string_view magic, const std::string& what) {
+  if (bytes.size() < kJournalHeaderBytes || bytes.substr(0, magic.size()) != magic) {
+    return "not an abyss " + what + " (no " + std::string(magic) + " header)";
+  }
+  const uint32_t format = load_le<uint32_t>(bytes.data() + 8);
+  if (format != kFormat) {
+    return what + " format " + std::to_string(format) + ", this build reads format " + std::to_string(kFormat);
+  }
+  return {};
 }
 
+}  // namespace
+
+std::string journal_header(uint32_t journal) { return file_header(kJournalMagic, journal); }
+std::string checkpoint_header(uint64_t number) { return file_header(kCheckpointMagic, static_cast<uint32_t>(number)); }
+std::string check_journal_header(std::string_view bytes) { return check_file_header(bytes, kJournalMagic, "journal"); }
 std::string check_checkpoint_header(std::string_view bytes) {
-  if (bytes.size() < kJournalHeaderBytes || bytes.substr(0, kCheckpointMagic.size()) != kCheckpointMagic) {
-    return "not an abyss checkpoint (no ABYSSCKP header)";
-  }
-  const uint32_t format = load_le<uint32_t>(bytes.data() + 8);
-  if (format != kFormat) {
-    return "checkpoint format " + std::to_string(format) + ", this build reads format " + std::to_string(kFormat);
-  }
-  return {};
-}
-
-std::string check_journal_header(std::string_view bytes) {
-  if (bytes.size() < kJournalHeaderBytes || bytes.substr(0, kJournalMagic.size()) != kJournalMagic) {
-    return "not an abyss journal (no ABYSSJNL header)";
-  }
-  const uint32_t format = load_le<uint32_t>(bytes.data() + 8);
-  if (format != kFormat) {
-    return "journal format " + std::to_string(format) + ", this build reads format " + std::to_string(kFormat);
-  }
-  return {};
+  return check_file_header(bytes, kCheckpointMagic, "checkpoint");
 }
 
 void RecordBuilder::begin(uint64_t epoch, uint64_t tid) {
