@@ -53,7 +53,14 @@ std::string shell_line(int argc, char** argv) {
 }
 
 int run_command(const Config& cfg, const std::string& command_line) {
-  abyss::RunResult r = abyss::run(cfg);
+  abyss::RunResult r;
+  try {
+    r = abyss::run(cfg);
+  } catch (const std::invalid_argument& e) {
+    // What the run was given cannot be used: a log to recover that fails its checks.
+    std::fprintf(stderr, "abyss: %s\n", e.what());
+    return 2;
+  }
   r.command_line = command_line;
   abyss::print_report(r, stdout);
   if (!cfg.json_path.empty()) {
@@ -526,6 +533,17 @@ int main(int argc, char** argv) {
     if (run->parsed()) {
       // On simulated cores the papers run one worker per core.
       if (run_cfg.sim_cores > 0 && run->count("--threads") == 0) run_cfg.threads = run_cfg.sim_cores;
+      // A recovered run goes on with the logged workload (docs/durability.md).
+      if (run_cfg.log.recover) {
+        std::string err = abyss::check_log(run_cfg);
+        if (err.empty()) {
+          err = abyss::adopt_logged_workload(run_cfg, [&](const abyss::Knob& k) { return run->count(k.flag()) > 0; });
+        }
+        if (!err.empty()) {
+          std::fprintf(stderr, "abyss: %s\n", err.c_str());
+          return 2;
+        }
+      }
       if (auto err = abyss::cli::workload_flag_mismatch(*run, run_cfg); !err.empty()) {
         std::fprintf(stderr, "abyss: %s\n", err.c_str());
         return 2;

@@ -159,20 +159,32 @@ class Round:
     mid_checkpoint: bool  # killed while a checkpoint was being written or put in place
 
 
-def run_round(binary: Path, scheme: str, workload_args: list[str], work: Path, rng: random.Random,
-              max_wait_s: float, group_commit_us: int, tpcc: bool, control: bool = False,
-              checkpoint_every_ms: int = 0) -> Round:
-    """One kill and recovery."""
-    if work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
-    log_dir, ack_log = work / "log", work / "acks.txt"
-    cmd = [str(binary), "run", "--cc", scheme, "--threads", "2", "--duration", "600", "--warmup", "0",
-           "--log", "file", "--log-dir", str(log_dir), "--ack-log", str(ack_log),
-           "--group-commit-us", str(group_commit_us), "--checkpoint-every-ms", str(checkpoint_every_ms),
-           "--seed", str(rng.randrange(1, 1 << 30)), *workload_args]
+def merge_ack_logs(logs: list[AckLog]) -> AckLog:
+    """The ack logs of a run and of the runs recovered from it, in order, as
+    one client's view: a recovered run's commit ids come after every id of
+    the log it started from, so an id a later run repeats is of a commit the
+    earlier run never made durable, and the later line is the one that counts."""
+    out = AckLog()
+    for log in logs:
+        out.commits.update(log.commits)
+        out.acked |= log.acked
+    return out
+
+
+def start_and_kill(cmd: list[str], ack_log: Path, scheme: str, rng: random.Random, max_wait_s: float,
+                   from_start: bool = False) -> float:
+    """Starts `cmd`, waits for its first acknowledgement (or, `from_start`,
+    not), then a random time up to `max_wait_s`, and kills it with SIGKILL;
+    returns the wait."""
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
+        if from_start:
+            # Anywhere in a recovered run's start: its recovery, the base
+            # checkpoint, the old log's removal, or its first commits.
+            wait = rng.uniform(0.0, max_wait_s)
+            time.sleep(wait)
+            proc.send_signal(signal.SIGKILL)
+            return wait
         # The clock starts at the first acknowledgement: the load is over.
         # The ack log is read as it grows, from where the last look ended.
         deadline = time.monotonic() + 120
@@ -198,6 +210,32 @@ def run_round(binary: Path, scheme: str, workload_args: list[str], work: Path, r
             proc.kill()
         proc.wait()
         proc.stderr.close()
+    return wait
+
+
+def run_round(binary: Path, scheme: str, workload_args: list[str], work: Path, rng: random.Random,
+              max_wait_s: float, group_commit_us: int, tpcc: bool, control: bool = False,
+              checkpoint_every_ms: int = 0, restarts: int = 0) -> Round:
+    """One kill and recovery; with `restarts`, that many runs recovered from
+    the log (`run --recover`), each killed in turn, before the recovery
+    that is checked against every run's acknowledgements."""
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    log_dir = work / "log"
+    seed = str(rng.randrange(1, 1 << 30))
+    ack_logs = []
+    wait = 0.0
+    for restart in range(restarts + 1):
+        ack_log = work / f"acks-{restart}.txt"
+        ack_logs.append(ack_log)
+        cmd = [str(binary), "run", "--cc", scheme, "--threads", "2", "--duration", "600", "--warmup", "0",
+               "--log", "file", "--log-dir", str(log_dir), "--ack-log", str(ack_log),
+               "--group-commit-us", str(group_commit_us), "--checkpoint-every-ms", str(checkpoint_every_ms),
+               "--seed", seed, *workload_args, *(["--recover"] if restart > 0 else [])]
+        # Half the recovered runs are killed at a random time from their start.
+        wait = start_and_kill(cmd, ack_log, scheme, rng, max_wait_s,
+                              from_start=restart > 0 and rng.random() < 0.5)
     mid_checkpoint = in_checkpoint(log_dir)
     if control:
         # A storage that lost a durable record: the largest journal loses its
@@ -212,7 +250,7 @@ def run_round(binary: Path, scheme: str, workload_args: list[str], work: Path, r
     if rec.returncode != 0:
         raise RuntimeError(f"abyss recover {log_dir} exited {rec.returncode}: {rec.stderr.strip()}")
     replay = next((line.strip() for line in rec.stdout.splitlines() if "replay" in line), "")
-    acks = read_ack_log(ack_log)
+    acks = merge_ack_logs([read_ack_log(a) for a in ack_logs])
     verdict = check(acks, read_versions(versions_path))
     tpcc_ok = None
     if tpcc:
@@ -250,6 +288,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--group-commit-us", type=int, default=1000, help="the runs' --group-commit-us (default 1000)")
     p.add_argument("--checkpoint-every-ms", type=int, default=200,
                    help="the runs' --checkpoint-every-ms, so kills also land in checkpoints (default 200; 0: none)")
+    p.add_argument("--restarts", type=int, default=0,
+                   help="after each kill, this many runs that start from the log (run --recover), each "
+                        "killed in turn, before the recovery that is checked (default 0)")
     p.add_argument("--seed", type=int, default=1, help="seed of the kill times and the runs' seeds")
     p.add_argument("--control", action="store_true",
                    help="the negative control: cut a journal short before each recovery; every round must fail")
@@ -266,9 +307,10 @@ def main(argv: list[str] | None = None) -> int:
         if s not in known:
             print(f"abyss crash: --schemes {s}: one of {', '.join(sorted(known))}", file=sys.stderr)
             return EXIT_USAGE
-    if args.kills < 1 or not 0 <= args.max_wait <= 600 or args.group_commit_us < 1 or args.checkpoint_every_ms < 0:
-        print("abyss crash: --kills must be at least 1, --max-wait from 0 to 600, --group-commit-us at least 1",
-              file=sys.stderr)
+    if (args.kills < 1 or not 0 <= args.max_wait <= 600 or args.group_commit_us < 1 or args.checkpoint_every_ms < 0
+            or not 0 <= args.restarts <= 100):
+        print("abyss crash: --kills must be at least 1, --max-wait from 0 to 600, --group-commit-us at least 1, "
+              "--checkpoint-every-ms at least 0, --restarts from 0 to 100", file=sys.stderr)
         return EXIT_USAGE
     binary = engine.find_binary(sim=False)
     rng = random.Random(args.seed)
@@ -285,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
                 for k in range(args.kills):
                     r = run_round(binary, s, WORKLOADS[w], root / f"{w}-{s}-{k}", rng, args.max_wait,
                                   args.group_commit_us, tpcc=w == "tpcc", control=args.control,
-                                  checkpoint_every_ms=args.checkpoint_every_ms)
+                                  checkpoint_every_ms=args.checkpoint_every_ms, restarts=args.restarts)
                     acked += r.verdict.acked_checked
                     writes += r.verdict.writes_checked
                     missing += len(r.verdict.missing)

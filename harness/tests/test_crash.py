@@ -81,6 +81,29 @@ def test_a_killed_run_recovers_every_acknowledged_commit(tmp_path: Path, scheme:
         assert r.tpcc_ok
 
 
+def test_a_later_runs_line_for_an_id_counts(tmp_path: Path) -> None:
+    first = acks("c 3 t:1:u\na 3\nc 9 t:2:u\n", tmp_path)
+    (tmp_path / "b").mkdir()
+    second = acks("c 9 t:1:u\na 9\n", tmp_path / "b")
+    merged = crash.merge_ack_logs([first, second])
+    assert merged.acked == {3, 9} and merged.commits[9] == [("t", 1, "u")]
+    assert crash.check(merged, {("t", 1): (9, False)}).ok
+    v = crash.check(merged, {("t", 1): (3, False)})
+    assert len(v.missing) == 1 and "commit 9" in v.missing[0]
+
+
+@needs_binary
+@pytest.mark.parametrize("scheme,workload,checkpoint_ms", [("silo", "tpcc", 50), ("no_wait", "ycsb", 0)])
+def test_runs_recovered_from_the_log_and_killed_in_turn_lose_nothing(tmp_path: Path, scheme: str, workload: str,
+                                                                     checkpoint_ms: int) -> None:
+    r = crash.run_round(BINARY, scheme, crash.WORKLOADS[workload], tmp_path / "w", random.Random(11), 0.5, 1000,
+                        tpcc=workload == "tpcc", checkpoint_every_ms=checkpoint_ms, restarts=2)
+    assert r.acked > 0 and r.verdict.acked_checked > 0
+    assert r.verdict.ok, (r.verdict.missing + r.verdict.partial)[:3]
+    if workload == "tpcc":
+        assert r.tpcc_ok
+
+
 @needs_binary
 def test_the_checks_catch_a_recovery_that_lost_a_durable_record(tmp_path: Path) -> None:
     r = crash.run_round(BINARY, "no_wait", crash.WORKLOADS["tpcc"], tmp_path / "w", random.Random(3), 0.5, 1000,

@@ -36,6 +36,9 @@ struct LogSettings {
   uint32_t checkpoint_every_ms = 0;
   std::string dir;      // --log file: where the journals go
   std::string ack_log;  // empty: none; else a line per commit and per acknowledgement (docs/durability.md)
+  // Start from the database the log in `dir` holds, as `abyss recover`
+  // rebuilds it, instead of a fresh load (abyss run --recover).
+  bool recover = false;
 };
 
 }  // namespace abyss

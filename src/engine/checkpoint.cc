@@ -2,8 +2,6 @@
 
 #include <stdexcept>
 
-#include <nlohmann/json.hpp>
-
 #include "log/record.h"
 #include "platform/clock.h"
 #include "platform/file.h"
@@ -17,6 +15,49 @@ constexpr std::size_t kRecordBytes = std::size_t{1} << 20;
 constexpr uint64_t kDurablePollNs = 200'000;
 }  // namespace
 
+CheckpointFile write_checkpoint(const Database& db, const std::string& path, uint64_t number, uint64_t from,
+                                Epochs* epochs, uint32_t slot) {
+  auto fail = [&](const std::string& err) { throw std::runtime_error("checkpoint " + path + ": " + err); };
+  platform::JournalFile file;
+  if (auto err = file.open(path); !err.empty()) fail(err);
+  std::string buf = log::checkpoint_header(number);
+  log::RecordBuilder record(buf);
+  CheckpointFile out;
+  auto spill = [&] {
+    if (record.open()) record.end();
+    out.bytes += buf.size();
+    if (auto err = file.append(buf.data(), buf.size()); !err.empty()) fail(err);
+    buf.clear();
+  };
+  const RowLayout& layout = db.layout();
+  for (const auto& table : db.tables()) {
+    const uint32_t size = table->schema().size();
+    // Announced for the whole table: no row the walk reaches is reused
+    // until it is done (txn/epochs.h).
+    if (epochs != nullptr) epochs->enter(slot);
+    table->index().for_each([&](uint64_t key, Row* row) {
+      RowHeader& h = RowLayout::header(row);
+      // The commit id first, then the data: a version installed meanwhile
+      // makes the copy newer than its id, never older, and its record,
+      // of an epoch from `from` on, is replayed over it.
+      const uint64_t writer = platform::load_shared_word(h.writer.value);
+      const uint32_t flags = platform::load_shared_u32(h.flags);
+      if ((flags & RowHeader::kLive) == 0 || (flags & RowHeader::kDeleted) != 0) return;
+      if (!record.open()) record.begin(from, 0);
+      char* row_out = record.reserve(table->id(), log::WriteKind::Row, key, 8 + size);
+      for (int i = 0; i < 8; i++) row_out[i] = static_cast<char>((writer >> (8 * i)) & 0xff);
+      platform::load_shared(row_out + 8, layout.data(row), size);
+      out.rows++;
+      if (buf.size() >= kRecordBytes) spill();
+    });
+    if (epochs != nullptr) epochs->leave(slot);
+  }
+  spill();
+  if (auto err = file.sync(); !err.empty()) fail(err);
+  if (auto err = file.close(); !err.empty()) fail(err);
+  return out;
+}
+
 bool Checkpointer::take(uint64_t number, const std::function<bool()>& stop) {
   const uint64_t t0 = platform::wall_ns();
   const std::string& dir = logger_.settings().dir;
@@ -27,44 +68,7 @@ bool Checkpointer::take(uint64_t number, const std::function<bool()>& stop) {
   const std::string name = log::checkpoint_name(number);
   const std::string path = dir + "/" + name;
   auto fail = [&](const std::string& err) { throw std::runtime_error("checkpoint " + path + ": " + err); };
-  platform::JournalFile file;
-  if (auto err = file.open(path); !err.empty()) fail(err);
-  std::string buf = log::checkpoint_header(number);
-  log::RecordBuilder record(buf);
-  uint64_t rows = 0;
-  uint64_t bytes = 0;
-  auto spill = [&] {
-    if (record.open()) record.end();
-    bytes += buf.size();
-    if (auto err = file.append(buf.data(), buf.size()); !err.empty()) fail(err);
-    buf.clear();
-  };
-  const RowLayout& layout = db_.layout();
-  for (const auto& table : db_.tables()) {
-    const uint32_t size = table->schema().size();
-    // Announced for the whole table: no row the walk reaches is reused
-    // until it is done (txn/epochs.h).
-    epochs_.enter(slot_);
-    table->index().for_each([&](uint64_t key, Row* row) {
-      RowHeader& h = RowLayout::header(row);
-      // The commit id first, then the data: a version installed meanwhile
-      // makes the copy newer than its id, never older, and its record,
-      // of an epoch from `from` on, is replayed over it.
-      const uint64_t writer = platform::load_shared_word(h.writer.value);
-      const uint32_t flags = platform::load_shared_u32(h.flags);
-      if ((flags & RowHeader::kLive) == 0 || (flags & RowHeader::kDeleted) != 0) return;
-      if (!record.open()) record.begin(from, 0);
-      char* out = record.reserve(table->id(), log::WriteKind::Row, key, 8 + size);
-      for (int i = 0; i < 8; i++) out[i] = static_cast<char>((writer >> (8 * i)) & 0xff);
-      platform::load_shared(out + 8, layout.data(row), size);
-      rows++;
-      if (buf.size() >= kRecordBytes) spill();
-    });
-    epochs_.leave(slot_);
-  }
-  spill();
-  if (auto err = file.sync(); !err.empty()) fail(err);
-  if (auto err = file.close(); !err.empty()) fail(err);
+  const CheckpointFile written = write_checkpoint(db_, path, number, from, &epochs_, slot_);
   // Every version copied was installed by a commit of this epoch or an
   // earlier one: once it is durable, so is each of them.
   const uint64_t end = logger_.epoch();
@@ -75,17 +79,17 @@ bool Checkpointer::take(uint64_t number, const std::function<bool()>& stop) {
     }
     platform::sleep_ns(kDurablePollNs);
   }
-  const nlohmann::json meta = {{"format", 1},         {"checkpoint", number}, {"file", name},
-                               {"replay_from", from}, {"end_epoch", end},     {"rows", rows}};
-  if (auto err = platform::replace_file(dir + "/" + std::string(log::kCheckpointFile), meta.dump() + "\n");
+  if (auto err = platform::replace_file(dir + "/" + std::string(log::kCheckpointFile),
+                                        log::checkpoint_pointer(number, name, from, end, written.rows));
       !err.empty()) {
     fail(err);
   }
   if (auto err = logger_.remove_segments_before(from); !err.empty()) fail(err);
+  // The one it replaces: the run's previous checkpoint, or the one it started from.
   if (number > 1) (void)platform::remove_file(dir + "/" + log::checkpoint_name(number - 1));
   totals_.checkpoints++;
-  totals_.rows += rows;
-  totals_.bytes += bytes;
+  totals_.rows += written.rows;
+  totals_.bytes += written.bytes;
   totals_.seconds += static_cast<double>(platform::wall_ns() - t0) / 1e9;
   return true;
 }

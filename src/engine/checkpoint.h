@@ -19,6 +19,20 @@ struct CheckpointTotals {
   double seconds = 0;  // writing them, waiting for the durable epoch included
 };
 
+// What a checkpoint file holds.
+struct CheckpointFile {
+  uint64_t rows = 0;
+  uint64_t bytes = 0;
+};
+
+// Writes checkpoint `number` to `path` and syncs it: every live row of
+// `db`, in records of epoch `from` (the epoch the journals are replayed
+// from over it). With `epochs`, the walk of each table holds `slot` there,
+// so no row it reaches is reused under it. Throws std::runtime_error when
+// the file cannot be written.
+CheckpointFile write_checkpoint(const Database& db, const std::string& path, uint64_t number, uint64_t from,
+                                Epochs* epochs, uint32_t slot);
+
 class Checkpointer final {
  public:
   // `slot` is the checkpointer's own slot in `epochs`, which keeps the rows

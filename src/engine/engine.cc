@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -97,11 +98,22 @@ RunResult run_with(const Config& given) {
   result.metrics = W::metrics();
 
   const RowLayout layout = RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta), cfg.storage.align);
-  Database db(layout, cfg.storage, [](void* meta) { new (meta) RowMeta(); });
+  void (*const init_row)(void*) = [](void* meta) { new (meta) RowMeta(); };
+  Database db(layout, cfg.storage, init_row);
   W workload(cfg);
   const uint64_t load_start = platform::wall_ns();
-  workload.load(db, platform::hardware_cores(), [](void* meta) { new (meta) RowMeta(); });
+  workload.load(db, platform::hardware_cores(), init_row);
   result.load_seconds = static_cast<double>(platform::wall_ns() - load_start) / 1e9;
+  // --recover: the load is the logged run's (adopt_logged_workload); its
+  // log brings it to where that run's durable commits left it.
+  std::optional<Recovered> recovered;
+  if (cfg.log.recover) {
+    recovered.emplace(recover_into(db, init_row, cfg.log.dir, platform::hardware_cores()));
+    workload.resume(db);
+    const RecoverResult& rr = recovered->result;
+    result.recovery = {rr.durable_epoch,   rr.records_applied, rr.writes_applied,
+                       rr.checkpoint_rows, rr.journal_bytes,   rr.replay_seconds};
+  }
   result.rss_after_load = platform::resident_bytes();
 
   // What the workers share is on the heap, never on this thread's stack: the
@@ -128,15 +140,32 @@ RunResult run_with(const Config& given) {
       w->history = std::make_unique<HistoryWriter>(cfg.history_path + ".part" + std::to_string(i));
     }
     queries.push_back(workload.generate(i, cfg.queries_per_worker, w->rng));
+    // Commit ids go on rising past the recovered log's, so each row's
+    // versions stay ordered in the log this run writes over them.
+    if (recovered) w->last_commit_id = recovered->result.max_commit_id;
   }
 
   // The log (docs/durability.md): its files are written before any worker
   // commits, so a crash from here on leaves a directory recovery can read.
   std::unique_ptr<log::Logger> logger;
   uint64_t log_start = 0;
+  uint64_t first_checkpoint = 1;  // after the one a recovered run starts from
   if (cfg.log.policy != LogPolicy::Off) {
     logger = std::make_unique<log::Logger>(cfg.log, cfg.threads, platform::cycles_per_ns());
-    if (auto err = logger->open(log_manifest(cfg)); !err.empty()) throw std::runtime_error(err);
+    // A recovered run's log starts from the recovered database: a
+    // checkpoint of it, in place before the old journals go.
+    std::optional<log::BaseCheckpoint> base;
+    if (recovered && cfg.log.policy == LogPolicy::File) {
+      base.emplace();
+      base->number = recovered->checkpoint_number + 1;
+      base->file = log::checkpoint_name(base->number);
+      base->after_epoch = recovered->result.durable_epoch;
+      base->rows = write_checkpoint(db, cfg.log.dir + "/" + base->file, base->number, 1, nullptr, 0).rows;
+      first_checkpoint = base->number + 1;
+    }
+    if (auto err = logger->open(log_manifest(cfg), base ? &*base : nullptr); !err.empty()) {
+      throw std::runtime_error(err);
+    }
     for (uint32_t i = 0; i < cfg.threads; i++) workers[i]->log = &logger->worker(i);
     log_start = platform::wall_ns();
   }
@@ -184,7 +213,7 @@ RunResult run_with(const Config& given) {
       while (ready.load(platform::memory_order_acquire) < cfg.threads) platform::sleep_ns(kReadyPollNs);
       const uint64_t every_ns = uint64_t{cfg.log.checkpoint_every_ms} * 1'000'000;
       uint64_t next = platform::wall_ns() + every_ns;
-      for (uint64_t number = 1; !done();) {
+      for (uint64_t number = first_checkpoint; !done();) {
         if (platform::wall_ns() < next) {
           platform::sleep_ns(std::min<uint64_t>(1'000'000, next - platform::wall_ns()));
           continue;

@@ -75,6 +75,9 @@ std::string unless_logs_to_files(const cc::SchemeTraits& s, const Config& c) {
   if (c.log.policy == LogPolicy::Off) return unless_logs(s, c);
   return c.log.policy == LogPolicy::File ? "" : "--log memory writes no files";
 }
+std::string unless_logs_to_or_recovers_from_files(const cc::SchemeTraits& s, const Config& c) {
+  return c.log.recover ? "" : unless_logs_to_files(s, c);
+}
 std::string unless_dl_searches(const cc::SchemeTraits& /*s*/, const Config& c) {
   return c.dl_detect ? "" : "--dl-detect off searches no cycles";
 }
@@ -147,8 +150,9 @@ std::vector<Knob> make_table() {
   k.json = "pin";
   k.kind = KnobKind::Switch;
   k.help = "pin worker i to core i % cores";
+  // A manifest (docs/durability.md) gives a switch's value as on or off.
   k.set = [](Config& c, std::string_view text) {
-    c.pin = text != "false";
+    c.pin = text != "false" && text != "off";
     return std::string();
   };
   k.get = [](const Config& c) { return nlohmann::json(c.pin); };
@@ -300,6 +304,19 @@ std::vector<Knob> make_table() {
       "--log file: write a checkpoint of every table this often, while the workers run, and remove the journal "
       "segments it covers, milliseconds (0: never)"));
   t.back().ignored_because = unless_logs_to_files;
+  k = Knob{};
+  k.name = "recover";
+  k.json = "log.recover";
+  k.kind = KnobKind::Switch;
+  k.help =
+      "start from the database the log in --log-dir holds (as abyss recover rebuilds it), with the logged run's "
+      "workload, and go on logging there with --log file";
+  k.set = [](Config& c, std::string_view text) {
+    c.log.recover = text != "false" && text != "off";
+    return std::string();
+  };
+  k.get = [](const Config& c) { return nlohmann::json(c.log.recover); };
+  t.push_back(std::move(k));
 
   // Each workload's own rows, from its folder (Ycsb::knobs, Tpcc::knobs).
   for (Knob& k : workload_knobs()) t.push_back(std::move(k));
@@ -313,12 +330,13 @@ std::vector<Knob> make_table() {
       "after the run, write DIR/<table>.csv for every table"));
   t.push_back(output(
       "log-dir", true, +[](Config& c) -> std::string& { return c.log.dir; },
-      "--log file: write the journals, the epoch file and the manifest to DIR (abyss recover DIR reads them)"));
+      "--log file: write the journals, the epoch file and the manifest to DIR (abyss recover DIR reads them); with "
+      "--recover, the log to start from"));
   // Where the journals go decides what they cost (a disk or memory): part
   // of the configuration, unlike the other outputs.
   t.back().json = "log.dir";
   t.back().get = [](const Config& c) { return c.log.dir.empty() ? nlohmann::json() : nlohmann::json(c.log.dir); };
-  t.back().ignored_because = unless_logs_to_files;
+  t.back().ignored_because = unless_logs_to_or_recovers_from_files;
   t.push_back(output(
       "ack-log", false, +[](Config& c) -> std::string& { return c.log.ack_log; },
       "--log file: append a line per commit and per acknowledgement to FILE (docs/durability.md)"));

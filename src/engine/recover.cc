@@ -122,6 +122,7 @@ struct ReplayPart {
   uint64_t writes = 0;
   uint64_t superseded = 0;
   uint64_t covered = 0;  // of epochs before the checkpoint's replay_from
+  uint64_t max_tid = 0;  // the highest commit id read
   uint32_t torn = 0;
   std::string torn_note;
   std::vector<Replayed> replayed;
@@ -132,31 +133,57 @@ struct ReplayPart {
 struct Sources {
   std::vector<std::string> journals;  // file names in the log directory
   std::string checkpoint;             // file name; empty: none
+  uint64_t checkpoint_number = 0;     // the checkpoint's number; 0: none
   uint64_t replay_from = 0;           // the checkpoint's: journal records of older epochs are in it
   uint64_t durable = 0;
 };
 
-template <class CC, class W>
-void recover_with(const Config& given, const RecoverOptions& options, const Sources& src, RecoverResult& out) {
-  using RowMeta = typename CC::RowMeta;
-  Config cfg = given;
-  cfg.partitions = W::partitions(given);
-  auto init_row = [](void* meta) { new (meta) RowMeta(); };
-  const RowLayout layout = RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta), cfg.storage.align);
-  Database db(layout, cfg.storage, init_row);
-  W workload(cfg);
-  const uint64_t load_start = platform::wall_ns();
-  workload.load(db, platform::hardware_cores(), init_row);
-  out.load_seconds = static_cast<double>(platform::wall_ns() - load_start) / 1e9;
+// After replay, removed rows are left as a run leaves them: live and
+// removed (a row a delete record started holds no data and was never
+// live), and, in a table whose indexes are all ordered, out of every index,
+// as a committed removal takes them out (Txn::install_all). The dump and
+// checkpoints read live rows only; a run that goes on from the recovered
+// database (run --recover) reads the indexes too.
+void settle_removed(Database& db) {
+  const RowLayout& layout = db.layout();
+  for (const auto& table : db.tables()) {
+    const bool unlink = table->removals_unlink();
+    std::vector<std::pair<uint64_t, Row*>> removed;
+    table->index().for_each([&](uint64_t key, Row* row) {
+      RowHeader& h = RowLayout::header(row);
+      if ((h.flags & RowHeader::kDeleted) == 0) return;
+      h.flags = RowHeader::kLive | RowHeader::kDeleted;
+      if (unlink) removed.emplace_back(key, row);
+    });
+    for (const auto& [key, row] : removed) {
+      // A row a delete record started has no secondary keys: its zeroed
+      // data may compute another row's, which stays.
+      for (uint32_t i = 1; i < table->index_count(); i++) {
+        if (table->key_of(i) == nullptr) continue;
+        const uint64_t k = table->key_of(i)(layout.data(row));
+        if (table->index(i).find(k) == row) (void)table->index(i).remove(k);
+      }
+      (void)table->index().remove(key);
+    }
+  }
+}
 
+// Applies the checkpoint in `src` (if any) and every journal record of an
+// epoch up to the durable one over `db`, which holds the log's load: each
+// row takes the version with the highest commit id. New index nodes come
+// from `nodes`, which must outlive the database's use. Then settles the
+// removed rows (settle_removed). `versions`, if not null, receives every
+// row a record or the checkpoint wrote.
+void replay_log(Database& db, void (*init_row)(void*), const std::string& dir, const Sources& src,
+                uint32_t threads_wanted, std::vector<Arena>& nodes, RecoverResult& out,
+                std::vector<Replayed>* versions) {
+  const RowLayout& layout = db.layout();
   const auto journals = static_cast<uint32_t>(src.journals.size());
   const uint32_t threads = std::max<uint32_t>(
-      1, std::min(std::max<uint32_t>(journals, 1), options.threads > 0 ? options.threads : platform::hardware_cores()));
+      1, std::min(std::max<uint32_t>(journals, 1), threads_wanted > 0 ? threads_wanted : platform::hardware_cores()));
   std::vector<ReplayPart> parts(threads);
   auto stripes = std::make_unique<platform::SpinLatch[]>(kReplayStripes);
-  std::vector<Arena> nodes;
-  nodes.reserve(threads);
-  for (uint32_t i = 0; i < threads; i++) nodes.emplace_back(std::size_t{1} << 20, "recovery's index nodes");
+  while (nodes.size() < threads) nodes.emplace_back(std::size_t{1} << 20, "recovery's index nodes");
   const auto& tables = db.tables();
 
   // One write of a record (or a checkpoint's row), applied if it is newer
@@ -178,6 +205,7 @@ void recover_with(const Config& given, const RecoverOptions& options, const Sour
             std::to_string(table.schema().size());
       return;
     }
+    part.max_tid = std::max(part.max_tid, tid);
     platform::SpinLatch& latch = stripes[(w.key * 0x9e3779b97f4a7c15ULL + w.table) >> 48];
     latch.lock();
     Row* row = table.index().find(w.key);
@@ -212,7 +240,7 @@ void recover_with(const Config& given, const RecoverOptions& options, const Sour
     if (from_checkpoint) h.reserved = 1;
     latch.unlock();
     part.writes++;
-    if (!options.versions_path.empty()) part.replayed.push_back({w.table, w.key, row});
+    if (versions != nullptr) part.replayed.push_back({w.table, w.key, row});
   };
 
   const uint64_t replay_start = platform::wall_ns();
@@ -221,22 +249,22 @@ void recover_with(const Config& given, const RecoverOptions& options, const Sour
     // lacks was removed before it, and is removed here too. It was synced
     // before it was put in place: a torn end is corruption too.
     std::vector<RowCursor> cursors(tables.size());
-    const FileRecords read =
-        read_records(options.dir + "/" + src.checkpoint, "checkpoint", log::check_checkpoint_header, false,
-                     [&](const log::RecordView& rec, std::string& bad) {
-                       rec.for_each_write([&](const log::WriteView& w) {
-                         if (!bad.empty()) return;
-                         if (w.kind != log::WriteKind::Row) {
-                           bad = "a journal's write in a checkpoint";
-                           return;
-                         }
-                         uint64_t tid = 0;
-                         for (int i = 0; i < 8; i++)
-                           tid |= static_cast<uint64_t>(static_cast<uint8_t>(w.data[i])) << (8 * i);
-                         apply(0, cursors, parts[0], w, tid, bad);
-                         out.checkpoint_rows++;
-                       });
-                     });
+    const FileRecords read = read_records(dir + "/" + src.checkpoint, "checkpoint", log::check_checkpoint_header, false,
+                                          [&](const log::RecordView& rec, std::string& bad) {
+                                            rec.for_each_write([&](const log::WriteView& w) {
+                                              if (!bad.empty()) return;
+                                              if (w.kind != log::WriteKind::Row) {
+                                                bad = "a journal's write in a checkpoint";
+                                                return;
+                                              }
+                                              uint64_t tid = 0;
+                                              for (int i = 0; i < 8; i++)
+                                                tid |= static_cast<uint64_t>(static_cast<uint8_t>(w.data[i]))
+                                                       << (8 * i);
+                                              apply(0, cursors, parts[0], w, tid, bad);
+                                              out.checkpoint_rows++;
+                                            });
+                                          });
     out.checkpoint_bytes = read.bytes;
     for (const auto& table : tables) {
       table->for_each_live_row([&](Row* row) {
@@ -251,9 +279,12 @@ void recover_with(const Config& given, const RecoverOptions& options, const Sour
     std::vector<RowCursor> cursors(tables.size());
     for (uint32_t j = t; j < journals; j += threads) {
       const std::string& name = src.journals[j];
-      const FileRecords read = read_records(options.dir + "/" + name, "journal", log::check_journal_header, true,
+      const FileRecords read = read_records(dir + "/" + name, "journal", log::check_journal_header, true,
                                             [&](const log::RecordView& rec, std::string& bad) {
                                               part.records++;
+                                              // Ids of records not applied are still taken: a later
+                                              // run's commits come after every one of them.
+                                              part.max_tid = std::max(part.max_tid, rec.tid);
                                               if (rec.epoch > src.durable) {
                                                 part.beyond++;
                                                 return;
@@ -276,8 +307,9 @@ void recover_with(const Config& given, const RecoverOptions& options, const Sour
       if (!read.torn.empty() && part.torn++ == 0) part.torn_note = name + read.torn;
     }
   });
+  settle_removed(db);
   out.replay_seconds = static_cast<double>(platform::wall_ns() - replay_start) / 1e9;
-  for (const ReplayPart& p : parts) {
+  for (ReplayPart& p : parts) {
     out.journal_bytes += p.bytes;
     out.records += p.records;
     out.records_applied += p.applied;
@@ -285,13 +317,33 @@ void recover_with(const Config& given, const RecoverOptions& options, const Sour
     out.records_covered += p.covered;
     out.writes_applied += p.writes;
     out.writes_superseded += p.superseded;
+    out.max_commit_id = std::max(out.max_commit_id, p.max_tid);
     if (p.torn > 0 && out.torn_journals == 0) out.torn_note = p.torn_note;
     out.torn_journals += p.torn;
+    if (versions != nullptr) versions->insert(versions->end(), p.replayed.begin(), p.replayed.end());
   }
+}
+
+template <class CC, class W>
+void recover_with(const Config& given, const RecoverOptions& options, const Sources& src, RecoverResult& out) {
+  using RowMeta = typename CC::RowMeta;
+  Config cfg = given;
+  cfg.partitions = W::partitions(given);
+  auto init_row = [](void* meta) { new (meta) RowMeta(); };
+  const RowLayout layout = RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta), cfg.storage.align);
+  Database db(layout, cfg.storage, init_row);
+  W workload(cfg);
+  const uint64_t load_start = platform::wall_ns();
+  workload.load(db, platform::hardware_cores(), init_row);
+  out.load_seconds = static_cast<double>(platform::wall_ns() - load_start) / 1e9;
+
+  std::vector<Arena> nodes;
+  std::vector<Replayed> all;
+  replay_log(db, init_row, options.dir, src, options.threads, nodes, out,
+             options.versions_path.empty() ? nullptr : &all);
+  const auto& tables = db.tables();
 
   if (!options.versions_path.empty()) {
-    std::vector<Replayed> all;
-    for (ReplayPart& p : parts) all.insert(all.end(), p.replayed.begin(), p.replayed.end());
     std::sort(all.begin(), all.end(),
               [](const Replayed& a, const Replayed& b) { return std::tie(a.table, a.key) < std::tie(b.table, b.key); });
     all.erase(std::unique(all.begin(), all.end(),
@@ -315,12 +367,119 @@ void recover_with(const Config& given, const RecoverOptions& options, const Sour
   }
 }
 
+// Reads the log directory `dir`: the run's configuration from its manifest,
+// the durable epoch, the journal segments and the checkpoint in place.
+// Throws std::invalid_argument naming what is missing or damaged.
+void read_manifest(const std::string& dir, Config& cfg);
+void read_sources(const std::string& dir, Sources& src);
+
+void read_log_dir(const std::string& dir, Config& cfg, Sources& src) {
+  read_manifest(dir, cfg);
+  read_sources(dir, src);
+}
+
+// The configuration of the run that wrote the log directory `dir`, from its
+// manifest: every knob it lists, set again.
+void read_manifest(const std::string& dir, Config& cfg) {
+  const std::string manifest_path = dir + "/" + std::string(log::kManifestFile);
+  std::string text;
+  if (auto err = platform::read_file(manifest_path, text); !err.empty()) {
+    throw std::invalid_argument(dir + " is not a log directory: cannot read " + manifest_path + ": " + err);
+  }
+  nlohmann::json m;
+  try {
+    m = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(manifest_path + " is not JSON: " + e.what());
+  }
+  auto bad = [&](const std::string& what) { return std::invalid_argument(manifest_path + ": " + what); };
+  if (!m.is_object() || !m.contains("format") || !m["format"].is_number_unsigned()) throw bad("no format number");
+  if (m["format"].get<uint64_t>() != kManifestFormat) {
+    throw bad("format " + m["format"].dump() + ", this build reads format " + std::to_string(kManifestFormat));
+  }
+  if (!m.contains("args") || !m["args"].is_array() || m["args"].size() % 2 != 0) throw bad("no list of flags");
+  for (std::size_t i = 0; i < m["args"].size(); i += 2) {
+    const nlohmann::json& flag = m["args"][i];
+    const nlohmann::json& value = m["args"][i + 1];
+    if (!flag.is_string() || !value.is_string()) throw bad("a flag or value that is not a string");
+    std::string name = flag.get<std::string>();
+    const Knob* k = name.rfind("--", 0) == 0 ? find_knob(std::string_view(name).substr(2)) : nullptr;
+    if (k == nullptr) throw bad("unknown flag " + name);
+    if (auto err = k->apply(cfg, value.get<std::string>()); !err.empty()) throw bad(name.append(": ").append(err));
+  }
+  if (auto err = validate_workload(cfg); !err.empty()) throw bad(err);
+}
+
+// Where recovery of `dir` starts: the durable epoch, the journal segments
+// and the checkpoint in place.
+void read_sources(const std::string& dir, Sources& src) {
+  const std::string epoch_path = dir + "/" + std::string(log::kEpochFile);
+  std::string epoch_bytes;
+  if (auto err = platform::read_file(epoch_path, epoch_bytes); !err.empty()) {
+    throw std::invalid_argument(dir + " is not a log directory: cannot read " + epoch_path + ": " + err);
+  }
+  uint64_t durable = 0;
+  if (auto err = log::parse_epoch_file(epoch_bytes, durable); !err.empty()) {
+    throw std::invalid_argument(epoch_path + " " + err + "; recovery stopped");
+  }
+
+  src = Sources{};
+  src.durable = durable;
+  std::vector<std::string> names;
+  if (auto err = platform::list_dir(dir, names); !err.empty()) throw std::invalid_argument(dir + ": " + err);
+  for (const std::string& name : names) {
+    uint32_t journal = 0;
+    uint32_t segment = 0;
+    if (log::parse_journal_name(name, journal, segment)) src.journals.push_back(name);
+  }
+  std::sort(src.journals.begin(), src.journals.end());
+  // The checkpoint in place, if any: its file, and the epoch the journals
+  // are replayed from over it.
+  const std::string checkpoint_path = dir + "/" + std::string(log::kCheckpointFile);
+  if (platform::file_status(checkpoint_path).kind != platform::FileKind::kMissing) {
+    std::string ck;
+    if (auto err = platform::read_file(checkpoint_path, ck); !err.empty()) {
+      throw std::invalid_argument("cannot read " + checkpoint_path + ": " + err);
+    }
+    nlohmann::json c;
+    try {
+      c = nlohmann::json::parse(ck);
+    } catch (const nlohmann::json::exception& e) {
+      throw std::invalid_argument(checkpoint_path + " is not JSON: " + e.what());
+    }
+    if (!c.is_object() || !c.contains("file") || !c["file"].is_string() || !c.contains("replay_from") ||
+        !c["replay_from"].is_number_unsigned() || c["file"].get<std::string>().find('/') != std::string::npos) {
+      throw std::invalid_argument(checkpoint_path + ": no checkpoint file name and replay_from epoch");
+    }
+    src.checkpoint = c["file"].get<std::string>();
+    src.replay_from = c["replay_from"].get<uint64_t>();
+    if (c.contains("checkpoint") && c["checkpoint"].is_number_unsigned()) {
+      src.checkpoint_number = c["checkpoint"].get<uint64_t>();
+    }
+  }
+  // A run that went on from a log (run --recover) has its base in place
+  // before its first journal exists.
+  if (src.journals.empty() && src.checkpoint.empty()) {
+    throw std::invalid_argument(dir + " is not a log directory: it holds no journal");
+  }
+}
+
 }  // namespace
 
 std::string check_log(const Config& cfg) {
   // --log-dir and --ack-log without --log file change nothing: the knob
   // table's notes say so (engine/knobs.cc).
   const LogSettings& l = cfg.log;
+  if (l.recover) {
+    if (l.dir.empty()) return "--recover needs --log-dir DIR, the log to recover";
+    if (platform::kSimulated || cfg.sim_cores > 0) {
+      return "--recover runs on this machine's cores only: simulated cores have no journals (leave out --sim-cores)";
+    }
+    if (!cfg.history_path.empty()) {
+      return "--history with --recover: the recovered rows' versions were written by the logged run, whose commits "
+             "this run's history would not hold (abyss check history needs the load's)";
+    }
+  }
   if (l.policy == LogPolicy::Off) return {};
   if (platform::kSimulated || cfg.sim_cores > 0) {
     return "--log " + policy_name(l.policy) +
@@ -370,79 +529,10 @@ std::string log_manifest(const Config& cfg) {
 }
 
 RecoverResult recover(const RecoverOptions& options) {
-  const std::string& dir = options.dir;
-  const std::string manifest_path = dir + "/" + std::string(log::kManifestFile);
-  std::string text;
-  if (auto err = platform::read_file(manifest_path, text); !err.empty()) {
-    throw std::invalid_argument(dir + " is not a log directory: cannot read " + manifest_path + ": " + err);
-  }
-  nlohmann::json m;
-  try {
-    m = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw std::invalid_argument(manifest_path + " is not JSON: " + e.what());
-  }
-  auto bad = [&](const std::string& what) { return std::invalid_argument(manifest_path + ": " + what); };
-  if (!m.is_object() || !m.contains("format") || !m["format"].is_number_unsigned()) throw bad("no format number");
-  if (m["format"].get<uint64_t>() != kManifestFormat) {
-    throw bad("format " + m["format"].dump() + ", this build reads format " + std::to_string(kManifestFormat));
-  }
-  if (!m.contains("args") || !m["args"].is_array() || m["args"].size() % 2 != 0) throw bad("no list of flags");
   Config cfg;
-  for (std::size_t i = 0; i < m["args"].size(); i += 2) {
-    const nlohmann::json& flag = m["args"][i];
-    const nlohmann::json& value = m["args"][i + 1];
-    if (!flag.is_string() || !value.is_string()) throw bad("a flag or value that is not a string");
-    std::string name = flag.get<std::string>();
-    const Knob* k = name.rfind("--", 0) == 0 ? find_knob(std::string_view(name).substr(2)) : nullptr;
-    if (k == nullptr) throw bad("unknown flag " + name);
-    if (auto err = k->apply(cfg, value.get<std::string>()); !err.empty()) throw bad(name.append(": ").append(err));
-  }
-  if (auto err = validate_workload(cfg); !err.empty()) throw bad(err);
-
-  const std::string epoch_path = dir + "/" + std::string(log::kEpochFile);
-  std::string epoch_bytes;
-  if (auto err = platform::read_file(epoch_path, epoch_bytes); !err.empty()) {
-    throw std::invalid_argument(dir + " is not a log directory: cannot read " + epoch_path + ": " + err);
-  }
-  uint64_t durable = 0;
-  if (auto err = log::parse_epoch_file(epoch_bytes, durable); !err.empty()) {
-    throw std::invalid_argument(epoch_path + " " + err + "; recovery stopped");
-  }
-
   Sources src;
-  src.durable = durable;
-  std::vector<std::string> names;
-  if (auto err = platform::list_dir(dir, names); !err.empty()) throw std::invalid_argument(dir + ": " + err);
-  for (const std::string& name : names) {
-    uint32_t journal = 0;
-    uint32_t segment = 0;
-    if (log::parse_journal_name(name, journal, segment)) src.journals.push_back(name);
-  }
-  std::sort(src.journals.begin(), src.journals.end());
-  if (src.journals.empty()) throw std::invalid_argument(dir + " is not a log directory: it holds no journal");
-  // The checkpoint in place, if any: its file, and the epoch the journals
-  // are replayed from over it.
-  const std::string checkpoint_path = dir + "/" + std::string(log::kCheckpointFile);
-  if (platform::file_status(checkpoint_path).kind != platform::FileKind::kMissing) {
-    std::string ck;
-    if (auto err = platform::read_file(checkpoint_path, ck); !err.empty()) {
-      throw std::invalid_argument("cannot read " + checkpoint_path + ": " + err);
-    }
-    nlohmann::json c;
-    try {
-      c = nlohmann::json::parse(ck);
-    } catch (const nlohmann::json::exception& e) {
-      throw std::invalid_argument(checkpoint_path + " is not JSON: " + e.what());
-    }
-    if (!c.is_object() || !c.contains("file") || !c["file"].is_string() || !c.contains("replay_from") ||
-        !c["replay_from"].is_number_unsigned() || c["file"].get<std::string>().find('/') != std::string::npos) {
-      throw std::invalid_argument(checkpoint_path + ": no checkpoint file name and replay_from epoch");
-    }
-    src.checkpoint = c["file"].get<std::string>();
-    src.replay_from = c["replay_from"].get<uint64_t>();
-  }
-
+  read_log_dir(options.dir, cfg, src);
+  const uint64_t durable = src.durable;
   RecoverResult out;
   out.workload = cfg.workload;
   out.cc = cfg.cc;
@@ -488,6 +578,49 @@ RecoverResult recover(const RecoverOptions& options) {
     if (!err.empty()) throw std::runtime_error("cannot write " + options.json_path + ": " + err);
   }
   return out;
+}
+
+std::string adopt_logged_workload(Config& cfg, const std::function<bool(const Knob&)>& given) {
+  Config logged;
+  try {
+    read_manifest(cfg.log.dir, logged);
+  } catch (const std::invalid_argument& e) {
+    return std::string("--recover: ") + e.what();
+  }
+  for (const Knob& k : run_knobs()) {
+    const bool shapes =
+        k.name == "workload" || k.name == "seed" || (!k.workload.empty() && k.workload == logged.workload);
+    if (!shapes) continue;
+    const nlohmann::json want = k.get(logged);
+    if (given(k)) {
+      if (k.get(cfg) != want) {
+        return k.flag() + " " + flag_text(k.get(cfg)) + ": the log in " + cfg.log.dir + " was written with " +
+               k.flag() + " " + flag_text(want) + ", and a recovered run goes on with the logged workload (leave " +
+               k.flag() + " out)";
+      }
+      continue;
+    }
+    if (auto err = k.apply(cfg, flag_text(want)); !err.empty()) {
+      return "--recover: " + cfg.log.dir + "/" + std::string(log::kManifestFile) + ": " + k.flag() + ": " + err;
+    }
+  }
+  return {};
+}
+
+Recovered recover_into(Database& db, void (*init_row)(void*), const std::string& dir, uint32_t threads) {
+  Config cfg;
+  Sources src;
+  read_log_dir(dir, cfg, src);
+  Recovered r;
+  r.result.workload = cfg.workload;
+  r.result.cc = cfg.cc;
+  r.result.journals = static_cast<uint32_t>(src.journals.size());
+  r.result.durable_epoch = src.durable;
+  r.result.checkpoint = src.checkpoint;
+  r.result.replay_from = src.replay_from;
+  r.checkpoint_number = src.checkpoint_number;
+  replay_log(db, init_row, dir, src, threads, r.nodes, r.result, nullptr);
+  return r;
 }
 
 }  // namespace abyss

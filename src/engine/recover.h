@@ -3,9 +3,13 @@
 // checks and writes before it logs, and `abyss recover`, which rebuilds the
 // database a log directory describes.
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
+#include "common/arena.h"
 #include "common/config.h"
+#include "common/knob.h"
 
 namespace abyss {
 
@@ -41,6 +45,7 @@ struct RecoverResult {
   uint64_t records_covered = 0;    // of epochs before replay_from: the checkpoint holds them
   uint64_t writes_applied = 0;     // rows that took a write's version
   uint64_t writes_superseded = 0;  // writes a later version of the row had already replaced
+  uint64_t max_commit_id = 0;      // the highest commit id in the checkpoint and the journals
   uint32_t torn_journals = 0;      // journals that end in a record a crash cut off
   std::string torn_note;           // the first such journal and what was cut
   double load_seconds = 0;         // rebuilding the load
@@ -59,5 +64,31 @@ std::string check_recover_options(const RecoverOptions& options);
 // (what, where, and that recovery stopped there), std::runtime_error when
 // an output cannot be written.
 RecoverResult recover(const RecoverOptions& options);
+
+// ---- abyss run --recover ----------------------------------------------------
+
+class Database;
+
+// A recovered run goes on with the workload of the log in `cfg.log.dir`:
+// sets the workload, the seed and every knob of that workload from the
+// log's manifest, so the run's load is the logged run's. A knob the command
+// line gave (`given`) must have the logged value. Returns the reason it
+// cannot (no readable manifest, a given value that differs), else empty.
+std::string adopt_logged_workload(Config& cfg, const std::function<bool(const Knob&)>& given);
+
+// What recover_into rebuilt: the numbers `abyss recover` prints, the
+// number of the checkpoint it read (0: none), and the arenas that hold the
+// index nodes it added, which must live as long as the database.
+struct Recovered {
+  RecoverResult result;
+  uint64_t checkpoint_number = 0;
+  std::vector<Arena> nodes;
+};
+
+// Recovers the log directory `dir` into `db`, which holds the load its
+// manifest describes (adopt_logged_workload): the checkpoint, then every
+// durable record, each row at its newest version; removed rows out of the
+// ordered indexes, as a run leaves them. Throws as recover() does.
+Recovered recover_into(Database& db, void (*init_row)(void*), const std::string& dir, uint32_t threads);
 
 }  // namespace abyss

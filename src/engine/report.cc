@@ -139,6 +139,11 @@ nlohmann::json report_json(const RunResult& r) {
   for (std::size_t c = 0; c < kCounters; c++) res[std::string(kCounterNames[c])] = r.count(static_cast<Counter>(c));
   res["abort_rate"] = r.abort_rate();
   res["load_seconds"] = r.load_seconds;
+  if (r.config.log.recover) {
+    res["recovery"] = {{"durable_epoch", r.recovery.durable_epoch},   {"records_applied", r.recovery.records_applied},
+                       {"writes_applied", r.recovery.writes_applied}, {"checkpoint_rows", r.recovery.checkpoint_rows},
+                       {"journal_bytes", r.recovery.journal_bytes},   {"seconds", r.recovery.seconds}};
+  }
   res["rss_after_load_bytes"] = r.rss_after_load;
   res["rss_at_end_bytes"] = r.rss_at_end;
   res["table_bytes_at_end"] = r.table_bytes;
@@ -231,6 +236,12 @@ void print_report(const RunResult& r, std::FILE* out) {
   std::fprintf(out, "  logical ab.  %12llu\n", static_cast<unsigned long long>(r.count(Counter::LogicalAborts)));
   std::fprintf(out, "  load         %12.2f s   rss %.0f MiB\n", r.load_seconds,
                static_cast<double>(r.rss_at_end) / (1 << 20));
+  if (c.log.recover) {
+    std::fprintf(out, "  recovered    %12.2f s   %s: durable epoch %llu, %llu checkpoint rows, %llu records applied\n",
+                 r.recovery.seconds, c.log.dir.c_str(), static_cast<unsigned long long>(r.recovery.durable_epoch),
+                 static_cast<unsigned long long>(r.recovery.checkpoint_rows),
+                 static_cast<unsigned long long>(r.recovery.records_applied));
+  }
   std::fprintf(out, "  row blocks   %12.0f MiB %llu slots reused\n", static_cast<double>(r.table_bytes) / (1 << 20),
                static_cast<unsigned long long>(r.rows_reused));
   if (c.log.policy != LogPolicy::Off) {

@@ -54,6 +54,17 @@ struct RunResult {
     uint64_t checkpoint_bytes = 0;
     double checkpoint_seconds = 0;
   } log;
+  // --recover: what the run started from (engine/recover.h): the log's
+  // durable epoch, the records applied, the rows written, and the seconds
+  // replay took (after the load, which load_seconds counts).
+  struct Recovery {
+    uint64_t durable_epoch = 0;
+    uint64_t records_applied = 0;
+    uint64_t writes_applied = 0;
+    uint64_t checkpoint_rows = 0;
+    uint64_t journal_bytes = 0;
+    double seconds = 0;
+  } recovery;
   // The machine when the run started: more workers than idle cores (cores
   // minus the load average) means workers share cores, which the papers'
   // runs never did; schemes that wait then pay for preempted holders.

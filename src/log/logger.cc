@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "log/record.h"
 
 namespace abyss::log {
@@ -208,10 +210,29 @@ Logger::Logger(const LogSettings& settings, uint32_t workers, double cycles_per_
 
 Logger::~Logger() = default;
 
-std::string Logger::open(std::string_view manifest) {
+std::string checkpoint_pointer(uint64_t number, std::string_view file, uint64_t replay_from, uint64_t end_epoch,
+                               uint64_t rows) {
+  const nlohmann::json meta = {{"format", 1},
+                               {"checkpoint", number},
+                               {"file", std::string(file)},
+                               {"replay_from", replay_from},
+                               {"end_epoch", end_epoch},
+                               {"rows", rows}};
+  return meta.dump() + "\n";
+}
+
+std::string Logger::open(std::string_view manifest, const BaseCheckpoint* base) {
   if (!files_) return {};
   const std::string& dir = settings_.dir;
   if (auto err = platform::make_dirs(dir); !err.empty()) return "cannot create log directory " + dir + ": " + err;
+  const std::string pointer_path = dir + "/" + std::string(kCheckpointFile);
+  if (base != nullptr) {
+    // The base goes in place over the old log: every record of the old
+    // journals is of its durable epoch or older (in the base) or later
+    // (never acknowledged), so from here on recovery reads the base alone.
+    const std::string p = checkpoint_pointer(base->number, base->file, base->after_epoch + 1, 0, base->rows);
+    if (auto err = platform::replace_file(pointer_path, p); !err.empty()) return cannot("write", pointer_path, err);
+  }
   // An earlier run's segments and checkpoints would be read as this run's.
   std::vector<std::string> names;
   if (auto err = platform::list_dir(dir, names); !err.empty()) return cannot("list", dir, err);
@@ -220,10 +241,17 @@ std::string Logger::open(std::string_view manifest) {
     uint32_t segment = 0;
     const bool checkpoint = name == kCheckpointFile || (name.rfind("checkpoint-", 0) == 0 && name.ends_with(".abc"));
     if (!checkpoint && !parse_journal_name(name, journal, segment)) continue;
+    if (base != nullptr && (name == kCheckpointFile || name == base->file)) continue;
     std::string path = dir;
     path += '/';
     path += name;
     if (auto err = platform::remove_file(path); !err.empty()) return cannot("remove", path, err);
+  }
+  if (base != nullptr) {
+    // No journal is left: this run's records, of epochs from 1 on, are
+    // replayed over the base.
+    const std::string p = checkpoint_pointer(base->number, base->file, 1, 0, base->rows);
+    if (auto err = platform::replace_file(pointer_path, p); !err.empty()) return cannot("write", pointer_path, err);
   }
   const std::string epoch_path = dir + "/" + std::string(kEpochFile);
   const std::string zero = epoch_file_bytes(0);

@@ -43,6 +43,21 @@ inline constexpr std::size_t kEpochFileBytes = 16;
 std::string epoch_file_bytes(uint64_t epoch);
 // The durable epoch in an epoch file's bytes; the reason they hold none.
 std::string parse_epoch_file(std::string_view bytes, uint64_t& epoch);
+// The `checkpoint` file's contents (JSON): checkpoint `number` in `file`
+// is in place, the journals are replayed over it from epoch `replay_from`,
+// every version it holds is of `end_epoch` or older, and it holds `rows`.
+std::string checkpoint_pointer(uint64_t number, std::string_view file, uint64_t replay_from, uint64_t end_epoch,
+                               uint64_t rows);
+
+// The database a run starts from (run --recover), written to the log
+// directory as a checkpoint before the log opens: it holds every version of
+// the log it was recovered from, whose durable epoch was `after_epoch`.
+struct BaseCheckpoint {
+  uint64_t number = 0;
+  std::string file;  // in the log directory
+  uint64_t rows = 0;
+  uint64_t after_epoch = 0;
+};
 
 // What a run's log did, summed over the workers.
 struct LogTotals {
@@ -136,9 +151,11 @@ class Logger final {
   Logger& operator=(const Logger&) = delete;
 
   // --log file: creates the directory, its journals and epoch file, and
-  // writes `manifest` (what recovery needs to rebuild the load). Returns
-  // the reason it could not.
-  std::string open(std::string_view manifest);
+  // writes `manifest` (what recovery needs to rebuild the load). With a
+  // `base`, already written, the base is put in place first, so a crash at
+  // any step leaves the recovered database recoverable. Returns the reason
+  // it could not.
+  std::string open(std::string_view manifest, const BaseCheckpoint* base = nullptr);
   WorkerLog& worker(uint32_t i) { return *workers_[i]; }
 
   uint64_t epoch() const { return epoch_.load(platform::memory_order_acquire); }

@@ -16,6 +16,7 @@
 #include "common/config.h"
 #include "engine/engine.h"
 #include "engine/recover.h"
+#include "storage/database.h"
 #include "support/run_abyss.h"
 #include "workload/scan/scan.h"
 #include "workload/tpcc/tpcc_config.h"
@@ -78,7 +79,7 @@ class Recovery : public testing::TestWithParam<Case> {
  protected:
   std::string stem_ = testing::TempDir() + "abyss_recovery_" + std::to_string(::getpid()) + "_" + GetParam().scheme;
   void TearDown() override {
-    for (const char* part : {"_log", "_run", "_recovered"}) fs::remove_all(stem_ + part);
+    for (const char* part : {"_log", "_run", "_recovered", "_run2", "_recovered2"}) fs::remove_all(stem_ + part);
   }
 
   // Runs `c` with a log and a dump, recovers its log directory, and
@@ -118,7 +119,9 @@ class Recovery : public testing::TestWithParam<Case> {
       // by the third, the first segments are gone (unless a loaded machine
       // allowed fewer checkpoints).
       EXPECT_LE(rec.records, r.log.records);
-      if (r.log.checkpoints >= 3) EXPECT_LT(rec.records, r.log.records) << "no journal segment was removed";
+      if (r.log.checkpoints >= 3) {
+        EXPECT_LT(rec.records, r.log.records) << "no journal segment was removed";
+      }
     }
     EXPECT_EQ(rec.records_beyond, 0u);
     EXPECT_EQ(rec.torn_journals, 0u);
@@ -176,11 +179,93 @@ TEST_P(Recovery, ScanWithInsertsAndRemovalsRecoversTheRunsLastState) {
   round_trip(c);
 }
 
+// abyss run --recover: a run that starts from the log of the last one goes
+// on from where that run's durable commits left the database, logs over
+// the same directory, and is recovered in turn.
+TEST_P(Recovery, ARecoveredRunGoesOnFromTheLoggedStateAndIsRecoveredInTurn) {
+  Config c;
+  c.workload = "tpcc";
+  c.settings<TpccConfig>().warehouses = 1;
+  c.settings<TpccConfig>().schema = TpccSchema::Small;
+  c.settings<TpccConfig>().mix = TpccMix{45, 43, 4, 4, 4};
+  round_trip(c);
+  const std::size_t orders_before = sorted_lines(stem_ + "_run/order.csv").size();
+
+  Config b = c;
+  b.cc = GetParam().scheme;
+  b.threads = 2;
+  b.duration_s = 0.1;
+  b.warmup_s = 0.02;
+  b.log.policy = LogPolicy::File;
+  b.log.journal = GetParam().journal;
+  b.log.dir = stem_ + "_log";
+  b.log.recover = true;
+  b.dump_dir = stem_ + "_run2";
+  const RunResult r = run(b);
+  EXPECT_GT(r.recovery.records_applied, 0u) << "the run did not start from the log";
+  EXPECT_GT(r.count(Counter::Acknowledged), 0u);
+  // ORDER only grows: the second run's holds the first run's orders.
+  const std::size_t orders_after = sorted_lines(stem_ + "_run2/order.csv").size();
+  EXPECT_GE(orders_after, orders_before);
+
+  RecoverOptions o;
+  o.dir = b.log.dir;
+  o.dump_dir = stem_ + "_recovered2";
+  const RecoverResult rec = recover(o);
+  EXPECT_FALSE(rec.checkpoint.empty()) << "the recovered database is the second log's base";
+  EXPECT_EQ(rec.records, r.log.records) << "the first run's journals went once the base was in place";
+  EXPECT_EQ(rec.records_beyond, 0u);
+  expect_same_dumps(b.dump_dir, o.dump_dir);
+  const check::TpccReport report = check::check_tpcc_dir(o.dump_dir);
+  EXPECT_TRUE(report.all_pass()) << report.summary();
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryScheme, Recovery, testing::ValuesIn(cases()),
                          [](const testing::TestParamInfo<Case>& info) {
                            return info.param.scheme +
                                   (info.param.journal == JournalLayout::Shared ? "_shared" : "_per_worker");
                          });
+
+// After recovery, the ordered indexes hold live rows only, as a run leaves
+// them: a removal's record takes its row out of every index, so a run that
+// goes on from the recovered database never meets a removed row there.
+TEST(RecoveredDatabase, RemovedRowsAreOutOfTheOrderedIndexes) {
+  const std::string dir = test::temp_path("abyss_recovered_db_log");
+  Config c;
+  c.workload = "scan";
+  c.cc = "silo";
+  c.threads = 2;
+  c.duration_s = 0.15;
+  c.warmup_s = 0.02;
+  c.settings<ScanConfig>().insert_ratio = 0.3;
+  c.settings<ScanConfig>().delete_ratio = 0.3;
+  c.log.policy = LogPolicy::File;
+  c.log.dir = dir;
+  const RunResult r = run(c);
+  ASSERT_GT(r.count(Counter::Commits), 0u);
+
+  void (*init_row)(void*) = [](void*) {};
+  Database db(RowLayout::for_meta(8, 8), c.storage, init_row);
+  Scan workload(c);
+  workload.load(db, 1, init_row);
+  const Recovered rec = recover_into(db, init_row, dir, 2);
+  EXPECT_GT(rec.result.writes_applied, 0u);
+  uint64_t entries = 0;
+  uint64_t removed = 0;
+  for (const auto& table : db.tables()) {
+    for (uint32_t i = 0; i < table->index_count(); i++) {
+      if (!table->index(i).is_ordered()) continue;
+      table->index(i).for_each([&](uint64_t, Row* row) {
+        entries++;
+        const uint32_t flags = RowLayout::header(row).flags;
+        if ((flags & RowHeader::kLive) == 0 || (flags & RowHeader::kDeleted) != 0) removed++;
+      });
+    }
+  }
+  EXPECT_GT(entries, 0u);
+  EXPECT_EQ(removed, 0u) << "removed rows left in an ordered index";
+  fs::remove_all(dir);
+}
 
 // A short logging run of the binary, for the damage tests below.
 std::string logged_run(const std::string& name) {
@@ -212,6 +297,59 @@ TEST(RecoveryDamage, AFlippedByteStopsRecoveryWithAMessageNamingTheJournal) {
   EXPECT_NE(o.err.find("recovery stopped"), std::string::npos) << o.err;
   EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
   EXPECT_FALSE(fs::exists(dir + "_dump")) << "nothing may be dumped from a damaged journal";
+  fs::remove_all(dir);
+}
+
+// run --recover reads the log before it writes anything: a damaged journal
+// stops it with the same line, and the log is left as it was.
+TEST(RecoveryDamage, AFlippedByteStopsARecoveredRunBeforeItTouchesTheLog) {
+  const std::string dir = logged_run("flip_run");
+  const std::string journal = dir + "/journal-0-0.abj";
+  const auto size = fs::file_size(journal);
+  {
+    std::fstream f(journal, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    f.put('\x11');
+    f.put('\x22');
+  }
+  const auto o = run_abyss({"run", "--recover", "--log", "file", "--log-dir", dir, "--duration", "0.05"});
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(o.err.find("journal-0-0.abj"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("recovery stopped"), std::string::npos) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  EXPECT_EQ(fs::file_size(journal), size) << "the damaged log was changed";
+  fs::remove_all(dir);
+}
+
+// run --recover takes the logged workload: the flags that shape it may be
+// left out, and one given with another value is refused before anything runs.
+TEST(RecoveredRun, TakesTheLoggedWorkloadAndRefusesAnotherOne) {
+  const std::string dir = logged_run("adopt");
+  const auto other = run_abyss({"run", "--recover", "--log-dir", dir, "--rows", "5000", "--duration", "0.05"});
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_NE(other.err.find("--rows 5000"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("--rows 10000"), std::string::npos) << other.err;
+  EXPECT_EQ(std::count(other.err.begin(), other.err.end(), '\n'), 1) << other.err;
+
+  const auto none = run_abyss({"run", "--recover", "--duration", "0.05"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("--log-dir"), std::string::npos) << none.err;
+  const auto history =
+      run_abyss({"run", "--recover", "--log-dir", dir, "--history", dir + "_h.jsonl", "--duration", "0.05"});
+  EXPECT_EQ(history.exit_code, 2);
+  EXPECT_NE(history.err.find("--history"), std::string::npos) << history.err;
+  const auto missing = run_abyss({"run", "--recover", "--log-dir", dir + "_missing", "--duration", "0.05"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("manifest.json"), std::string::npos) << missing.err;
+
+  // Under another scheme, without the workload's flags, logging again.
+  const auto ok = run_abyss({"run", "--recover", "--log-dir", dir, "--log", "file", "--cc", "no_wait", "--threads", "2",
+                             "--duration", "0.05", "--warmup", "0"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("recovered"), std::string::npos) << ok.out;
+  const auto again = run_abyss({"recover", dir});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("checkpoint"), std::string::npos) << again.out;
   fs::remove_all(dir);
 }
 

@@ -102,6 +102,10 @@ class Scan final {
   explicit Scan(const Config& config);
 
   void load(Database& db, uint32_t loaders, void (*init_row)(void* meta));
+  // After the database was recovered from a log (run --recover): picks up
+  // where the logged run left the keys this workload makes up, so none is
+  // made twice. Nothing to do: an insert redraws a key the index holds.
+  void resume(const Database& /*db*/) {}
   Queries generate(uint32_t worker, uint32_t count, Rng& rng) const;
   uint8_t type_of(const Queries& qs, std::size_t i) const { return qs.queries[i].type; }
   void partitions_of(const Queries& qs, std::size_t i, std::vector<uint32_t>& out) const {

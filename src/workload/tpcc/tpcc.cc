@@ -112,6 +112,18 @@ void Tpcc::last_name(uint32_t n, char* out) {
   }
 }
 
+void Tpcc::resume(const Database& /*db*/) {
+  // history_run_key: bit 62, the worker in bits 40..61, its count below.
+  constexpr uint64_t kSeqMask = (uint64_t{1} << 40) - 1;
+  history_->index().for_each([&](uint64_t key, Row* /*row*/) {
+    if ((key >> 62) != 1) return;
+    const uint64_t worker = (key >> 40) & ((uint64_t{1} << 22) - 1);
+    if (worker < history_seq_.size()) {
+      history_seq_[worker].next = std::max(history_seq_[worker].next, (key & kSeqMask) + 1);
+    }
+  });
+}
+
 Tpcc::Tpcc(const Config& config)
     : cfg_(config.settings<TpccConfig>()),
       seed_(config.seed),

@@ -93,6 +93,10 @@ class Tpcc final {
   // Creates the nine tables and fills them (clause 4.3.3.1) with `loaders`
   // threads. `init_row` sets up the scheme's per-row metadata of a new row.
   void load(Database& db, uint32_t loaders, void (*init_row)(void* meta));
+  // After the database was recovered from a log (run --recover): picks up
+  // where the logged run left the keys this workload makes up, so none is
+  // made twice. Payment's HISTORY keys go on from each worker's last.
+  void resume(const Database& db);
 
   Queries generate(uint32_t worker, uint32_t count, Rng& rng) const;
 

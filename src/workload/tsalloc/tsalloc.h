@@ -70,6 +70,7 @@ class Tsalloc final {
 
   explicit Tsalloc(const Config& config) : per_txn_(config.settings<TsallocConfig>().per_txn) {}
   void load(Database& /*db*/, uint32_t /*loaders*/, void (* /*init_row*/)(void* meta)) {}
+  void resume(const Database& /*db*/) {}  // no data
   Queries generate(uint32_t /*worker*/, uint32_t count, Rng& /*rng*/) const { return {count}; }
   uint8_t type_of(const Queries& /*qs*/, std::size_t /*i*/) const { return 0; }
   // Every transaction is in the one partition.

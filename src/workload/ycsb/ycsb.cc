@@ -166,6 +166,22 @@ std::string unless_scans(const cc::SchemeTraits& /*scheme*/, const Config& c) {
 
 }  // namespace
 
+void Ycsb::resume(const Database& /*db*/) {
+  const uint64_t base = rows_per_part_ * cfg_.partitions;  // the first key past the loaded ones
+  uint64_t top = 0;
+  bool inserted = false;
+  table_->index().for_each([&](uint64_t key, Row* /*row*/) {
+    if (key < base) return;
+    inserted = true;
+    top = std::max(top, key);
+  });
+  if (!inserted) return;
+  // next_insert_key(w, p) = base + (n * workers + w) * partitions + p: from
+  // this n on, past `top` for every worker and partition.
+  const uint64_t stride = uint64_t{inserts_.size()} * cfg_.partitions;
+  for (InsertSeq& s : inserts_) s.next = (top - base) / stride + 1;
+}
+
 std::vector<Knob> Ycsb::knobs() {
   std::vector<Knob> t;
   t.push_back(integer<uint64_t>(

@@ -72,6 +72,10 @@ class Ycsb final {
   // Creates the table and fills it with `loaders` threads. `init_row` sets up
   // the scheme's per-row metadata of a new row.
   void load(Database& db, uint32_t loaders, void (*init_row)(void* meta));
+  // After the database was recovered from a log (run --recover): picks up
+  // where the logged run left the keys this workload makes up, so none is
+  // made twice. YCSB-E's inserts take keys past the highest one there.
+  void resume(const Database& db);
 
   Queries generate(uint32_t worker, uint32_t count, Rng& rng) const;
 
