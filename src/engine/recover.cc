@@ -547,7 +547,7 @@ RecoverResult recover(const RecoverOptions& options) {
     });
   });
   if (!options.json_path.empty()) {
-    const double gb = static_cast<double>(out.journal_bytes) / 1e9;
+    const double gb = static_cast<double>(out.journal_bytes + out.checkpoint_bytes) / 1e9;
     const nlohmann::json j = {{"dir", options.dir},
                               {"workload", out.workload},
                               {"cc", out.cc},
