@@ -279,7 +279,10 @@ void replay_log(Database& db, void (*init_row)(void*), const std::string& dir, c
     std::vector<RowCursor> cursors(tables.size());
     for (uint32_t j = t; j < journals; j += threads) {
       const std::string& name = src.journals[j];
-      const FileRecords read = read_records(dir + "/" + name, "journal", log::check_journal_header, true,
+      std::string path = dir;
+      path += '/';
+      path += name;
+      const FileRecords read = read_records(path, "journal", log::check_journal_header, true,
                                             [&](const log::RecordView& rec, std::string& bad) {
                                               part.records++;
                                               // Ids of records not applied are still taken: a later
