@@ -157,6 +157,7 @@ class Round:
     tpcc_ok: bool | None
     recover_line: str
     mid_checkpoint: bool  # killed while a checkpoint was being written or put in place
+    mid_group: bool = False  # killed with records written past the durable epoch: inside a group commit
 
 
 def merge_ack_logs(logs: list[AckLog]) -> AckLog:
@@ -244,9 +245,9 @@ def run_round(binary: Path, scheme: str, workload_args: list[str], work: Path, r
         size = journal.stat().st_size
         with journal.open("r+b") as f:
             f.truncate(16 + (size - 16) // 2)
-    versions_path, dump = work / "versions.csv", work / "dump"
+    versions_path, dump, numbers = work / "versions.csv", work / "dump", work / "recover.json"
     rec = subprocess.run([str(binary), "recover", str(log_dir), "--versions", str(versions_path),
-                          "--dump", str(dump)], capture_output=True, text=True)
+                          "--dump", str(dump), "--json", str(numbers)], capture_output=True, text=True)
     if rec.returncode != 0:
         raise RuntimeError(f"abyss recover {log_dir} exited {rec.returncode}: {rec.stderr.strip()}")
     replay = next((line.strip() for line in rec.stdout.splitlines() if "replay" in line), "")
@@ -256,7 +257,10 @@ def run_round(binary: Path, scheme: str, workload_args: list[str], work: Path, r
     if tpcc:
         tpcc_ok = subprocess.run([str(binary), "check", "tpcc", str(dump)], capture_output=True,
                                  text=True).returncode == 0
-    return Round(scheme, wait, len(acks.acked), verdict, tpcc_ok, replay, mid_checkpoint)
+    # Records past the durable epoch were written by a group whose epoch
+    # never became durable: the kill came inside a group commit.
+    mid_group = json.loads(numbers.read_text()).get("records_beyond", 0) > 0
+    return Round(scheme, wait, len(acks.acked), verdict, tpcc_ok, replay, mid_checkpoint, mid_group)
 
 
 def in_checkpoint(log_dir: Path) -> bool:
@@ -316,12 +320,12 @@ def main(argv: list[str] | None = None) -> int:
     rng = random.Random(args.seed)
     root = Path(tempfile.mkdtemp(prefix="abyss-crash-"))
     failed = False
-    print(f"{'workload':9} {'scheme':11} {'kills':>5} {'in ckpt':>7} {'acked':>9} {'writes':>10} {'missing':>8} "
-          f"{'partial':>8} {'tpcc':>6}")
+    print(f"{'workload':9} {'scheme':11} {'kills':>5} {'in ckpt':>7} {'in group':>8} {'acked':>9} {'writes':>10} "
+          f"{'missing':>8} {'partial':>8} {'tpcc':>6}")
     try:
         for w in workloads:
             for s in schemes:
-                acked = writes = missing = partial = mid = 0
+                acked = writes = missing = partial = mid = in_group = 0
                 tpcc_pass = 0
                 examples: list[str] = []
                 for k in range(args.kills):
@@ -334,12 +338,13 @@ def main(argv: list[str] | None = None) -> int:
                     partial += len(r.verdict.partial)
                     tpcc_pass += 1 if r.tpcc_ok else 0
                     mid += 1 if r.mid_checkpoint else 0
+                    in_group += 1 if r.mid_group else 0
                     examples += (r.verdict.missing + r.verdict.partial)[:1]
                     if r.tpcc_ok is False:
                         examples.append(f"kill {k}: abyss check tpcc failed on the recovered dump")
                 tpcc = f"{tpcc_pass}/{args.kills}" if w == "tpcc" else "-"
-                print(f"{w:9} {s:11} {args.kills:5} {mid:7} {acked:9} {writes:10} {missing:8} {partial:8} "
-                      f"{tpcc:>6}", flush=True)
+                print(f"{w:9} {s:11} {args.kills:5} {mid:7} {in_group:8} {acked:9} {writes:10} {missing:8} "
+                      f"{partial:8} {tpcc:>6}", flush=True)
                 bad = missing > 0 or partial > 0 or (w == "tpcc" and tpcc_pass < args.kills)
                 if args.control:
                     # Every cut must be caught: a round the checks pass failed the control.
