@@ -71,9 +71,9 @@ struct FileRecords {
 // by `on`, stops recovery at that record. A torn end is the file's end when
 // `torn_is_end`, else corruption. Corruption throws std::invalid_argument
 // naming the file and the byte.
-template <class OnRecord>
-FileRecords read_records(const std::string& path, const std::string& what,
-                         std::string (*check_header)(std::string_view), bool torn_is_end, OnRecord&& on) {
+// The bytes of the file `path` (`what`), its header checked.
+std::string read_checked(const std::string& path, const std::string& what,
+                         std::string (*check_header)(std::string_view)) {
   std::string bytes;
   if (auto err = platform::read_file(path, bytes); !err.empty()) {
     throw std::runtime_error(file_error("cannot read " + what, path, err));
@@ -81,6 +81,13 @@ FileRecords read_records(const std::string& path, const std::string& what,
   if (auto err = check_header(bytes); !err.empty()) {
     throw std::invalid_argument(file_error(what, path, err, "; recovery stopped"));
   }
+  return bytes;
+}
+
+template <class OnRecord>
+FileRecords read_records(const std::string& path, const std::string& what,
+                         std::string (*check_header)(std::string_view), bool torn_is_end, OnRecord&& on) {
+  const std::string bytes = read_checked(path, what, check_header);
   FileRecords out;
   out.bytes = bytes.size();
   std::size_t pos = log::kJournalHeaderBytes;
@@ -104,6 +111,43 @@ FileRecords read_records(const std::string& path, const std::string& what,
   return out;
 }
 
+// Reads the file `path` as read_records does with `torn_is_end` false, its
+// records split among `threads` threads in contiguous runs, and calls
+// on(thread, record, bad) for each: for a checkpoint, whose rows are
+// independent of each other and whose every record was synced before it
+// was put in place. Returns the file's size.
+template <class OnRecord>
+uint64_t read_records_parallel(const std::string& path, const std::string& what,
+                               std::string (*check_header)(std::string_view), uint32_t threads, OnRecord&& on) {
+  const std::string bytes = read_checked(path, what, check_header);
+  // Where each record starts, from the size fields alone. A size that
+  // cannot be right ends the list: reading that record reports it.
+  std::vector<std::size_t> starts;
+  for (std::size_t pos = log::kJournalHeaderBytes; pos < bytes.size();) {
+    starts.push_back(pos);
+    if (bytes.size() - pos < log::kRecordHeaderBytes) break;
+    const auto size = log::load_le<uint32_t>(bytes.data() + pos);
+    if (size < log::kRecordHeaderBytes) break;
+    pos += size;
+  }
+  platform::run_parallel(threads, [&](uint32_t t) {
+    log::RecordView rec;
+    std::string why;
+    for (std::size_t i = starts.size() * t / threads; i < starts.size() * (t + 1) / threads; i++) {
+      std::size_t pos = starts[i];
+      if (log::read_record(bytes, pos, rec, why) != log::ReadStatus::Ok) {
+        throw std::invalid_argument(file_error(what, path, why, "; recovery stopped there", starts[i]));
+      }
+      std::string bad;
+      on(t, rec, bad);
+      if (!bad.empty()) {
+        throw std::invalid_argument(file_error(what, path, bad, "; recovery stopped there", starts[i]));
+      }
+    }
+  });
+  return bytes.size();
+}
+
 std::string policy_name(LogPolicy p) { return std::string(kLogPolicyNames[static_cast<std::size_t>(p)]); }
 
 // A row of the versions file: a key replay wrote, and the row it wrote.
@@ -123,6 +167,7 @@ struct ReplayPart {
   uint64_t superseded = 0;
   uint64_t covered = 0;  // of epochs before the checkpoint's replay_from
   uint64_t max_tid = 0;  // the highest commit id read
+  uint64_t checkpoint_rows = 0;
   uint32_t torn = 0;
   std::string torn_note;
   std::vector<Replayed> replayed;
@@ -179,11 +224,13 @@ void replay_log(Database& db, void (*init_row)(void*), const std::string& dir, c
                 std::vector<Replayed>* versions) {
   const RowLayout& layout = db.layout();
   const auto journals = static_cast<uint32_t>(src.journals.size());
-  const uint32_t threads = std::max<uint32_t>(
-      1, std::min(std::max<uint32_t>(journals, 1), threads_wanted > 0 ? threads_wanted : platform::hardware_cores()));
-  std::vector<ReplayPart> parts(threads);
+  const uint32_t cores = threads_wanted > 0 ? threads_wanted : platform::hardware_cores();
+  // A journal is read by one thread; a checkpoint by all of them.
+  const uint32_t threads = std::max<uint32_t>(1, std::min(std::max<uint32_t>(journals, 1), cores));
+  const uint32_t checkpoint_threads = std::max<uint32_t>(1, cores);
+  std::vector<ReplayPart> parts(std::max(threads, checkpoint_threads));
   auto stripes = std::make_unique<platform::SpinLatch[]>(kReplayStripes);
-  while (nodes.size() < threads) nodes.emplace_back(std::size_t{1} << 20, "recovery's index nodes");
+  while (nodes.size() < parts.size()) nodes.emplace_back(std::size_t{1} << 20, "recovery's index nodes");
   const auto& tables = db.tables();
 
   // One write of a record (or a checkpoint's row), applied if it is newer
@@ -248,24 +295,20 @@ void replay_log(Database& db, void (*init_row)(void*), const std::string& dir, c
     // The checkpoint: each row at its copied version; a row of the load it
     // lacks was removed before it, and is removed here too. It was synced
     // before it was put in place: a torn end is corruption too.
-    std::vector<RowCursor> cursors(tables.size());
-    const FileRecords read = read_records(dir + "/" + src.checkpoint, "checkpoint", log::check_checkpoint_header, false,
-                                          [&](const log::RecordView& rec, std::string& bad) {
-                                            rec.for_each_write([&](const log::WriteView& w) {
-                                              if (!bad.empty()) return;
-                                              if (w.kind != log::WriteKind::Row) {
-                                                bad = "a journal's write in a checkpoint";
-                                                return;
-                                              }
-                                              uint64_t tid = 0;
-                                              for (int i = 0; i < 8; i++)
-                                                tid |= static_cast<uint64_t>(static_cast<uint8_t>(w.data[i]))
-                                                       << (8 * i);
-                                              apply(0, cursors, parts[0], w, tid, bad);
-                                              out.checkpoint_rows++;
-                                            });
-                                          });
-    out.checkpoint_bytes = read.bytes;
+    std::vector<std::vector<RowCursor>> cursors(checkpoint_threads, std::vector<RowCursor>(tables.size()));
+    out.checkpoint_bytes =
+        read_records_parallel(dir + "/" + src.checkpoint, "checkpoint", log::check_checkpoint_header,
+                              checkpoint_threads, [&](uint32_t t, const log::RecordView& rec, std::string& bad) {
+                                rec.for_each_write([&](const log::WriteView& w) {
+                                  if (!bad.empty()) return;
+                                  if (w.kind != log::WriteKind::Row) {
+                                    bad = "a journal's write in a checkpoint";
+                                    return;
+                                  }
+                                  apply(t, cursors[t], parts[t], w, log::load_le<uint64_t>(w.data), bad);
+                                  parts[t].checkpoint_rows++;
+                                });
+                              });
     for (const auto& table : tables) {
       table->for_each_live_row([&](Row* row) {
         RowHeader& h = RowLayout::header(row);
@@ -321,6 +364,7 @@ void replay_log(Database& db, void (*init_row)(void*), const std::string& dir, c
     out.writes_applied += p.writes;
     out.writes_superseded += p.superseded;
     out.max_commit_id = std::max(out.max_commit_id, p.max_tid);
+    out.checkpoint_rows += p.checkpoint_rows;
     if (p.torn > 0 && out.torn_journals == 0) out.torn_note = p.torn_note;
     out.torn_journals += p.torn;
     if (versions != nullptr) versions->insert(versions->end(), p.replayed.begin(), p.replayed.end());

@@ -267,6 +267,15 @@ TEST(RecoveredDatabase, RemovedRowsAreOutOfTheOrderedIndexes) {
   fs::remove_all(dir);
 }
 
+// The lines of `err` that are not notes (a loaded machine adds one about
+// sharing its cores).
+int error_lines(const std::string& err) {
+  std::istringstream in(err);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) n += line.find("abyss: note:") == std::string::npos ? 1 : 0;
+  return n;
+}
+
 // A short logging run of the binary, for the damage tests below.
 std::string logged_run(const std::string& name) {
   const std::string dir = test::temp_path(name);
@@ -316,7 +325,7 @@ TEST(RecoveryDamage, AFlippedByteStopsARecoveredRunBeforeItTouchesTheLog) {
   EXPECT_EQ(o.exit_code, 2) << o.err;
   EXPECT_NE(o.err.find("journal-0-0.abj"), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("recovery stopped"), std::string::npos) << o.err;
-  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  EXPECT_EQ(error_lines(o.err), 1) << o.err;
   EXPECT_EQ(fs::file_size(journal), size) << "the damaged log was changed";
   fs::remove_all(dir);
 }
@@ -329,7 +338,7 @@ TEST(RecoveredRun, TakesTheLoggedWorkloadAndRefusesAnotherOne) {
   EXPECT_EQ(other.exit_code, 2);
   EXPECT_NE(other.err.find("--rows 5000"), std::string::npos) << other.err;
   EXPECT_NE(other.err.find("--rows 10000"), std::string::npos) << other.err;
-  EXPECT_EQ(std::count(other.err.begin(), other.err.end(), '\n'), 1) << other.err;
+  EXPECT_EQ(error_lines(other.err), 1) << other.err;
 
   const auto none = run_abyss({"run", "--recover", "--duration", "0.05"});
   EXPECT_EQ(none.exit_code, 2);
