@@ -1,6 +1,8 @@
 #include "engine/checkpoint.h"
 
+#include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include "log/record.h"
 #include "platform/clock.h"
@@ -30,6 +32,10 @@ CheckpointFile write_checkpoint(const Database& db, const std::string& path, uin
     buf.clear();
   };
   const RowLayout& layout = db.layout();
+  // A row is copied from shared memory into aligned words first
+  // (platform/shared_copy.h: both ends 8-byte aligned), then into the
+  // record, where it lands at any offset.
+  std::vector<uint64_t> copy;
   for (const auto& table : db.tables()) {
     const uint32_t size = table->schema().size();
     // Announced for the whole table: no row the walk reaches is reused
@@ -46,7 +52,9 @@ CheckpointFile write_checkpoint(const Database& db, const std::string& path, uin
       if (!record.open()) record.begin(from, 0);
       char* row_out = record.reserve(table->id(), log::WriteKind::Row, key, 8 + size);
       for (int i = 0; i < 8; i++) row_out[i] = static_cast<char>((writer >> (8 * i)) & 0xff);
-      platform::load_shared(row_out + 8, layout.data(row), size);
+      copy.resize((size + 7) / 8);
+      platform::load_shared(copy.data(), layout.data(row), size);
+      std::memcpy(row_out + 8, copy.data(), size);
       out.rows++;
       if (buf.size() >= kRecordBytes) spill();
     });
