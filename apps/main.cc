@@ -25,6 +25,8 @@
 #include "engine/recover.h"
 #include "engine/report.h"
 #include "engine/scan_bench.h"
+#include "server/server.h"
+#include "workload/kv/kv.h"
 #include "workload/workloads.h"
 
 namespace {
@@ -331,6 +333,66 @@ std::string command_path(const CLI::App& at) {
   return path;
 }
 
+// `abyss serve`: exit 2 for a flag or log that cannot be served, before
+// anything is loaded; 1 for a failure while serving.
+int serve_command(const CLI::App& serve, Config& cfg, const abyss::server::ServeOptions& options) {
+  auto refuse = [](const std::string& err) {
+    std::fprintf(stderr, "abyss: %s\n", err.c_str());
+    return 2;
+  };
+  if (serve.count("--threads") == 0) cfg.threads = 0;  // one worker per core (server/server.h)
+  if (cfg.log.recover) {
+    std::string err = abyss::check_log(cfg);
+    if (err.empty()) {
+      err = abyss::adopt_logged_workload(cfg, [&](const abyss::Knob& k) { return serve.count(k.flag()) > 0; });
+    }
+    if (!err.empty()) return refuse(err);
+  }
+  if (auto err = abyss::server::check_serve(cfg, options); !err.empty()) return refuse(err);
+  if (auto err = abyss::cli::workload_flag_mismatch(serve, cfg); !err.empty()) return refuse(err);
+  // A run's key ranges (--kv-keys-per-worker) are no part of a served table.
+  Config checked = cfg;
+  checked.settings<abyss::KvConfig>().keys_per_worker = 1;
+  if (auto err = abyss::validate_workload(checked); !err.empty()) return refuse(err);
+  if (cfg.memory_check) {
+    if (auto why = abyss::memory_shortfall(checked); !why.empty()) {
+      return refuse("this table " + why + " (--memory-check off serves it anyway)");
+    }
+  }
+  abyss::server::ServeResult r;
+  try {
+    r = abyss::server::serve(cfg, options, [&](uint16_t port, uint32_t threads) {
+      std::printf("abyss serve: listening on %s:%u (cc=%s threads=%u log=%s, %llu slots)\n", options.bind.c_str(), port,
+                  cfg.cc.c_str(), threads, cfg.log.policy == abyss::LogPolicy::Off ? "off" : cfg.log.dir.c_str(),
+                  static_cast<unsigned long long>(cfg.settings<abyss::KvConfig>().slots));
+      std::fflush(stdout);
+    });
+  } catch (const std::invalid_argument& e) {
+    return refuse(e.what());
+  }
+  std::printf(
+      "abyss serve: stopped after %.1f s: %llu connection(s), %llu command(s), %llu transaction(s), %llu cc "
+      "abort(s), %llu error repl(ies), %llu protocol error(s)\n",
+      r.seconds, static_cast<unsigned long long>(r.connections), static_cast<unsigned long long>(r.commands),
+      static_cast<unsigned long long>(r.transactions), static_cast<unsigned long long>(r.cc_aborts),
+      static_cast<unsigned long long>(r.errors), static_cast<unsigned long long>(r.protocol_errors));
+  if (r.latency.count() > 0) {
+    std::printf("  latency us    p50 %.1f  p99 %.1f  p99.9 %.1f\n", static_cast<double>(r.latency.quantile(0.5)) / 1e3,
+                static_cast<double>(r.latency.quantile(0.99)) / 1e3,
+                static_cast<double>(r.latency.quantile(0.999)) / 1e3);
+  }
+  if (cfg.log.policy != abyss::LogPolicy::Off) {
+    std::printf("  log           %llu records, %llu bytes, durable epoch %llu, %llu checkpoint(s)\n",
+                static_cast<unsigned long long>(r.log_records), static_cast<unsigned long long>(r.log_bytes),
+                static_cast<unsigned long long>(r.durable_epoch), static_cast<unsigned long long>(r.checkpoints));
+  }
+  if (r.recovered) {
+    std::printf("  recovered     %llu writes applied from the log\n",
+                static_cast<unsigned long long>(r.recovered_writes));
+  }
+  return 0;
+}
+
 // One line for a parse error: CLI11 says only "A subcommand is required" or
 // "The following arguments were not expected"; name what there is instead.
 std::string explain(const CLI::App& app, const CLI::ParseError& e) {
@@ -381,6 +443,19 @@ int main(int argc, char** argv) {
   abyss::cli::add_run_flags(*run, run_cfg);
   bool dry_run = false;
   run->add_flag("--dry-run", dry_run, "check every flag, print the configuration as JSON and run nothing");
+
+  Config serve_cfg;
+  serve_cfg.workload = "kv";
+  abyss::server::ServeOptions serve_options;
+  CLI::App* serve = app.add_subcommand(
+      "serve", "serve the kv table over TCP in the Redis protocol (RESP2), each command a transaction under --cc");
+  abyss::cli::add_run_flags(*serve, serve_cfg);
+  serve->add_option("--bind", serve_options.bind, "the address to listen on (default 127.0.0.1)");
+  serve->add_option("--port", serve_options.port, "the TCP port (default 6380; 0: one the system picks)")
+      ->check(CLI::Range(0, 65535));
+  serve->add_option("--port-file", serve_options.port_file, "once listening, write the port to FILE");
+  serve->add_option("--max-clients", serve_options.max_clients, "connections open at once at most (default 10000)")
+      ->check(CLI::Range(1u, 1'000'000u));
 
   CLI::App* check = app.add_subcommand("check", "check a run's output");
   check->require_subcommand(1);
@@ -580,6 +655,7 @@ int main(int argc, char** argv) {
       }
       return run_command(run_cfg, shell_line(argc, argv));
     }
+    if (serve->parsed()) return serve_command(*serve, serve_cfg, serve_options);
     if (describe->parsed()) {
       if (describe_as_json) {
         std::printf("%s\n", abyss::describe_json().dump(2).c_str());

@@ -1,9 +1,12 @@
 #include "engine/checkpoint.h"
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
+#include "engine/recover.h"
 #include "log/record.h"
 #include "platform/clock.h"
 #include "platform/file.h"
@@ -100,6 +103,46 @@ bool Checkpointer::take(uint64_t number, const std::function<bool()>& stop) {
   totals_.bytes += written.bytes;
   totals_.seconds += static_cast<double>(platform::wall_ns() - t0) / 1e9;
   return true;
+}
+
+std::string take_checkpoints(Checkpointer& checkpointer, uint64_t first, uint32_t every_ms,
+                             const std::function<bool()>& done) {
+  const uint64_t every_ns = uint64_t{every_ms} * 1'000'000;
+  uint64_t next = platform::wall_ns() + every_ns;
+  for (uint64_t number = first; !done();) {
+    if (platform::wall_ns() < next) {
+      platform::sleep_ns(std::min<uint64_t>(1'000'000, next - platform::wall_ns()));
+      continue;
+    }
+    try {
+      if (checkpointer.take(number, done)) number++;
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    next = platform::wall_ns() + every_ns;
+  }
+  return {};
+}
+
+OpenLog open_log(const Config& cfg, const Database& db, uint32_t workers, bool recovered, uint64_t recovered_checkpoint,
+                 uint64_t recovered_epoch) {
+  OpenLog out;
+  out.logger = std::make_unique<log::Logger>(cfg.log, workers, platform::cycles_per_ns());
+  // A recovered database's log starts from it: a checkpoint of it, in
+  // place before the old journals go.
+  std::optional<log::BaseCheckpoint> base;
+  if (recovered && cfg.log.policy == LogPolicy::File) {
+    base.emplace();
+    base->number = recovered_checkpoint + 1;
+    base->file = log::checkpoint_name(base->number);
+    base->after_epoch = recovered_epoch;
+    base->rows = write_checkpoint(db, cfg.log.dir + "/" + base->file, base->number, 1, nullptr, 0).rows;
+    out.first_checkpoint = base->number + 1;
+  }
+  if (auto err = out.logger->open(log_manifest(cfg), base ? &*base : nullptr); !err.empty()) {
+    throw std::runtime_error(err);
+  }
+  return out;
 }
 
 }  // namespace abyss

@@ -4,8 +4,10 @@
 // then the journal segments the checkpoint covers removed.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
+#include "common/config.h"
 #include "log/logger.h"
 #include "storage/database.h"
 #include "txn/epochs.h"
@@ -56,5 +58,24 @@ class Checkpointer final {
   uint32_t slot_;
   CheckpointTotals totals_;
 };
+
+// Takes a checkpoint every `every_ms`, numbered from `first`, until `done()`
+// turns true (the checkpoint thread of a run or a
+// served store). Returns the error that stopped it, or empty.
+std::string take_checkpoints(Checkpointer& checkpointer, uint64_t first, uint32_t every_ms,
+                             const std::function<bool()>& done);
+
+// The log of a run or a served store, open before its first commit.
+struct OpenLog {
+  std::unique_ptr<log::Logger> logger;
+  uint64_t first_checkpoint = 1;  // the number the first checkpoint takes
+};
+// Opens `cfg`'s log for `workers` workers (docs/durability.md). A database
+// recovered from the same directory (`recovered_checkpoint` its checkpoint's
+// number, `recovered_epoch` its durable epoch) is first written there as a
+// base checkpoint, so a crash at any step leaves it recoverable. Throws
+// std::runtime_error when a file cannot be written.
+OpenLog open_log(const Config& cfg, const Database& db, uint32_t workers, bool recovered, uint64_t recovered_checkpoint,
+                 uint64_t recovered_epoch);
 
 }  // namespace abyss

@@ -151,21 +151,11 @@ RunResult run_with(const Config& given) {
   uint64_t log_start = 0;
   uint64_t first_checkpoint = 1;  // after the one a recovered run starts from
   if (cfg.log.policy != LogPolicy::Off) {
-    logger = std::make_unique<log::Logger>(cfg.log, cfg.threads, platform::cycles_per_ns());
-    // A recovered run's log starts from the recovered database: a
-    // checkpoint of it, in place before the old journals go.
-    std::optional<log::BaseCheckpoint> base;
-    if (recovered && cfg.log.policy == LogPolicy::File) {
-      base.emplace();
-      base->number = recovered->checkpoint_number + 1;
-      base->file = log::checkpoint_name(base->number);
-      base->after_epoch = recovered->result.durable_epoch;
-      base->rows = write_checkpoint(db, cfg.log.dir + "/" + base->file, base->number, 1, nullptr, 0).rows;
-      first_checkpoint = base->number + 1;
-    }
-    if (auto err = logger->open(log_manifest(cfg), base ? &*base : nullptr); !err.empty()) {
-      throw std::runtime_error(err);
-    }
+    OpenLog log =
+        recovered ? open_log(cfg, db, cfg.threads, true, recovered->checkpoint_number, recovered->result.durable_epoch)
+                  : open_log(cfg, db, cfg.threads, false, 0, 0);
+    logger = std::move(log.logger);
+    first_checkpoint = log.first_checkpoint;
     for (uint32_t i = 0; i < cfg.threads; i++) workers[i]->log = &logger->worker(i);
     log_start = platform::wall_ns();
   }
@@ -211,21 +201,7 @@ RunResult run_with(const Config& given) {
     if (i == cfg.threads + 1) {
       auto done = [&] { return static_cast<Phase>(phase.load(platform::memory_order_acquire)) == Phase::Done; };
       while (ready.load(platform::memory_order_acquire) < cfg.threads) platform::sleep_ns(kReadyPollNs);
-      const uint64_t every_ns = uint64_t{cfg.log.checkpoint_every_ms} * 1'000'000;
-      uint64_t next = platform::wall_ns() + every_ns;
-      for (uint64_t number = first_checkpoint; !done();) {
-        if (platform::wall_ns() < next) {
-          platform::sleep_ns(std::min<uint64_t>(1'000'000, next - platform::wall_ns()));
-          continue;
-        }
-        try {
-          if (checkpointer->take(number, done)) number++;
-        } catch (const std::exception& e) {
-          checkpoint_error = e.what();
-          return;
-        }
-        next = platform::wall_ns() + every_ns;
-      }
+      checkpoint_error = take_checkpoints(*checkpointer, first_checkpoint, cfg.log.checkpoint_every_ms, done);
       return;
     }
     if (i == cfg.threads) {

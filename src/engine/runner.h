@@ -140,7 +140,7 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
         }
         if (rc == Rc::Ok && w.log != nullptr) {
           w.log->committed(
-              {txn.commit_epoch(), txn.logged() ? txn.commit_id().value : 0, first_start, type, measuring});
+              {txn.commit_epoch(), txn.logged() ? txn.commit_id().value : 0, first_start, type, measuring, 0});
         }
         break;
       }

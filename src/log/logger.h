@@ -80,7 +80,8 @@ class WorkerLog final {
     uint64_t tid;    // its commit id; 0 when it wrote no record
     uint64_t start;  // cycles: the transaction's first attempt began
     uint8_t type;
-    bool measured;  // committed inside the measurement window
+    bool measured;   // committed inside the measurement window
+    uint64_t token;  // the committer's own: a served connection's number
   };
 
   WorkerLog(Logger& logger, uint32_t worker);

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "workload/kv/kv.h"
 #include "workload/scan/scan.h"
 #include "workload/tpcc/tpcc.h"
 #include "workload/traits.h"
@@ -55,6 +56,7 @@ using WorkloadRegistry = WorkloadList<  //
     Ycsb,                               //
     Tpcc,                               //
     Tsalloc,                            //
-    Scan>;
+    Scan,                               //
+    Kv>;
 
 }  // namespace abyss

@@ -1,0 +1,100 @@
+#pragma once
+// TCP sockets, readiness polling and termination signals: what `abyss serve`
+// and its clients need from the operating system (docs/server.md). Natively
+// only; a simulated build refuses to serve.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace abyss::platform {
+
+// An open socket; closed when destroyed. Moved, never copied.
+class Socket final {
+ public:
+  Socket() = default;
+  explicit Socket(int fd) : fd_(fd) {}
+  ~Socket() { close(); }
+  Socket(Socket&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  Socket& operator=(Socket&& o) noexcept;
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+
+  bool is_open() const { return fd_ >= 0; }
+  void close();
+
+  // What one read or write did: `bytes` moved; `closed` when the peer hung
+  // up or the connection failed (`error` then says how, if it failed).
+  // Neither on a non-blocking socket with nothing to do now.
+  struct Io {
+    std::size_t bytes = 0;
+    bool closed = false;
+    std::string error;
+  };
+  // Up to `n` bytes that have arrived. A blocking socket waits for at least one.
+  Io read(char* buf, std::size_t n);
+  // Up to `n` bytes, never raising SIGPIPE. A blocking socket writes them all.
+  Io write(const char* buf, std::size_t n);
+  // Shuts the sending half: the peer reads the end of the stream.
+  void shutdown_write();
+
+  int handle() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+};
+
+// A non-blocking TCP socket listening on `host`:`port` (port 0: one the
+// system picks; `bound` is the one it listens on). The reason it could not.
+std::string listen_tcp(std::string_view host, uint16_t port, Socket& out, uint16_t& bound);
+// One waiting connection, non-blocking, with Nagle's delay off; not open
+// when none is waiting.
+Socket accept_tcp(const Socket& listener);
+// A blocking connection to `host`:`port`, with Nagle's delay off (clients,
+// benchmarks and tests). The reason it could not.
+std::string connect_tcp(std::string_view host, uint16_t port, Socket& out);
+
+// What a socket is ready for.
+struct PollEvent {
+  uint64_t token;  // what it was added with
+  bool readable;
+  bool writable;
+  bool closed;  // hung up or failed: reading it tells which
+};
+
+// One thread's wait for its sockets (epoll), and a way for other threads to
+// wake it. A waiting point.
+class Poller final {
+ public:
+  Poller();
+  ~Poller();
+  Poller(const Poller&) = delete;
+  Poller& operator=(const Poller&) = delete;
+
+  // Watches `s` for input (and for room to write when `write` is set).
+  std::string add(const Socket& s, uint64_t token);
+  void watch_writes(const Socket& s, uint64_t token, bool write);
+  void remove(const Socket& s);
+  // Waits up to `timeout_ms` (0: not at all) for events; fills `out` and
+  // returns how many. A wake() ends the wait early, with no event for it.
+  std::size_t wait(std::span<PollEvent> out, int timeout_ms);
+  // From any thread.
+  void wake();
+  // Why the poller could not be made, if it could not.
+  const std::string& error() const { return error_; }
+
+ private:
+  int epoll_ = -1;
+  int wake_ = -1;  // an eventfd
+  std::string error_;
+};
+
+// SIGTERM and SIGINT set a flag instead of ending the process, and SIGPIPE
+// is ignored: a server shuts down in order. Idempotent.
+void catch_termination();
+bool termination_requested();
+// Asks for termination as a signal would (tests, a SHUTDOWN command).
+void request_termination();
+
+}  // namespace abyss::platform

@@ -1,0 +1,941 @@
+#include "server/server.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <new>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "cc/registry.h"
+#include "common/build_info.h"
+#include "engine/checkpoint.h"
+#include "engine/recover.h"
+#include "log/logger.h"
+#include "platform/atomic.h"
+#include "platform/backoff.h"
+#include "platform/clock.h"
+#include "platform/file.h"
+#include "platform/latch.h"
+#include "platform/machine.h"
+#include "platform/net.h"
+#include "platform/thread.h"
+#include "server/resp.h"
+#include "storage/database.h"
+#include "txn/epochs.h"
+#include "txn/ts_source.h"
+#include "txn/txn.h"
+#include "txn/worker.h"
+#include "workload/kv/kv.h"
+
+namespace abyss::server {
+
+namespace {
+
+// Bytes read from a socket at a time.
+constexpr std::size_t kReadChunk = std::size_t{64} << 10;
+// A connection whose replies wait to be sent past this is not read from
+// until they drain: a client that pipelines without reading cannot grow
+// the server without bound.
+constexpr std::size_t kMaxUnsent = std::size_t{16} << 20;
+// How long a worker waits for its sockets: short with a log, whose epochs
+// move on only while every worker polls it.
+constexpr int kIdleWaitMs = 50;
+constexpr int kLogWaitMs = 1;
+constexpr std::size_t kEventsPerWait = 256;
+
+// ---- commands -------------------------------------------------------------------
+
+enum class Op : uint8_t {
+  Get,
+  Set,
+  Del,
+  Incr,
+  IncrBy,
+  Decr,
+  DecrBy,
+  MGet,
+  MSet,
+  Exists,
+  Ping,
+  Echo,
+  Info,
+  Multi,
+  Exec,
+  Discard,
+  Select,
+  ConfigCmd,
+  CommandCmd,
+  Client,
+  Quit,
+  DbSize,
+};
+
+struct CommandSpec {
+  std::string_view name;  // lower case
+  Op op;
+  int arity;       // Redis's: n arguments exactly (the name counted), or at least -n
+  bool data;       // runs as a transaction over the table
+  int first_key;   // the first key's argument (data commands)
+  int key_step;    // arguments from one key to the next (MSET: 2)
+  bool all_after;  // every argument from first_key on is a key (at key_step)
+};
+
+constexpr CommandSpec kCommands[] = {
+    {"get", Op::Get, 2, true, 1, 1, false},
+    {"set", Op::Set, -3, true, 1, 1, false},
+    {"del", Op::Del, -2, true, 1, 1, true},
+    {"incr", Op::Incr, 2, true, 1, 1, false},
+    {"incrby", Op::IncrBy, 3, true, 1, 1, false},
+    {"decr", Op::Decr, 2, true, 1, 1, false},
+    {"decrby", Op::DecrBy, 3, true, 1, 1, false},
+    {"mget", Op::MGet, -2, true, 1, 1, true},
+    {"mset", Op::MSet, -3, true, 1, 2, true},
+    {"exists", Op::Exists, -2, true, 1, 1, true},
+    {"ping", Op::Ping, -1, false, 0, 0, false},
+    {"echo", Op::Echo, 2, false, 0, 0, false},
+    {"info", Op::Info, -1, false, 0, 0, false},
+    {"multi", Op::Multi, 1, false, 0, 0, false},
+    {"exec", Op::Exec, 1, false, 0, 0, false},
+    {"discard", Op::Discard, 1, false, 0, 0, false},
+    {"select", Op::Select, 2, false, 0, 0, false},
+    {"config", Op::ConfigCmd, -2, false, 0, 0, false},
+    {"command", Op::CommandCmd, -1, false, 0, 0, false},
+    {"client", Op::Client, -2, false, 0, 0, false},
+    {"quit", Op::Quit, 1, false, 0, 0, false},
+    {"dbsize", Op::DbSize, 1, false, 0, 0, false},
+};
+
+const CommandSpec* find_command(std::string_view name) {
+  if (name.size() > 16) return nullptr;
+  char lower[16];
+  for (std::size_t i = 0; i < name.size(); i++) {
+    const char c = name[i];
+    lower[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  const std::string_view want(lower, name.size());
+  for (const CommandSpec& c : kCommands) {
+    if (c.name == want) return &c;
+  }
+  return nullptr;
+}
+
+bool arity_ok(const CommandSpec& c, std::size_t args) {
+  return c.arity >= 0 ? args == static_cast<std::size_t>(c.arity) : args >= static_cast<std::size_t>(-c.arity);
+}
+
+bool equals_lower(std::string_view arg, std::string_view lower) {
+  if (arg.size() != lower.size()) return false;
+  for (std::size_t i = 0; i < arg.size(); i++) {
+    const char c = arg[i] >= 'A' && arg[i] <= 'Z' ? static_cast<char>(arg[i] - 'A' + 'a') : arg[i];
+    if (c != lower[i]) return false;
+  }
+  return true;
+}
+
+// A command's keys (for partitions a scheme locks up front).
+template <class Args, class Fn>
+void for_each_key(const CommandSpec& c, const Args& args, Fn&& fn) {
+  if (!c.data) return;
+  const std::size_t end = c.all_after ? args.size() : static_cast<std::size_t>(c.first_key) + 1;
+  for (std::size_t i = static_cast<std::size_t>(c.first_key); i < end && i < args.size();
+       i += static_cast<std::size_t>(c.key_step)) {
+    fn(std::string_view(args[i]));
+  }
+}
+
+// SET's options: NX or XX; anything else is a syntax error (EX, PX, KEEPTTL,
+// GET: this store keeps no expiry).
+bool set_mode(std::span<const std::string_view> args, SetMode& mode) {
+  mode = SetMode::Always;
+  for (std::size_t i = 3; i < args.size(); i++) {
+    if (equals_lower(args[i], "nx") && mode != SetMode::IfPresent) {
+      mode = SetMode::IfAbsent;
+    } else if (equals_lower(args[i], "xx") && mode != SetMode::IfAbsent) {
+      mode = SetMode::IfPresent;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The error reply of a KvStatus that is one.
+void append_status_error(std::string& out, KvStatus s) {
+  out += "-ERR ";
+  out += kv_status_text(s);
+  out += "\r\n";
+}
+
+// A command checked before it runs: arity, SET's options, INCRBY's
+// number. The error reply if it cannot run, else empty.
+std::string precheck(const CommandSpec& c, std::span<const std::string_view> args) {
+  if (!arity_ok(c, args.size()) || (c.op == Op::MSet && args.size() % 2 == 0)) {
+    return "-ERR wrong number of arguments for '" + std::string(c.name) + "' command\r\n";
+  }
+  SetMode mode{};
+  if (c.op == Op::Set && !set_mode(args, mode)) return "-ERR syntax error\r\n";
+  int64_t by = 0;
+  if ((c.op == Op::IncrBy || c.op == Op::DecrBy) && !KvTable::parse_decimal(args[2], by)) {
+    return "-ERR value is not an integer or out of range\r\n";
+  }
+  if (c.op == Op::DecrBy && by == INT64_MIN) return "-ERR decrement would overflow\r\n";
+  return {};
+}
+
+// Runs a data command inside `txn`, appending its reply. An Rc other than
+// Ok is the scheme's: the transaction restarts and the reply is dropped.
+template <class CC>
+Rc run_data(Txn<CC>& txn, const KvTable& kv, const CommandSpec& c, std::span<const std::string_view> args,
+            std::string& out, std::string& value) {
+  KvStatus st = KvStatus::Ok;
+  switch (c.op) {
+    case Op::Get: {
+      if (Rc rc = kv.get(txn, args[1], value, st); rc != Rc::Ok) return rc;
+      if (st == KvStatus::Missing) {
+        append_null(out);
+      } else if (st != KvStatus::Ok) {
+        append_status_error(out, st);
+      } else {
+        append_bulk(out, value);
+      }
+      return Rc::Ok;
+    }
+    case Op::Set: {
+      SetMode mode{};
+      (void)set_mode(args, mode);
+      if (Rc rc = kv.set(txn, args[1], args[2], mode, st); rc != Rc::Ok) return rc;
+      if (st == KvStatus::Ok) {
+        append_simple(out, "OK");
+      } else if (st == KvStatus::Exists || st == KvStatus::Missing) {
+        append_null(out);  // NX or XX not met
+      } else {
+        append_status_error(out, st);
+      }
+      return Rc::Ok;
+    }
+    case Op::Del:
+    case Op::Exists: {
+      int64_t n = 0;
+      for (std::size_t i = 1; i < args.size(); i++) {
+        if (c.op == Op::Del) {
+          if (Rc rc = kv.remove(txn, args[i], st); rc != Rc::Ok) return rc;
+        } else {
+          if (Rc rc = kv.get(txn, args[i], value, st); rc != Rc::Ok) return rc;
+        }
+        if (st == KvStatus::Ok) n++;
+      }
+      append_integer(out, n);
+      return Rc::Ok;
+    }
+    case Op::Incr:
+    case Op::Decr:
+    case Op::IncrBy:
+    case Op::DecrBy: {
+      int64_t by = c.op == Op::Incr ? 1 : c.op == Op::Decr ? -1 : 0;
+      if (c.op == Op::IncrBy || c.op == Op::DecrBy) {
+        (void)KvTable::parse_decimal(args[2], by);
+        if (c.op == Op::DecrBy) by = -by;
+      }
+      int64_t result = 0;
+      if (Rc rc = kv.increment(txn, args[1], by, result, st); rc != Rc::Ok) return rc;
+      if (st == KvStatus::Ok) {
+        append_integer(out, result);
+      } else {
+        append_status_error(out, st);
+      }
+      return Rc::Ok;
+    }
+    case Op::MGet: {
+      append_array(out, args.size() - 1);
+      for (std::size_t i = 1; i < args.size(); i++) {
+        if (Rc rc = kv.get(txn, args[i], value, st); rc != Rc::Ok) return rc;
+        if (st == KvStatus::Ok) {
+          append_bulk(out, value);
+        } else {
+          append_null(out);
+        }
+      }
+      return Rc::Ok;
+    }
+    case Op::MSet: {
+      // All or nothing: a key or value the table cannot hold fails the
+      // command before any write (Rc::LogicalAbort rolls back the rest).
+      for (std::size_t i = 1; i + 1 < args.size(); i += 2) {
+        if (Rc rc = kv.set(txn, args[i], args[i + 1], SetMode::Always, st); rc != Rc::Ok) return rc;
+        if (st != KvStatus::Ok) {
+          append_status_error(out, st);
+          return Rc::LogicalAbort;
+        }
+      }
+      append_simple(out, "OK");
+      return Rc::Ok;
+    }
+    default:
+      throw std::logic_error("not a data command");
+  }
+}
+
+// A reply waiting to leave: those of transactions wait for their commit to
+// be durable (with a log), and every later reply of the connection waits
+// behind them.
+struct Held {
+  std::string reply;
+  bool needs_ack;
+};
+
+struct Connection {
+  platform::Socket socket;
+  uint64_t id = 0;
+  std::string in;        // received, not yet parsed
+  std::size_t used = 0;  // bytes of `in` already parsed
+  std::string out;       // released, not yet sent
+  std::size_t sent = 0;  // bytes of `out` already sent
+  std::deque<Held> held;
+  uint32_t acks = 0;  // commits acknowledged that `held` has not yet released
+  bool writes_watched = false;
+  bool closing = false;  // send what is released, then close (QUIT, a protocol error)
+  bool gone = false;     // the peer hung up or failed: close now
+  // MULTI: the commands queued for EXEC, as owned copies.
+  bool in_multi = false;
+  bool multi_failed = false;  // a queued command was refused: EXEC aborts
+  std::vector<std::vector<std::string>> queued;
+};
+
+// What the acceptor hands a worker.
+struct Inbox {
+  platform::SpinLatch latch;
+  std::vector<platform::Socket> sockets;  // under latch
+};
+
+struct alignas(platform::kCacheLine) WorkerCounters {
+  platform::Atomic<uint64_t> connections{0};  // open now: the acceptor picks the least
+};
+
+struct Totals {
+  uint64_t connections = 0;
+  uint64_t commands = 0;
+  uint64_t transactions = 0;
+  uint64_t cc_aborts = 0;
+  uint64_t errors = 0;
+  uint64_t protocol_errors = 0;
+  Histogram latency;
+  void merge(const Totals& o) {
+    connections += o.connections;
+    commands += o.commands;
+    transactions += o.transactions;
+    cc_aborts += o.cc_aborts;
+    errors += o.errors;
+    protocol_errors += o.protocol_errors;
+    latency.merge(o.latency);
+  }
+};
+
+// State every worker and the acceptor share.
+struct Shared {
+  explicit Shared(uint32_t workers) : inboxes(workers), counters(workers) {
+    for (uint32_t i = 0; i < workers; i++) pollers.push_back(std::make_unique<platform::Poller>());
+  }
+  std::vector<Inbox> inboxes;
+  std::vector<WorkerCounters> counters;
+  std::vector<std::unique_ptr<platform::Poller>> pollers;
+  alignas(platform::kCacheLine) platform::Atomic<bool> stop{false};
+  alignas(platform::kCacheLine) platform::Atomic<uint64_t> refused{0};
+};
+
+// ---- one worker -----------------------------------------------------------------
+
+template <class CC>
+class ServerWorker {
+ public:
+  ServerWorker(uint32_t index, const Config& cfg, CC& cc, Worker& w, RowLayout layout, const KvTable& kv,
+               Shared& shared, const std::string& info_head)
+      : index_(index),
+        cfg_(cfg),
+        w_(w),
+        txn_(cc, w, layout),
+        kv_(kv),
+        shared_(shared),
+        poller_(*shared.pollers[index]),
+        info_head_(info_head),
+        cycles_per_ns_(platform::cycles_per_ns()) {}
+
+  Totals run(Epochs* epochs, bool yield_after_abort) {
+    yield_after_abort_ = yield_after_abort;
+    std::vector<platform::PollEvent> events(kEventsPerWait);
+    std::vector<char> chunk(kReadChunk);
+    while (!shared_.stop.load(platform::memory_order_acquire)) {
+      adopt_new_connections();
+      // Between transactions the worker holds no row: idle for reclamation.
+      if (epochs != nullptr) epochs->leave(index_);
+      const std::size_t n = poller_.wait(events, w_.log != nullptr ? kLogWaitMs : kIdleWaitMs);
+      for (std::size_t e = 0; e < n; e++) {
+        auto it = conns_.find(events[e].token);
+        if (it == conns_.end()) continue;
+        Connection& c = *it->second;
+        if (events[e].readable || events[e].closed) read_and_serve(c, chunk);
+        if (events[e].writable) send(c);
+      }
+      poll_log();
+      sweep();
+    }
+    // Shutting down: no more commands; what committed is made durable by
+    // the log's close, and the replies still held are not sent.
+    for (auto& [id, c] : conns_) poller_.remove(c->socket);
+    conns_.clear();
+    return totals_;
+  }
+
+ private:
+  void adopt_new_connections() {
+    std::vector<platform::Socket> fresh;
+    {
+      shared_.inboxes[index_].latch.lock();
+      fresh.swap(shared_.inboxes[index_].sockets);
+      shared_.inboxes[index_].latch.unlock();
+    }
+    for (platform::Socket& s : fresh) {
+      auto c = std::make_unique<Connection>();
+      c->id = ++next_id_;
+      c->socket = std::move(s);
+      if (auto err = poller_.add(c->socket, c->id); !err.empty()) {
+        shared_.counters[index_].connections.fetch_sub(1, platform::memory_order_relaxed);
+        continue;  // the socket closes
+      }
+      totals_.connections++;
+      conns_.emplace(c->id, std::move(c));
+    }
+  }
+
+  void read_and_serve(Connection& c, std::vector<char>& chunk) {
+    // Reads what has arrived, serving complete commands as they come, until
+    // the socket has no more or the unsent replies are too many.
+    for (;;) {
+      if (c.closing || c.gone || unsent(c) > kMaxUnsent) break;
+      platform::Socket::Io io = c.socket.read(chunk.data(), chunk.size());
+      if (io.bytes > 0) {
+        c.in.append(chunk.data(), io.bytes);
+        serve_input(c);
+        send(c);
+        if (io.bytes == chunk.size()) continue;
+      }
+      if (io.closed) c.gone = true;
+      break;
+    }
+    send(c);
+  }
+
+  static std::size_t unsent(const Connection& c) {
+    std::size_t n = c.out.size() - c.sent;
+    for (const Held& h : c.held) n += h.reply.size();
+    return n;
+  }
+
+  // Parses and runs every complete command in the connection's input.
+  void serve_input(Connection& c) {
+    std::string error;
+    while (!c.closing) {
+      std::size_t used = 0;
+      const ParseStatus st = parse_command(std::string_view(c.in).substr(c.used), limits_, args_, used, error);
+      if (st == ParseStatus::Incomplete) break;
+      if (st == ParseStatus::Error) {
+        totals_.protocol_errors++;
+        totals_.errors++;
+        reply_now(c, "-ERR Protocol error: " + error + "\r\n");
+        c.closing = true;
+        break;
+      }
+      c.used += used;
+      if (!args_.empty()) execute(c, args_);
+    }
+    // Keeps the unparsed tail only.
+    if (c.used > 0 && (c.used == c.in.size() || c.used > kReadChunk)) {
+      c.in.erase(0, c.used);
+      c.used = 0;
+    }
+  }
+
+  // A reply that needs no commit: it leaves once those before it have.
+  void reply_now(Connection& c, std::string reply) {
+    if (reply.size() > 0 && reply[0] == '-') totals_.errors++;
+    if (c.held.empty()) {
+      c.out += reply;
+    } else {
+      c.held.push_back({std::move(reply), false});
+    }
+  }
+
+  void execute(Connection& c, std::span<const std::string_view> args) {
+    totals_.commands++;
+    const CommandSpec* spec = find_command(args[0]);
+    if (spec == nullptr) {
+      if (c.in_multi) c.multi_failed = true;
+      std::string name(args[0].substr(0, 128));
+      for (char& ch : name) {
+        if (ch == '\r' || ch == '\n') ch = ' ';
+      }
+      reply_now(c, "-ERR unknown command '" + name + "'\r\n");
+      return;
+    }
+    if (c.in_multi && spec->op != Op::Exec && spec->op != Op::Discard && spec->op != Op::Multi) {
+      if (auto err = spec->data ? precheck(*spec, args) : std::string(); !err.empty()) {
+        c.multi_failed = true;
+        reply_now(c, std::move(err));
+        return;
+      }
+      if (!spec->data && spec->op != Op::Ping && spec->op != Op::Echo) {
+        c.multi_failed = true;
+        reply_now(c, "-ERR command '" + std::string(spec->name) + "' is not allowed inside MULTI\r\n");
+        return;
+      }
+      c.queued.emplace_back(args.begin(), args.end());
+      reply_now(c, "+QUEUED\r\n");
+      return;
+    }
+    if (!arity_ok(*spec, args.size())) {
+      reply_now(c, "-ERR wrong number of arguments for '" + std::string(spec->name) + "' command\r\n");
+      return;
+    }
+    if (spec->data) {
+      if (auto err = precheck(*spec, args); !err.empty()) {
+        reply_now(c, std::move(err));
+        return;
+      }
+      std::vector<std::string_view> one(args.begin(), args.end());
+      run_transaction(c, {&one, 1}, false);
+      return;
+    }
+    switch (spec->op) {
+      case Op::Ping:
+        reply_now(c, args.size() > 1 ? bulk(args[1]) : "+PONG\r\n");
+        return;
+      case Op::Echo:
+        reply_now(c, bulk(args[1]));
+        return;
+      case Op::Info:
+        reply_now(c, bulk(info()));
+        return;
+      case Op::Multi:
+        if (c.in_multi) {
+          reply_now(c, "-ERR MULTI calls can not be nested\r\n");
+          return;
+        }
+        c.in_multi = true;
+        c.multi_failed = false;
+        c.queued.clear();
+        reply_now(c, "+OK\r\n");
+        return;
+      case Op::Discard:
+        if (!c.in_multi) {
+          reply_now(c, "-ERR DISCARD without MULTI\r\n");
+          return;
+        }
+        c.in_multi = false;
+        c.queued.clear();
+        reply_now(c, "+OK\r\n");
+        return;
+      case Op::Exec: {
+        if (!c.in_multi) {
+          reply_now(c, "-ERR EXEC without MULTI\r\n");
+          return;
+        }
+        c.in_multi = false;
+        if (c.multi_failed) {
+          c.queued.clear();
+          reply_now(c, "-EXECABORT Transaction discarded because of previous errors.\r\n");
+          return;
+        }
+        std::vector<std::vector<std::string_view>> views;
+        views.reserve(c.queued.size());
+        for (const auto& q : c.queued) views.emplace_back(q.begin(), q.end());
+        run_transaction(c, views, true);
+        c.queued.clear();
+        return;
+      }
+      case Op::Select:
+        reply_now(c, args[1] == "0" ? "+OK\r\n" : "-ERR DB index is out of range\r\n");
+        return;
+      case Op::ConfigCmd:
+        // Clients ask for settings they only print (redis-benchmark: save,
+        // appendonly): whether this store logs; it has no other of Redis's.
+        if (!equals_lower(args[1], "get") || args.size() != 3) {
+          reply_now(c, "-ERR only CONFIG GET of one parameter is supported\r\n");
+        } else if (equals_lower(args[2], "save") || equals_lower(args[2], "appendonly")) {
+          std::string r;
+          append_array(r, 2);
+          append_bulk(r, equals_lower(args[2], "save") ? "save" : "appendonly");
+          append_bulk(r, equals_lower(args[2], "save") ? "" : w_.log != nullptr ? "yes" : "no");
+          reply_now(c, std::move(r));
+        } else {
+          reply_now(c, "*0\r\n");
+        }
+        return;
+      case Op::CommandCmd:
+        // redis-cli asks for the command table to offer hints: none.
+        reply_now(c, "*0\r\n");
+        return;
+      case Op::Client:
+        reply_now(c, "+OK\r\n");  // names and library versions: nothing to keep
+        return;
+      case Op::Quit:
+        reply_now(c, "+OK\r\n");
+        c.closing = true;
+        return;
+      case Op::DbSize:
+        reply_now(c, "-ERR DBSIZE would read every slot: not supported\r\n");
+        return;
+      default:
+        return;
+    }
+  }
+
+  static std::string bulk(std::string_view s) {
+    std::string out;
+    append_bulk(out, s);
+    return out;
+  }
+
+  // Runs `commands` as one transaction: a single command's reply, or with
+  // `exec` an array of their replies. Restarts it whenever the scheme aborts it.
+  void run_transaction(Connection& c, std::span<const std::vector<std::string_view>> commands, bool exec) {
+    std::vector<uint32_t>* parts = nullptr;
+    if constexpr (CC::kTraits.declares_partitions) parts = &txn_.partitions();
+    const uint64_t first_start = platform::cycles();
+    std::string reply;
+    for (uint32_t aborts = 0;; aborts++) {
+      w_.reset_attempt();
+      if (parts != nullptr) {
+        parts->clear();
+        for (const auto& args : commands) {
+          for_each_key(*find_command(args[0]), args,
+                       [&](std::string_view key) { parts->push_back(kv_.partition_of(kv_hash(key))); });
+        }
+        std::sort(parts->begin(), parts->end());
+        parts->erase(std::unique(parts->begin(), parts->end()), parts->end());
+      }
+      reply.clear();
+      if (exec) append_array(reply, commands.size());
+      Rc rc = Rc::Ok;
+      std::size_t mark = 0;  // where the running command's reply starts
+      try {
+        rc = txn_.begin(aborts > 0);
+        for (std::size_t i = 0; rc == Rc::Ok && i < commands.size(); i++) {
+          // A command that fails its own way (MSET of a key with no free
+          // slot) rolls the whole transaction back: its reply says why.
+          mark = reply.size();
+          rc = run_data(txn_, kv_, *find_command(commands[i][0]), commands[i], reply, value_);
+        }
+        if (rc == Rc::Ok) {
+          rc = txn_.commit();
+        }
+      } catch (const std::runtime_error& e) {
+        // Too many rows for one transaction: it rolls back, and says so.
+        txn_.abort();
+        reply_now(c, "-ERR " + std::string(e.what()) + "\r\n");
+        return;
+      }
+      if (rc == Rc::LogicalAbort) {
+        txn_.abort();
+        reply_now(c, reply.substr(mark));
+        return;
+      }
+      if (rc == Rc::Ok) break;
+      txn_.abort();
+      totals_.cc_aborts++;
+      if (cfg_.backoff == BackoffKind::Exp) platform::pause_for_ns(w_.rng.uniform(cfg_.backoff_bound_ns(aborts) + 1));
+      if (yield_after_abort_) platform::yield_thread();
+    }
+    totals_.transactions++;
+    if (w_.log == nullptr) {
+      totals_.latency.record(ns_since(first_start));
+      reply_now(c, std::move(reply));
+      return;
+    }
+    w_.log->committed({txn_.commit_epoch(), txn_.logged() ? txn_.commit_id().value : 0, first_start, 0, true, c.id});
+    c.held.push_back({std::move(reply), true});
+  }
+
+  uint64_t ns_since(uint64_t start) const {
+    return static_cast<uint64_t>(static_cast<double>(platform::cycles() - start) / cycles_per_ns_);
+  }
+
+  // Releases the replies of transactions now durable.
+  void poll_log() {
+    if (w_.log == nullptr) return;
+    w_.log->poll([&](const log::WorkerLog::Pending& p, uint64_t at) {
+      totals_.latency.record(static_cast<uint64_t>(static_cast<double>(at - p.start) / cycles_per_ns_));
+      auto it = conns_.find(p.token);
+      if (it == conns_.end()) return;  // gone: its replies with it
+      Connection& c = *it->second;
+      c.acks++;
+      while (!c.held.empty() && (!c.held.front().needs_ack || c.acks > 0)) {
+        if (c.held.front().needs_ack) c.acks--;
+        c.out += c.held.front().reply;
+        c.held.pop_front();
+      }
+      send(c);
+    });
+  }
+
+  void send(Connection& c) {
+    if (c.gone) return;
+    if (c.sent < c.out.size()) {
+      platform::Socket::Io io = c.socket.write(c.out.data() + c.sent, c.out.size() - c.sent);
+      c.sent += io.bytes;
+      if (io.closed) {
+        c.gone = true;
+        return;
+      }
+    }
+    if (c.sent == c.out.size()) {
+      c.out.clear();
+      c.sent = 0;
+    }
+    const bool want = c.sent < c.out.size();
+    if (want != c.writes_watched) {
+      poller_.watch_writes(c.socket, c.id, want);
+      c.writes_watched = want;
+    }
+  }
+
+  // Closes connections that hung up, and those closing with nothing left to send.
+  void sweep() {
+    for (auto it = conns_.begin(); it != conns_.end();) {
+      Connection& c = *it->second;
+      const bool done = c.gone || (c.closing && c.held.empty() && c.sent == c.out.size());
+      if (!done) {
+        ++it;
+        continue;
+      }
+      poller_.remove(c.socket);
+      shared_.counters[index_].connections.fetch_sub(1, platform::memory_order_relaxed);
+      it = conns_.erase(it);
+    }
+  }
+
+  std::string info() const {
+    std::string s = info_head_;
+    s += "connected_clients_worker:" + std::to_string(conns_.size()) + "\r\n";
+    s += "total_commands_processed_worker:" + std::to_string(totals_.commands) + "\r\n";
+    s += "total_transactions_worker:" + std::to_string(totals_.transactions) + "\r\n";
+    s += "cc_aborts_worker:" + std::to_string(totals_.cc_aborts) + "\r\n";
+    s += "worker:" + std::to_string(index_) + "\r\n";
+    return s;
+  }
+
+  uint32_t index_;
+  const Config& cfg_;
+  Worker& w_;
+  Txn<CC> txn_;
+  const KvTable& kv_;
+  Shared& shared_;
+  platform::Poller& poller_;
+  const std::string& info_head_;
+  double cycles_per_ns_;
+  bool yield_after_abort_ = false;
+  RespLimits limits_;
+  std::vector<std::string_view> args_;
+  std::string value_;
+  uint64_t next_id_ = 0;
+  std::unordered_map<uint64_t, std::unique_ptr<Connection>> conns_;
+  Totals totals_;
+};
+
+// ---- the acceptor ---------------------------------------------------------------
+
+void accept_loop(platform::Socket& listener, Shared& shared, uint32_t workers, uint32_t max_clients) {
+  platform::Poller poller;
+  (void)poller.add(listener, 0);
+  std::vector<platform::PollEvent> events(4);
+  while (!platform::termination_requested()) {
+    if (poller.wait(events, kIdleWaitMs) == 0) continue;
+    for (;;) {
+      platform::Socket s = platform::accept_tcp(listener);
+      if (!s.is_open()) break;
+      uint32_t best = 0;
+      uint64_t open = 0;
+      uint64_t least = ~uint64_t{0};
+      for (uint32_t i = 0; i < workers; i++) {
+        const uint64_t n = shared.counters[i].connections.load(platform::memory_order_relaxed);
+        open += n;
+        if (n < least) {
+          least = n;
+          best = i;
+        }
+      }
+      if (open >= max_clients) {
+        static constexpr std::string_view kFull = "-ERR max number of clients reached\r\n";
+        (void)s.write(kFull.data(), kFull.size());
+        shared.refused.fetch_add(1, platform::memory_order_relaxed);
+        continue;
+      }
+      shared.counters[best].connections.fetch_add(1, platform::memory_order_relaxed);
+      {
+        shared.inboxes[best].latch.lock();
+        shared.inboxes[best].sockets.push_back(std::move(s));
+        shared.inboxes[best].latch.unlock();
+      }
+      shared.pollers[best]->wake();
+    }
+  }
+  shared.stop.store(true, platform::memory_order_release);
+  for (auto& p : shared.pollers) p->wake();
+}
+
+template <class CC>
+ServeResult serve_with(const Config& given, const ServeOptions& options,
+                       const std::function<void(uint16_t port, uint32_t threads)>& listening) {
+  using RowMeta = typename CC::RowMeta;
+  Config cfg = given;
+  cfg.partitions = Kv::partitions(cfg);
+  ServeResult result;
+  const RowLayout layout = RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta), cfg.storage.align);
+  void (*const init_row)(void*) = [](void* meta) { new (meta) RowMeta(); };
+  Database db(layout, cfg.storage, init_row);
+  KvTable kv(cfg.settings<KvConfig>());
+  kv.load(db, platform::hardware_cores(), init_row);
+  std::optional<Recovered> recovered;
+  if (cfg.log.recover) {
+    recovered.emplace(recover_into(db, init_row, cfg.log.dir, platform::hardware_cores()));
+    result.recovered = true;
+    result.recovered_writes = recovered->result.writes_applied;
+  }
+
+  auto ts = std::make_unique<TsSource>(cfg.ts_alloc);
+  const bool checkpoints = cfg.log.policy == LogPolicy::File && cfg.log.checkpoint_every_ms > 0;
+  auto epochs = std::make_unique<Epochs>(cfg.threads + (checkpoints ? 1 : 0));
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (uint32_t i = 0; i < cfg.threads; i++) {
+    auto& w = workers.emplace_back(std::make_unique<Worker>(WorkerId{i}, cfg.threads, cfg.seed, db.tables().size()));
+    w->ts = ts.get();
+    w->epochs = epochs.get();
+    w->phantom_protection = cfg.phantom_protection;
+    if (!cfg.history_path.empty()) {
+      w->history = std::make_unique<HistoryWriter>(cfg.history_path + ".part" + std::to_string(i));
+    }
+    if (recovered) w->last_commit_id = recovered->result.max_commit_id;
+  }
+  std::unique_ptr<log::Logger> logger;
+  uint64_t first_checkpoint = 1;
+  if (cfg.log.policy != LogPolicy::Off) {
+    OpenLog log = open_log(cfg, db, cfg.threads, recovered.has_value(), recovered ? recovered->checkpoint_number : 0,
+                           recovered ? recovered->result.durable_epoch : 0);
+    logger = std::move(log.logger);
+    first_checkpoint = log.first_checkpoint;
+    for (uint32_t i = 0; i < cfg.threads; i++) workers[i]->log = &logger->worker(i);
+  }
+  std::unique_ptr<Checkpointer> checkpointer;
+  if (checkpoints) checkpointer = std::make_unique<Checkpointer>(*logger, db, *epochs, cfg.threads);
+
+  platform::Socket listener;
+  uint16_t port = 0;
+  if (auto err = platform::listen_tcp(options.bind, options.port, listener, port); !err.empty()) {
+    throw std::invalid_argument(err);
+  }
+  if (!options.port_file.empty()) {
+    platform::OutputFile f;
+    std::string err = f.open(options.port_file);
+    if (err.empty()) {
+      f.write(std::to_string(port) + "\n");
+      err = f.close();
+    }
+    if (!err.empty()) throw std::invalid_argument(options.port_file + ": " + err);
+  }
+  auto cc = std::make_unique<CC>(cfg, cfg.threads);
+  auto shared = std::make_unique<Shared>(cfg.threads);
+  for (const auto& p : shared->pollers) {
+    if (!p->error().empty()) throw std::runtime_error(p->error());
+  }
+  const std::string info_head = "# Server\r\nabyss_version:" + std::string(git_rev()) + "\r\ncc:" + cfg.cc +
+                                "\r\nthreads:" + std::to_string(cfg.threads) + "\r\ntcp_port:" + std::to_string(port) +
+                                "\r\n";
+  const bool oversubscribed = cfg.threads + 1 > platform::hardware_cores();
+  listening(port, cfg.threads);
+
+  std::vector<Totals> totals(cfg.threads);
+  std::vector<std::string> errors(cfg.threads + 2);
+  const uint64_t start = platform::wall_ns();
+  platform::run_threads(cfg.threads + 1 + (checkpoints ? 1 : 0), cfg.pin, [&](uint32_t i) {
+    try {
+      if (i == cfg.threads) {
+        accept_loop(listener, *shared, cfg.threads, options.max_clients);
+        return;
+      }
+      if (i == cfg.threads + 1) {
+        errors[i] = take_checkpoints(*checkpointer, first_checkpoint, cfg.log.checkpoint_every_ms,
+                                     [&] { return shared->stop.load(platform::memory_order_acquire); });
+        return;
+      }
+      ServerWorker<CC> worker(i, cfg, *cc, *workers[i], layout, kv, *shared, info_head);
+      totals[i] = worker.run(epochs.get(), oversubscribed);
+      if (logger) logger->worker(i).finish();
+    } catch (const std::exception& e) {
+      errors[i] = e.what();
+      // One failed worker stops the server: the others would wait on it.
+      platform::request_termination();
+    }
+    if (i < cfg.threads) epochs->leave(i);
+  });
+  result.seconds = static_cast<double>(platform::wall_ns() - start) / 1e9;
+  if (logger && logger->failed()) throw std::runtime_error("the log failed: " + logger->error());
+  for (const auto& e : errors) {
+    if (!e.empty()) throw std::runtime_error(e);
+  }
+  Totals all;
+  for (const Totals& t : totals) all.merge(t);
+  result.connections = all.connections;
+  result.commands = all.commands;
+  result.transactions = all.transactions;
+  result.cc_aborts = all.cc_aborts;
+  result.errors = all.errors;
+  result.protocol_errors = all.protocol_errors;
+  result.latency = all.latency;
+  result.refused = shared->refused.load(platform::memory_order_relaxed);
+  if (logger) {
+    if (auto err = logger->close(); !err.empty()) throw std::runtime_error("the log failed: " + err);
+    const log::LogTotals t = logger->totals();
+    result.log_records = t.records;
+    result.log_bytes = t.bytes;
+    result.durable_epoch = t.durable_epoch;
+    if (checkpointer) result.checkpoints = checkpointer->totals().checkpoints;
+  }
+  if (!cfg.history_path.empty()) {
+    std::vector<std::string> parts;
+    for (auto& w : workers) parts.push_back(w->history->close());
+    if (auto err = HistoryWriter::merge(cfg.history_path, parts); !err.empty()) throw std::runtime_error(err);
+  }
+  if (!cfg.dump_dir.empty()) {
+    if (auto err = db.dump(cfg.dump_dir); !err.empty()) throw std::runtime_error(err);
+  }
+  return result;
+}
+
+}  // namespace
+
+std::string check_serve(const Config& cfg, const ServeOptions& options) {
+  if (platform::kSimulated) return "abyss serve runs on real cores only: this is a simulated build";
+  if (cfg.workload != Kv::kTraits.name) {
+    return "--workload " + cfg.workload + ": abyss serve serves the kv workload's table only";
+  }
+  if (options.bind.empty()) return "--bind is empty: give a host name or address to listen on";
+  if (options.max_clients == 0) return "--max-clients 0: at least one client must be able to connect";
+  if (auto err = check_log(cfg); !err.empty()) return err;
+  return {};
+}
+
+ServeResult serve(const Config& cfg, const ServeOptions& options,
+                  const std::function<void(uint16_t port, uint32_t threads)>& listening) {
+  if (auto err = check_serve(cfg, options); !err.empty()) throw std::invalid_argument(err);
+  Config served = cfg;
+  if (served.threads == 0) served.threads = platform::hardware_cores();
+  platform::catch_termination();
+  return cc::Registry::dispatch(served.cc, [&]<class CC>() { return serve_with<CC>(served, options, listening); });
+}
+
+}  // namespace abyss::server
