@@ -220,6 +220,7 @@ void Poller::wake() {
 }
 
 void catch_termination() {
+  g_terminate.store(false, std::memory_order_relaxed);
   struct sigaction sa {};
   sa.sa_handler = on_termination;
   sigemptyset(&sa.sa_mask);

@@ -91,7 +91,7 @@ class Poller final {
 };
 
 // SIGTERM and SIGINT set a flag instead of ending the process, and SIGPIPE
-// is ignored: a server shuts down in order. Idempotent.
+// is ignored: a server shuts down in order. Clears a request made before.
 void catch_termination();
 bool termination_requested();
 // Asks for termination as a signal would (tests, a SHUTDOWN command).

@@ -75,6 +75,7 @@ enum class Op : uint8_t {
   Client,
   Quit,
   DbSize,
+  Hello,
 };
 
 struct CommandSpec {
@@ -110,6 +111,7 @@ constexpr CommandSpec kCommands[] = {
     {"client", Op::Client, -2, false, 0, 0, false},
     {"quit", Op::Quit, 1, false, 0, 0, false},
     {"dbsize", Op::DbSize, 1, false, 0, 0, false},
+    {"hello", Op::Hello, -1, false, 0, 0, false},
 };
 
 const CommandSpec* find_command(std::string_view name) {
@@ -587,6 +589,24 @@ class ServerWorker {
         reply_now(c, "+OK\r\n");
         c.closing = true;
         return;
+      case Op::Hello: {
+        // RESP2 only: a client asking for RESP3 is told so, as Redis tells
+        // it of a version it lacks, and may go on in RESP2.
+        if (args.size() > 1 && args[1] != "2") {
+          reply_now(c, "-NOPROTO unsupported protocol version\r\n");
+          return;
+        }
+        std::string r;
+        append_array(r, 6);
+        append_bulk(r, "server");
+        append_bulk(r, "abyss");
+        append_bulk(r, "proto");
+        append_integer(r, 2);
+        append_bulk(r, "mode");
+        append_bulk(r, "standalone");
+        reply_now(c, std::move(r));
+        return;
+      }
       case Op::DbSize:
         reply_now(c, "-ERR DBSIZE would read every slot: not supported\r\n");
         return;

@@ -1,0 +1,503 @@
+// `abyss serve` end to end (server/server.h): a server in this process on a
+// port the system picks, and clients over loopback. The commands and their
+// errors; MULTI/EXEC transfers that keep a sum under every scheme (and lose
+// it under `none`, the negative control); a served history the checker
+// passes; random, cut and abruptly closed input that never crashes the
+// server or leaks a connection.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <future>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cc/schemes.h"
+#include "check/history.h"
+#include "common/config.h"
+#include "platform/machine.h"
+#include "platform/net.h"
+#include "server/resp.h"
+#include "server/server.h"
+#include "support/run_abyss.h"
+#include "workload/kv/kv.h"
+
+namespace abyss::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kThreadSanitizer = true;  // `none` races by design: its controls run elsewhere
+#else
+constexpr bool kThreadSanitizer = false;
+#endif
+
+// A server running on a thread of this process until destroyed.
+class Served {
+ public:
+  explicit Served(Config cfg, ServeOptions options = {}) {
+    cfg.workload = "kv";
+    cfg.settings<KvConfig>().slots = 4096;
+    options.port = 0;
+    std::future<uint16_t> ready = port_promise_.get_future();
+    thread_ = std::thread([this, cfg, options] {
+      bool listening = false;
+      try {
+        result_ = serve(cfg, options, [&](uint16_t p, uint32_t /*threads*/) {
+          listening = true;
+          port_promise_.set_value(p);
+        });
+      } catch (const std::exception& e) {
+        if (!listening) port_promise_.set_exception(std::current_exception());
+        error_ = e.what();
+      }
+    });
+    port_ = ready.get();
+  }
+  ~Served() { stop(); }
+  Served(const Served&) = delete;
+  Served& operator=(const Served&) = delete;
+
+  uint16_t port() const { return port_; }
+  const ServeResult& stop() {
+    if (thread_.joinable()) {
+      platform::request_termination();
+      thread_.join();
+      EXPECT_EQ(error_, "") << "the server failed";
+    }
+    return result_;
+  }
+
+ private:
+  std::promise<uint16_t> port_promise_;
+  std::thread thread_;
+  uint16_t port_ = 0;
+  std::string error_;
+  ServeResult result_;
+};
+
+// A blocking RESP client.
+class Client {
+ public:
+  explicit Client(uint16_t port) { EXPECT_EQ(platform::connect_tcp("127.0.0.1", port, socket_), ""); }
+
+  void send(const std::vector<std::string>& args) {
+    std::string out = "*" + std::to_string(args.size()) + "\r\n";
+    for (const auto& a : args) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+    send_raw(out);
+  }
+  void send_raw(const std::string& bytes) { ASSERT_FALSE(socket_.write(bytes.data(), bytes.size()).closed); }
+
+  Reply read() {
+    for (;;) {
+      Reply r;
+      std::size_t used = 0;
+      std::string error;
+      if (!in_.empty() && parse_reply(in_, r, used, error) == ParseStatus::Command) {
+        in_.erase(0, used);
+        return r;
+      }
+      char buf[4096];
+      platform::Socket::Io io = socket_.read(buf, sizeof buf);
+      if (io.closed) {
+        Reply closed;
+        closed.kind = Reply::Kind::Error;
+        closed.text = "(connection closed)";
+        return closed;
+      }
+      in_.append(buf, io.bytes);
+    }
+  }
+
+  Reply call(const std::vector<std::string>& args) {
+    send(args);
+    return read();
+  }
+
+  // Whether the server closed the connection (reading to its end).
+  bool closed_by_server() {
+    char buf[4096];
+    for (;;) {
+      platform::Socket::Io io = socket_.read(buf, sizeof buf);
+      if (io.closed) return true;
+    }
+  }
+
+  void close() { socket_.close(); }
+
+ private:
+  platform::Socket socket_;
+  std::string in_;
+};
+
+std::string show(const Reply& r) {
+  switch (r.kind) {
+    case Reply::Kind::Simple:
+      return "+" + r.text;
+    case Reply::Kind::Error:
+      return "-" + r.text;
+    case Reply::Kind::Integer:
+      return ":" + std::to_string(r.integer);
+    case Reply::Kind::Bulk:
+      return "$" + r.text;
+    case Reply::Kind::Null:
+      return "(nil)";
+    case Reply::Kind::Array: {
+      std::string s = "[";
+      for (const Reply& i : r.items) s += (s.size() > 1 ? " " : "") + show(i);
+      return s + "]";
+    }
+  }
+  return "?";
+}
+
+Config config_for(std::string_view cc) {
+  Config cfg;
+  cfg.cc = std::string(cc);
+  cfg.threads = 2;  // two workers: their transactions overlap
+  return cfg;
+}
+
+// Open descriptors of this process: the server's sockets among them.
+std::size_t open_descriptors() {
+  std::size_t n = 0;
+  for (const auto& e : fs::directory_iterator("/proc/self/fd")) {
+    (void)e;
+    n++;
+  }
+  return n;
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (platform::kSimulated) GTEST_SKIP() << "a simulated build does not serve";
+  }
+};
+
+TEST_F(ServerTest, EveryCommandAnswersAsRedisDoes) {
+  Served s(config_for("no_wait"));
+  Client c(s.port());
+  const std::vector<std::pair<std::vector<std::string>, std::string>> script = {
+      {{"PING"}, "+PONG"},
+      {{"PING", "hi"}, "$hi"},
+      {{"ECHO", "x"}, "$x"},
+      {{"GET", "a"}, "(nil)"},
+      {{"SET", "a", "1"}, "+OK"},
+      {{"GET", "a"}, "$1"},
+      {{"set", "a", "2", "NX"}, "(nil)"},
+      {{"SET", "b", "2", "XX"}, "(nil)"},
+      {{"SET", "a", "5", "xx"}, "+OK"},
+      {{"SET", "a", "5", "NX", "XX"}, "-ERR syntax error"},
+      {{"SET", "a", "5", "EX", "10"}, "-ERR syntax error"},
+      {{"INCR", "a"}, ":6"},
+      {{"INCRBY", "a", "10"}, ":16"},
+      {{"DECR", "a"}, ":15"},
+      {{"DECRBY", "a", "20"}, ":-5"},
+      {{"INCR", "fresh"}, ":1"},
+      {{"INCRBY", "a", "x"}, "-ERR value is not an integer or out of range"},
+      {{"SET", "t", "text"}, "+OK"},
+      {{"INCR", "t"}, "-ERR value is not an integer or out of range"},
+      {{"SET", "m", "9223372036854775807"}, "+OK"},
+      {{"INCR", "m"}, "-ERR increment or decrement would overflow"},
+      {{"MSET", "k1", "v1", "k2", "v2"}, "+OK"},
+      {{"MSET", "k1", "v1", "k2"}, "-ERR wrong number of arguments for 'mset' command"},
+      {{"MGET", "k1", "nope", "k2"}, "[$v1 (nil) $v2]"},
+      {{"EXISTS", "k1", "k2", "nope", "k1"}, ":3"},
+      {{"DEL", "k1", "nope"}, ":1"},
+      {{"GET", "k1"}, "(nil)"},
+      {{"EXISTS", "k1"}, ":0"},
+      {{"SET", "k1", "again"}, "+OK"},
+      {{"GET", "k1"}, "$again"},
+      {{"GET"}, "-ERR wrong number of arguments for 'get' command"},
+      {{"NOSUCH", "x"}, "-ERR unknown command 'NOSUCH'"},
+      {{"SET", std::string(65, 'k'), "v"},
+       "-ERR key or value longer than the table holds (--kv-max-key, --kv-max-value)"},
+      {{"SET", "k", std::string(129, 'v')},
+       "-ERR key or value longer than the table holds (--kv-max-key, --kv-max-value)"},
+      {{"SELECT", "0"}, "+OK"},
+      {{"SELECT", "1"}, "-ERR DB index is out of range"},
+      {{"CONFIG", "GET", "appendonly"}, "[$appendonly $no]"},
+      {{"EXEC"}, "-ERR EXEC without MULTI"},
+      {{"DISCARD"}, "-ERR DISCARD without MULTI"},
+      {{"MULTI"}, "+OK"},
+      {{"MULTI"}, "-ERR MULTI calls can not be nested"},
+      {{"INCR", "ctr"}, "+QUEUED"},
+      {{"SET", "other", "x"}, "+QUEUED"},
+      {{"GET", "ctr"}, "+QUEUED"},
+      {{"EXEC"}, "[:1 +OK $1]"},
+      {{"MULTI"}, "+OK"},
+      {{"INCR", "ctr"}, "+QUEUED"},
+      {{"DISCARD"}, "+OK"},
+      {{"GET", "ctr"}, "$1"},
+      {{"MULTI"}, "+OK"},
+      {{"INCR", "ctr"}, "+QUEUED"},
+      {{"GET"}, "-ERR wrong number of arguments for 'get' command"},
+      {{"EXEC"}, "-EXECABORT Transaction discarded because of previous errors."},
+      {{"GET", "ctr"}, "$1"},
+      {{"QUIT"}, "+OK"},
+  };
+  for (const auto& [args, want] : script) {
+    std::string line;
+    for (const auto& a : args) line += a.substr(0, 16) + " ";
+    EXPECT_EQ(show(c.call(args)), want) << line;
+  }
+  EXPECT_TRUE(c.closed_by_server());
+  // Inline commands, as typed into a terminal, and pipelining.
+  Client p(s.port());
+  p.send_raw("PING\r\nSET i 7\r\nGET i\r\n");
+  EXPECT_EQ(show(p.read()), "+PONG");
+  EXPECT_EQ(show(p.read()), "+OK");
+  EXPECT_EQ(show(p.read()), "$7");
+  const std::string info = p.call({"INFO"}).text;
+  EXPECT_NE(info.find("cc:no_wait"), std::string::npos) << info;
+}
+
+TEST_F(ServerTest, AFullTableRefusesANewKeyButServesTheOthers) {
+  Config cfg = config_for("silo");
+  cfg.settings<KvConfig>().probe = 2;
+  Served s(cfg);
+  Client c(s.port());
+  // 4096 slots at most: a set that finds no free slot among its 2 fails.
+  std::string refused;
+  for (int i = 0; i < 6000 && refused.empty(); i++) {
+    const std::string key = "key" + std::to_string(i);
+    const Reply r = c.call({"SET", key, std::to_string(i)});
+    if (r.kind == Reply::Kind::Error) {
+      EXPECT_NE(r.text.find("no free slot"), std::string::npos) << r.text;
+      refused = key;
+    }
+  }
+  ASSERT_FALSE(refused.empty());
+  EXPECT_EQ(show(c.call({"GET", "key0"})), "$0");
+  EXPECT_EQ(show(c.call({"GET", refused})), "(nil)");
+  EXPECT_EQ(show(c.call({"MSET", "key0", "new", refused, "x"})).substr(0, 17), "-ERR no free slot");
+  // MSET is all or nothing: key0 kept its value.
+  EXPECT_EQ(show(c.call({"GET", "key0"})), "$0");
+}
+
+// Clients move amounts between accounts with MULTI/EXEC; every transfer is
+// one transaction, so the total never changes.
+int64_t transfer_total(uint16_t port, int clients, int transfers, int accounts) {
+  {
+    Client setup(port);
+    for (int a = 0; a < accounts; a++) EXPECT_EQ(show(setup.call({"SET", "acct" + std::to_string(a), "1000"})), "+OK");
+  }
+  std::vector<std::thread> threads;
+  for (int t = 0; t < clients; t++) {
+    threads.emplace_back([=] {
+      Client c(port);
+      std::mt19937_64 rng(static_cast<uint64_t>(t) + 1);
+      for (int i = 0; i < transfers; i++) {
+        const auto from = "acct" + std::to_string(rng() % accounts);
+        const auto to = "acct" + std::to_string(rng() % accounts);
+        const auto amount = std::to_string(rng() % 10 + 1);
+        // One write: the server runs the EXEC at once.
+        c.send_raw("MULTI\r\nDECRBY " + from + " " + amount + "\r\nINCRBY " + to + " " + amount + "\r\nEXEC\r\n");
+        for (int k = 0; k < 3; k++) (void)c.read();
+        const Reply exec = c.read();
+        EXPECT_EQ(exec.kind, Reply::Kind::Array) << show(exec);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  Client sum(port);
+  int64_t total = 0;
+  for (int a = 0; a < accounts; a++) {
+    const Reply r = sum.call({"GET", "acct" + std::to_string(a)});
+    total += std::stoll(r.text);
+  }
+  return total;
+}
+
+TEST_F(ServerTest, TransfersKeepTheSumUnderEveryScheme) {
+  for (const cc::SchemeTraits& scheme : cc::schemes()) {
+    if (scheme.name == "none") continue;
+    Config cfg = config_for(scheme.name);
+    cfg.settings<KvConfig>().partitions = 2;  // H-STORE locks a transfer's partitions
+    Served s(cfg);
+    EXPECT_EQ(transfer_total(s.port(), 4, 300, 4), 4000) << scheme.name;
+    const ServeResult& r = s.stop();
+    EXPECT_GE(r.transactions, 4u * 300) << scheme.name;
+  }
+}
+
+// Clients increment one counter, `pipeline` INCRs per write; returns the
+// increments the counter lost.
+int64_t lost_increments(uint16_t port, int clients, int rounds, int pipeline) {
+  std::vector<std::thread> threads;
+  for (int t = 0; t < clients; t++) {
+    threads.emplace_back([=] {
+      Client c(port);
+      std::string batch;
+      for (int k = 0; k < pipeline; k++) batch += "INCR counter\r\n";
+      for (int r = 0; r < rounds; r++) {
+        c.send_raw(batch);
+        for (int k = 0; k < pipeline; k++) EXPECT_EQ(c.read().kind, Reply::Kind::Integer);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  Client get(port);
+  return int64_t{clients} * rounds * pipeline - std::stoll(get.call({"GET", "counter"}).text);
+}
+
+TEST_F(ServerTest, IncrementsAreNeverLostUnderASchemeAndAreUnderNone) {
+  for (std::string_view cc : {"no_wait", "mvcc", "silo", "none"}) {
+    if (cc == "none" && kThreadSanitizer) continue;
+    Served s(config_for(cc));
+    int64_t lost = 0;
+    // The negative control: without concurrency control two workers' reads
+    // and writes of the counter interleave. Rounds until it shows, or fail.
+    for (int round = 0; round == 0 || (cc == "none" && lost == 0 && round < 10); round++) {
+      Client reset(s.port());
+      EXPECT_EQ(show(reset.call({"SET", "counter", "0"})), "+OK");
+      lost = lost_increments(s.port(), 2, 20, 1000);
+    }
+    if (cc == "none") {
+      EXPECT_GT(lost, 0) << "none lost no increment: the test cannot tell a scheme from none";
+    } else {
+      EXPECT_EQ(lost, 0) << cc;
+    }
+  }
+}
+
+TEST_F(ServerTest, AServedHistoryPassesTheChecker) {
+  const std::string dir = test::temp_path("served-history");
+  fs::create_directories(dir);
+  for (std::string_view cc : {"silo", "none"}) {
+    if (cc == "none" && kThreadSanitizer) continue;
+    const std::string path = dir + "/" + std::string(cc) + ".jsonl";
+    Config cfg = config_for(cc);
+    cfg.history_path = path;
+    bool serializable = true;
+    for (int round = 0; round == 0 || (cc == "none" && serializable && round < 10); round++) {
+      {
+        Served s(cfg);
+        (void)transfer_total(s.port(), 4, 50, 4);
+        (void)lost_increments(s.port(), 2, 10, 1000);
+      }
+      const check::Report report = check::check_history_file(path);
+      EXPECT_GT(report.transactions, 0u);
+      serializable = report.serializable();
+    }
+    EXPECT_EQ(serializable, cc != "none") << cc;
+  }
+  fs::remove_all(dir);
+}
+
+TEST_F(ServerTest, RandomCutAndAbandonedInputNeverCrashesOrLeaks) {
+  Served s(config_for("tictoc"));
+  {
+    Client warm(s.port());
+    EXPECT_EQ(show(warm.call({"PING"})), "+PONG");
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const std::size_t before = open_descriptors();
+  std::mt19937_64 rng(19);
+  const std::vector<std::string> valid = {
+      "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nvalue\r\n", "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", "PING\r\n",
+      "*1\r\n$5\r\nMULTI\r\n*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n*1\r\n$4\r\nEXEC\r\n", "*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n"};
+  uint64_t answered = 0;
+  for (int i = 0; i < 600; i++) {
+    std::string frame;
+    switch (rng() % 4) {
+      case 0:  // random bytes
+        for (uint64_t n = rng() % 64; n > 0; n--) frame += static_cast<char>(rng());
+        break;
+      case 1:  // a valid frame cut short
+        frame = valid[rng() % valid.size()];
+        frame.resize(rng() % frame.size());
+        break;
+      case 2:  // a valid frame with one byte changed
+        frame = valid[rng() % valid.size()];
+        frame[rng() % frame.size()] = static_cast<char>(rng());
+        break;
+      default:  // valid frames, then a length past the limits
+        frame = valid[rng() % valid.size()] + valid[rng() % valid.size()] + "*2\r\n$3\r\nGET\r\n$999999999999\r\n";
+        break;
+    }
+    Client c(s.port());
+    c.send_raw(frame);
+    c.close();  // abruptly, whatever the server still has to say
+    if (i % 50 == 49) {
+      Client probe(s.port());
+      EXPECT_EQ(show(probe.call({"PING"})), "+PONG") << "after frame " << i;
+      answered++;
+    }
+  }
+  EXPECT_EQ(answered, 12u);
+  // Every connection closed: the server holds no descriptor of them.
+  std::size_t after = 0;
+  for (int wait = 0; wait < 50; wait++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    after = open_descriptors();
+    if (after <= before) break;
+  }
+  EXPECT_LE(after, before);
+  const ServeResult& r = s.stop();
+  EXPECT_GT(r.protocol_errors, 0u);
+  EXPECT_GE(r.connections, 600u);
+}
+
+TEST_F(ServerTest, AProtocolErrorIsAnsweredThenTheConnectionCloses) {
+  Served s(config_for("occ"));
+  Client c(s.port());
+  c.send_raw("*1\r\n$4\r\nPING\r\n*x\r\n");
+  EXPECT_EQ(show(c.read()), "+PONG");
+  EXPECT_EQ(show(c.read()).substr(0, 20), "-ERR Protocol error:");
+  EXPECT_TRUE(c.closed_by_server());
+  Client big(s.port());
+  big.send_raw("*2\r\n$3\r\nGET\r\n$999999999999\r\n");
+  EXPECT_EQ(show(big.read()).substr(0, 20), "-ERR Protocol error:");
+}
+
+TEST_F(ServerTest, ClientsPastTheLimitAreRefused) {
+  ServeOptions options;
+  options.max_clients = 2;
+  Served s(config_for("no_wait"), options);
+  Client a(s.port());
+  Client b(s.port());
+  EXPECT_EQ(show(a.call({"PING"})), "+PONG");
+  EXPECT_EQ(show(b.call({"PING"})), "+PONG");
+  Client c(s.port());
+  EXPECT_EQ(show(c.read()), "-ERR max number of clients reached");
+  EXPECT_EQ(s.stop().refused, 1u);
+}
+
+TEST_F(ServerTest, AClientGoneWithRepliesHeldForTheLogLeavesNothingBehind) {
+  Config cfg = config_for("silo");
+  cfg.log.policy = LogPolicy::Memory;
+  Served s(cfg);
+  {
+    Client warm(s.port());  // the acceptor's poller is open once this is answered
+    EXPECT_EQ(show(warm.call({"PING"})), "+PONG");
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const std::size_t before = open_descriptors();
+  for (int i = 0; i < 20; i++) {
+    Client c(s.port());
+    std::string pipeline;
+    for (int k = 0; k < 200; k++) pipeline += "*3\r\n$3\r\nSET\r\n$2\r\nk" + std::to_string(k % 10) + "\r\n$1\r\nv\r\n";
+    c.send_raw(pipeline);
+    c.close();  // before any reply: they wait for the log
+  }
+  Client c(s.port());
+  EXPECT_EQ(show(c.call({"SET", "after", "1"})), "+OK");
+  EXPECT_EQ(show(c.call({"GET", "after"})), "$1");
+  c.close();
+  std::size_t after = 0;
+  for (int wait = 0; wait < 50; wait++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    after = open_descriptors();
+    if (after <= before) break;
+  }
+  EXPECT_LE(after, before);
+}
+
+}  // namespace
+}  // namespace abyss::server
