@@ -376,6 +376,14 @@ int serve_command(const CLI::App& serve, Config& cfg, const abyss::server::Serve
       r.seconds, static_cast<unsigned long long>(r.connections), static_cast<unsigned long long>(r.commands),
       static_cast<unsigned long long>(r.transactions), static_cast<unsigned long long>(r.cc_aborts),
       static_cast<unsigned long long>(r.errors), static_cast<unsigned long long>(r.protocol_errors));
+  if (options.schedule == abyss::server::Schedule::ContentionAware) {
+    const double ops = static_cast<double>(r.transactions + r.dropped);
+    std::printf(
+        "  scheduling    %llu wait(s) for a claimed partition, %llu weak write(s) dropped (%.2f%% of writes "
+        "and reads run or dropped)\n",
+        static_cast<unsigned long long>(r.waits), static_cast<unsigned long long>(r.dropped),
+        ops > 0 ? 100.0 * static_cast<double>(r.dropped) / ops : 0.0);
+  }
   if (r.latency.count() > 0) {
     std::printf("  latency us    p50 %.1f  p99 %.1f  p99.9 %.1f\n", static_cast<double>(r.latency.quantile(0.5)) / 1e3,
                 static_cast<double>(r.latency.quantile(0.99)) / 1e3,
@@ -456,6 +464,30 @@ int main(int argc, char** argv) {
   serve->add_option("--port-file", serve_options.port_file, "once listening, write the port to FILE");
   serve->add_option("--max-clients", serve_options.max_clients, "connections open at once at most (default 10000)")
       ->check(CLI::Range(1u, 1'000'000u));
+  serve
+      ->add_option_function<std::string>(
+          "--schedule",
+          [&serve_options](const std::string& v) {
+            serve_options.schedule =
+                v == "fifo" ? abyss::server::Schedule::Fifo : abyss::server::Schedule::ContentionAware;
+          },
+          "fifo: each command runs at once, contending under --cc; contention-aware: it first claims its "
+          "--keyspace-partitions partitions and waits while one is claimed (default fifo)")
+      ->check(CLI::IsMember({"fifo", "contention-aware"}))
+      ->default_str("fifo");
+  serve
+      ->add_option_function<std::string>(
+          "--semantic-drop", [&serve_options](const std::string& v) { serve_options.semantic_drop = v == "on"; },
+          "on: a weak write whose partition is claimed is dropped (+DROPPED) instead of waiting; needs --schedule "
+          "contention-aware (default off)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->default_str("off");
+  serve
+      ->add_option_function<std::string>(
+          "--consistency", [&serve_options](const std::string& v) { serve_options.weak = v == "weak"; },
+          "the consistency of a SET or MSET that names none (SET k v WEAK|STRONG names its own) (default strong)")
+      ->check(CLI::IsMember({"strong", "weak"}))
+      ->default_str("strong");
 
   CLI::App* check = app.add_subcommand("check", "check a run's output");
   check->require_subcommand(1);

@@ -101,10 +101,12 @@ def test_sigterm_stops_in_order_with_everything_durable(tmp_path: Path) -> None:
     (["--port", "70000"], "--port"),
     (["--workload", "ycsb"], "--workload"),
     (["--bind", ""], "--bind"),
-    (["--kv-slots", "100", "--kv-partitions", "3"], "--kv-slots"),
+    (["--kv-slots", "100", "--keyspace-partitions", "3"], "--kv-slots"),
     (["--port-file", "/nonexistent-dir/port"], "/nonexistent-dir/port"),
     (["--recover"], "--log-dir"),
     (["--bind", "no-such-host.invalid"], "no-such-host.invalid"),
+    (["--semantic-drop", "on"], "--schedule contention-aware"),
+    (["--schedule", "lifo"], "--schedule"),
 ])
 def test_bad_flags_are_refused_with_one_line(flags: list[str], names: str) -> None:
     done = subprocess.run([str(BINARY), "serve", "--port", "0", *flags], capture_output=True, text=True, timeout=60)

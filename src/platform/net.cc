@@ -188,9 +188,9 @@ std::string Poller::add(const Socket& s, uint64_t token) {
   return {};
 }
 
-void Poller::watch_writes(const Socket& s, uint64_t token, bool write) {
+void Poller::watch(const Socket& s, uint64_t token, bool read, bool write) {
   epoll_event ev{};
-  ev.events = EPOLLIN | EPOLLRDHUP | (write ? EPOLLOUT : 0u);
+  ev.events = (read ? EPOLLIN | EPOLLRDHUP : 0u) | (write ? EPOLLOUT : 0u);
   ev.data.u64 = token;
   (void)epoll_ctl(epoll_, EPOLL_CTL_MOD, s.handle(), &ev);
 }

@@ -72,9 +72,10 @@ class Poller final {
   Poller(const Poller&) = delete;
   Poller& operator=(const Poller&) = delete;
 
-  // Watches `s` for input (and for room to write when `write` is set).
+  // Watches `s` for input; watch() changes what it is watched for (a hang-up
+  // or failure is always reported).
   std::string add(const Socket& s, uint64_t token);
-  void watch_writes(const Socket& s, uint64_t token, bool write);
+  void watch(const Socket& s, uint64_t token, bool read, bool write);
   void remove(const Socket& s);
   // Waits up to `timeout_ms` (0: not at all) for events; fills `out` and
   // returns how many. A wake() ends the wait early, with no event for it.

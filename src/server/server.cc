@@ -27,6 +27,7 @@
 #include "platform/net.h"
 #include "platform/thread.h"
 #include "server/resp.h"
+#include "server/schedule.h"
 #include "storage/database.h"
 #include "txn/epochs.h"
 #include "txn/ts_source.h"
@@ -152,15 +153,20 @@ void for_each_key(const CommandSpec& c, const Args& args, Fn&& fn) {
   }
 }
 
-// SET's options: NX or XX; anything else is a syntax error (EX, PX, KEEPTTL,
-// GET: this store keeps no expiry).
-bool set_mode(std::span<const std::string_view> args, SetMode& mode) {
+// SET's options: NX or XX, and this store's WEAK or STRONG (the write's
+// consistency; `weak` keeps the connection's when neither is given).
+// Anything else is a syntax error (EX, PX, KEEPTTL, GET: no expiry here).
+bool set_mode(std::span<const std::string_view> args, SetMode& mode, bool& weak) {
   mode = SetMode::Always;
   for (std::size_t i = 3; i < args.size(); i++) {
     if (equals_lower(args[i], "nx") && mode != SetMode::IfPresent) {
       mode = SetMode::IfAbsent;
     } else if (equals_lower(args[i], "xx") && mode != SetMode::IfAbsent) {
       mode = SetMode::IfPresent;
+    } else if (equals_lower(args[i], "weak")) {
+      weak = true;
+    } else if (equals_lower(args[i], "strong")) {
+      weak = false;
     } else {
       return false;
     }
@@ -182,7 +188,8 @@ std::string precheck(const CommandSpec& c, std::span<const std::string_view> arg
     return "-ERR wrong number of arguments for '" + std::string(c.name) + "' command\r\n";
   }
   SetMode mode{};
-  if (c.op == Op::Set && !set_mode(args, mode)) return "-ERR syntax error\r\n";
+  bool weak = false;
+  if (c.op == Op::Set && !set_mode(args, mode, weak)) return "-ERR syntax error\r\n";
   int64_t by = 0;
   if ((c.op == Op::IncrBy || c.op == Op::DecrBy) && !KvTable::parse_decimal(args[2], by)) {
     return "-ERR value is not an integer or out of range\r\n";
@@ -211,7 +218,8 @@ Rc run_data(Txn<CC>& txn, const KvTable& kv, const CommandSpec& c, std::span<con
     }
     case Op::Set: {
       SetMode mode{};
-      (void)set_mode(args, mode);
+      bool weak = false;
+      (void)set_mode(args, mode, weak);
       if (Rc rc = kv.set(txn, args[1], args[2], mode, st); rc != Rc::Ok) return rc;
       if (st == KvStatus::Ok) {
         append_simple(out, "OK");
@@ -300,8 +308,10 @@ struct Connection {
   std::string out;       // released, not yet sent
   std::size_t sent = 0;  // bytes of `out` already sent
   std::deque<Held> held;
-  uint32_t acks = 0;  // commits acknowledged that `held` has not yet released
+  uint32_t acks = 0;          // commits acknowledged that `held` has not yet released
+  bool reads_watched = true;  // what the poller watches it for
   bool writes_watched = false;
+  bool parked = false;   // its next command waits for a partition: not read, not parsed
   bool closing = false;  // send what is released, then close (QUIT, a protocol error)
   bool gone = false;     // the peer hung up or failed: close now
   // MULTI: the commands queued for EXEC, as owned copies.
@@ -314,6 +324,7 @@ struct Connection {
 struct Inbox {
   platform::SpinLatch latch;
   std::vector<platform::Socket> sockets;  // under latch
+  std::vector<uint64_t> unparked;         // under latch: connections whose partition was released
 };
 
 struct alignas(platform::kCacheLine) WorkerCounters {
@@ -327,8 +338,12 @@ struct Totals {
   uint64_t cc_aborts = 0;
   uint64_t errors = 0;
   uint64_t protocol_errors = 0;
+  uint64_t waits = 0;    // operations that found a partition claimed and waited
+  uint64_t dropped = 0;  // weak writes dropped instead (--semantic-drop)
   Histogram latency;
   void merge(const Totals& o) {
+    waits += o.waits;
+    dropped += o.dropped;
     connections += o.connections;
     commands += o.commands;
     transactions += o.transactions;
@@ -341,11 +356,22 @@ struct Totals {
 
 // State every worker and the acceptor share.
 struct Shared {
-  explicit Shared(uint32_t workers) : inboxes(workers), counters(workers) {
+  Shared(uint32_t workers, uint32_t partitions) : inboxes(workers), counters(workers), claims(partitions) {
     for (uint32_t i = 0; i < workers; i++) pollers.push_back(std::make_unique<platform::Poller>());
+  }
+  // A waiter of the partition claims: its worker and its connection.
+  static uint64_t waiter(uint32_t worker, uint64_t conn) { return uint64_t{worker} << 48 | conn; }
+  // Hands a released partition's waiter back to its worker.
+  void unpark(uint64_t waiter) {
+    const auto worker = static_cast<uint32_t>(waiter >> 48);
+    inboxes[worker].latch.lock();
+    inboxes[worker].unparked.push_back(waiter & ((uint64_t{1} << 48) - 1));
+    inboxes[worker].latch.unlock();
+    pollers[worker]->wake();
   }
   std::vector<Inbox> inboxes;
   std::vector<WorkerCounters> counters;
+  PartitionClaims claims;
   std::vector<std::unique_ptr<platform::Poller>> pollers;
   alignas(platform::kCacheLine) platform::Atomic<bool> stop{false};
   alignas(platform::kCacheLine) platform::Atomic<uint64_t> refused{0};
@@ -356,10 +382,11 @@ struct Shared {
 template <class CC>
 class ServerWorker {
  public:
-  ServerWorker(uint32_t index, const Config& cfg, CC& cc, Worker& w, RowLayout layout, const KvTable& kv,
-               Shared& shared, const std::string& info_head)
+  ServerWorker(uint32_t index, const Config& cfg, const ServeOptions& options, CC& cc, Worker& w, RowLayout layout,
+               const KvTable& kv, Shared& shared, const std::string& info_head)
       : index_(index),
         cfg_(cfg),
+        options_(options),
         w_(w),
         txn_(cc, w, layout),
         kv_(kv),
@@ -374,6 +401,7 @@ class ServerWorker {
     std::vector<char> chunk(kReadChunk);
     while (!shared_.stop.load(platform::memory_order_acquire)) {
       adopt_new_connections();
+      serve_unparked();
       // Between transactions the worker holds no row: idle for reclamation.
       if (epochs != nullptr) epochs->leave(index_);
       const std::size_t n = poller_.wait(events, w_.log != nullptr ? kLogWaitMs : kIdleWaitMs);
@@ -381,6 +409,7 @@ class ServerWorker {
         auto it = conns_.find(events[e].token);
         if (it == conns_.end()) continue;
         Connection& c = *it->second;
+        if (c.parked && events[e].closed) c.gone = true;  // its waiting command goes with it
         if (events[e].readable || events[e].closed) read_and_serve(c, chunk);
         if (events[e].writable) send(c);
       }
@@ -419,7 +448,7 @@ class ServerWorker {
     // Reads what has arrived, serving complete commands as they come, until
     // the socket has no more or the unsent replies are too many.
     for (;;) {
-      if (c.closing || c.gone || unsent(c) > kMaxUnsent) break;
+      if (c.closing || c.gone || c.parked || unsent(c) > kMaxUnsent) break;
       platform::Socket::Io io = c.socket.read(chunk.data(), chunk.size());
       if (io.bytes > 0) {
         c.in.append(chunk.data(), io.bytes);
@@ -453,8 +482,10 @@ class ServerWorker {
         c.closing = true;
         break;
       }
+      // A command that must wait for a partition stays unparsed, to be
+      // parsed and run again once the partition is released.
+      if (!args_.empty() && !execute(c, args_)) break;
       c.used += used;
-      if (!args_.empty()) execute(c, args_);
     }
     // Keeps the unparsed tail only.
     if (c.used > 0 && (c.used == c.in.size() || c.used > kReadChunk)) {
@@ -473,7 +504,8 @@ class ServerWorker {
     }
   }
 
-  void execute(Connection& c, std::span<const std::string_view> args) {
+  // Runs one command; false when it waits for a partition (nothing of it done).
+  bool execute(Connection& c, std::span<const std::string_view> args) {
     totals_.commands++;
     const CommandSpec* spec = find_command(args[0]);
     if (spec == nullptr) {
@@ -483,86 +515,88 @@ class ServerWorker {
         if (ch == '\r' || ch == '\n') ch = ' ';
       }
       reply_now(c, "-ERR unknown command '" + name + "'\r\n");
-      return;
+      return true;
     }
     if (c.in_multi && spec->op != Op::Exec && spec->op != Op::Discard && spec->op != Op::Multi) {
       if (auto err = spec->data ? precheck(*spec, args) : std::string(); !err.empty()) {
         c.multi_failed = true;
         reply_now(c, std::move(err));
-        return;
+        return true;
       }
       if (!spec->data && spec->op != Op::Ping && spec->op != Op::Echo) {
         c.multi_failed = true;
         reply_now(c, "-ERR command '" + std::string(spec->name) + "' is not allowed inside MULTI\r\n");
-        return;
+        return true;
       }
       c.queued.emplace_back(args.begin(), args.end());
       reply_now(c, "+QUEUED\r\n");
-      return;
+      return true;
     }
     if (!arity_ok(*spec, args.size())) {
       reply_now(c, "-ERR wrong number of arguments for '" + std::string(spec->name) + "' command\r\n");
-      return;
+      return true;
     }
     if (spec->data) {
       if (auto err = precheck(*spec, args); !err.empty()) {
         reply_now(c, std::move(err));
-        return;
+        return true;
       }
       std::vector<std::string_view> one(args.begin(), args.end());
-      run_transaction(c, {&one, 1}, false);
-      return;
+      return run_transaction(c, {&one, 1}, false);
     }
     switch (spec->op) {
       case Op::Ping:
         reply_now(c, args.size() > 1 ? bulk(args[1]) : "+PONG\r\n");
-        return;
+        return true;
       case Op::Echo:
         reply_now(c, bulk(args[1]));
-        return;
+        return true;
       case Op::Info:
         reply_now(c, bulk(info()));
-        return;
+        return true;
       case Op::Multi:
         if (c.in_multi) {
           reply_now(c, "-ERR MULTI calls can not be nested\r\n");
-          return;
+          return true;
         }
         c.in_multi = true;
         c.multi_failed = false;
         c.queued.clear();
         reply_now(c, "+OK\r\n");
-        return;
+        return true;
       case Op::Discard:
         if (!c.in_multi) {
           reply_now(c, "-ERR DISCARD without MULTI\r\n");
-          return;
+          return true;
         }
         c.in_multi = false;
         c.queued.clear();
         reply_now(c, "+OK\r\n");
-        return;
+        return true;
       case Op::Exec: {
         if (!c.in_multi) {
           reply_now(c, "-ERR EXEC without MULTI\r\n");
-          return;
+          return true;
         }
         c.in_multi = false;
         if (c.multi_failed) {
           c.queued.clear();
           reply_now(c, "-EXECABORT Transaction discarded because of previous errors.\r\n");
-          return;
+          return true;
         }
         std::vector<std::vector<std::string_view>> views;
         views.reserve(c.queued.size());
         for (const auto& q : c.queued) views.emplace_back(q.begin(), q.end());
-        run_transaction(c, views, true);
+        if (!run_transaction(c, views, true)) {
+          c.in_multi = true;  // EXEC runs again once its partition is free
+          return false;
+        }
         c.queued.clear();
-        return;
+        return true;
       }
       case Op::Select:
         reply_now(c, args[1] == "0" ? "+OK\r\n" : "-ERR DB index is out of range\r\n");
-        return;
+        return true;
       case Op::ConfigCmd:
         // Clients ask for settings they only print (redis-benchmark: save,
         // appendonly): whether this store logs; it has no other of Redis's.
@@ -577,24 +611,24 @@ class ServerWorker {
         } else {
           reply_now(c, "*0\r\n");
         }
-        return;
+        return true;
       case Op::CommandCmd:
         // redis-cli asks for the command table to offer hints: none.
         reply_now(c, "*0\r\n");
-        return;
+        return true;
       case Op::Client:
         reply_now(c, "+OK\r\n");  // names and library versions: nothing to keep
-        return;
+        return true;
       case Op::Quit:
         reply_now(c, "+OK\r\n");
         c.closing = true;
-        return;
+        return true;
       case Op::Hello: {
         // RESP2 only: a client asking for RESP3 is told so, as Redis tells
         // it of a version it lacks, and may go on in RESP2.
         if (args.size() > 1 && args[1] != "2") {
           reply_now(c, "-NOPROTO unsupported protocol version\r\n");
-          return;
+          return true;
         }
         std::string r;
         append_array(r, 6);
@@ -605,13 +639,13 @@ class ServerWorker {
         append_bulk(r, "mode");
         append_bulk(r, "standalone");
         reply_now(c, std::move(r));
-        return;
+        return true;
       }
       case Op::DbSize:
         reply_now(c, "-ERR DBSIZE would read every slot: not supported\r\n");
-        return;
+        return true;
       default:
-        return;
+        return true;
     }
   }
 
@@ -621,24 +655,92 @@ class ServerWorker {
     return out;
   }
 
+  // The partitions `commands` touch, sorted and distinct.
+  void partitions_of(std::span<const std::vector<std::string_view>> commands, std::vector<uint32_t>& out) const {
+    out.clear();
+    for (const auto& args : commands) {
+      for_each_key(*find_command(args[0]), args,
+                   [&](std::string_view key) { out.push_back(kv_.partition_of(kv_hash(key))); });
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+  }
+
+  // Whether a command may be dropped when its partition is claimed: a
+  // write whose consistency is weak, under --semantic-drop on. SET and
+  // MSET only: their reply carries no value the client builds on.
+  bool droppable(std::span<const std::vector<std::string_view>> commands, bool exec) const {
+    if (!options_.semantic_drop || exec || commands.size() != 1) return false;
+    const auto& args = commands[0];
+    const Op op = find_command(args[0])->op;
+    bool weak = options_.weak;
+    SetMode mode{};
+    if (op == Op::Set) (void)set_mode(args, mode, weak);
+    return (op == Op::Set || op == Op::MSet) && weak;
+  }
+
+  void set_interest(Connection& c) {
+    const bool read = !c.parked;
+    const bool write = c.sent < c.out.size();
+    if (read == c.reads_watched && write == c.writes_watched) return;
+    poller_.watch(c.socket, c.id, read, write);
+    c.reads_watched = read;
+    c.writes_watched = write;
+  }
+
+  // Connections whose partition was released: their waiting command runs again.
+  void serve_unparked() {
+    Inbox& inbox = shared_.inboxes[index_];
+    inbox.latch.lock();
+    unparked_.swap(inbox.unparked);
+    inbox.latch.unlock();
+    for (uint64_t id : unparked_) {
+      auto it = conns_.find(id);
+      if (it == conns_.end() || !it->second->parked) continue;
+      Connection& c = *it->second;
+      c.parked = false;
+      set_interest(c);
+      serve_input(c);
+      send(c);
+    }
+    unparked_.clear();
+  }
+
   // Runs `commands` as one transaction: a single command's reply, or with
-  // `exec` an array of their replies. Restarts it whenever the scheme aborts it.
-  void run_transaction(Connection& c, std::span<const std::vector<std::string_view>> commands, bool exec) {
-    std::vector<uint32_t>* parts = nullptr;
-    if constexpr (CC::kTraits.declares_partitions) parts = &txn_.partitions();
+  // `exec` an array of their replies. Restarts it whenever the scheme
+  // aborts it. With --schedule contention-aware, it first claims the
+  // partitions it touches; false when one is claimed and the command waits
+  // (nothing of it done, the connection parked until that one is released).
+  bool run_transaction(Connection& c, std::span<const std::vector<std::string_view>> commands, bool exec) {
+    const bool scheduled = options_.schedule == Schedule::ContentionAware;
+    if (scheduled || CC::kTraits.declares_partitions) partitions_of(commands, parts_);
+    if (scheduled) {
+      uint32_t blocked = 0;
+      while (!shared_.claims.try_claim(parts_, index_ + 1, blocked)) {
+        if (droppable(commands, exec)) {
+          totals_.dropped++;
+          reply_now(c, "+DROPPED\r\n");
+          return true;
+        }
+        if (shared_.claims.wait(blocked, Shared::waiter(index_, c.id))) {
+          totals_.waits++;
+          c.parked = true;
+          set_interest(c);
+          return false;
+        }
+      }
+    }
+    run_claimed(c, commands, exec);
+    if (scheduled) shared_.claims.release(parts_, [&](uint64_t waiter) { shared_.unpark(waiter); });
+    return true;
+  }
+
+  void run_claimed(Connection& c, std::span<const std::vector<std::string_view>> commands, bool exec) {
     const uint64_t first_start = platform::cycles();
     std::string reply;
     for (uint32_t aborts = 0;; aborts++) {
       w_.reset_attempt();
-      if (parts != nullptr) {
-        parts->clear();
-        for (const auto& args : commands) {
-          for_each_key(*find_command(args[0]), args,
-                       [&](std::string_view key) { parts->push_back(kv_.partition_of(kv_hash(key))); });
-        }
-        std::sort(parts->begin(), parts->end());
-        parts->erase(std::unique(parts->begin(), parts->end()), parts->end());
-      }
+      if constexpr (CC::kTraits.declares_partitions) txn_.partitions() = parts_;
       reply.clear();
       if (exec) append_array(reply, commands.size());
       Rc rc = Rc::Ok;
@@ -717,11 +819,7 @@ class ServerWorker {
       c.out.clear();
       c.sent = 0;
     }
-    const bool want = c.sent < c.out.size();
-    if (want != c.writes_watched) {
-      poller_.watch_writes(c.socket, c.id, want);
-      c.writes_watched = want;
-    }
+    set_interest(c);
   }
 
   // Closes connections that hung up, and those closing with nothing left to send.
@@ -745,12 +843,15 @@ class ServerWorker {
     s += "total_commands_processed_worker:" + std::to_string(totals_.commands) + "\r\n";
     s += "total_transactions_worker:" + std::to_string(totals_.transactions) + "\r\n";
     s += "cc_aborts_worker:" + std::to_string(totals_.cc_aborts) + "\r\n";
+    s += "partition_waits_worker:" + std::to_string(totals_.waits) + "\r\n";
+    s += "dropped_worker:" + std::to_string(totals_.dropped) + "\r\n";
     s += "worker:" + std::to_string(index_) + "\r\n";
     return s;
   }
 
   uint32_t index_;
   const Config& cfg_;
+  const ServeOptions& options_;
   Worker& w_;
   Txn<CC> txn_;
   const KvTable& kv_;
@@ -762,6 +863,8 @@ class ServerWorker {
   RespLimits limits_;
   std::vector<std::string_view> args_;
   std::string value_;
+  std::vector<uint32_t> parts_;     // the running command's partitions
+  std::vector<uint64_t> unparked_;  // connections handed back, being served
   uint64_t next_id_ = 0;
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> conns_;
   Totals totals_;
@@ -868,7 +971,7 @@ ServeResult serve_with(const Config& given, const ServeOptions& options,
     if (!err.empty()) throw std::invalid_argument(options.port_file + ": " + err);
   }
   auto cc = std::make_unique<CC>(cfg, cfg.threads);
-  auto shared = std::make_unique<Shared>(cfg.threads);
+  auto shared = std::make_unique<Shared>(cfg.threads, cfg.partitions);
   for (const auto& p : shared->pollers) {
     if (!p->error().empty()) throw std::runtime_error(p->error());
   }
@@ -892,7 +995,7 @@ ServeResult serve_with(const Config& given, const ServeOptions& options,
                                      [&] { return shared->stop.load(platform::memory_order_acquire); });
         return;
       }
-      ServerWorker<CC> worker(i, cfg, *cc, *workers[i], layout, kv, *shared, info_head);
+      ServerWorker<CC> worker(i, cfg, options, *cc, *workers[i], layout, kv, *shared, info_head);
       totals[i] = worker.run(epochs.get(), oversubscribed);
       if (logger) logger->worker(i).finish();
     } catch (const std::exception& e) {
@@ -915,6 +1018,8 @@ ServeResult serve_with(const Config& given, const ServeOptions& options,
   result.cc_aborts = all.cc_aborts;
   result.errors = all.errors;
   result.protocol_errors = all.protocol_errors;
+  result.waits = all.waits;
+  result.dropped = all.dropped;
   result.latency = all.latency;
   result.refused = shared->refused.load(platform::memory_order_relaxed);
   if (logger) {
@@ -927,6 +1032,7 @@ ServeResult serve_with(const Config& given, const ServeOptions& options,
   }
   if (!cfg.history_path.empty()) {
     std::vector<std::string> parts;
+    parts.reserve(workers.size());
     for (auto& w : workers) parts.push_back(w->history->close());
     if (auto err = HistoryWriter::merge(cfg.history_path, parts); !err.empty()) throw std::runtime_error(err);
   }
@@ -945,6 +1051,10 @@ std::string check_serve(const Config& cfg, const ServeOptions& options) {
   }
   if (options.bind.empty()) return "--bind is empty: give a host name or address to listen on";
   if (options.max_clients == 0) return "--max-clients 0: at least one client must be able to connect";
+  if (options.semantic_drop && options.schedule != Schedule::ContentionAware) {
+    return "--semantic-drop on drops weak writes that contention-aware scheduling cannot run at once: it needs "
+           "--schedule contention-aware";
+  }
   if (auto err = check_log(cfg); !err.empty()) return err;
   return {};
 }

@@ -131,9 +131,9 @@ std::vector<Knob> Kv::knobs() {
       "kv-probe", "kv.probe", 1, 4096, +[](Config& c) -> uint32_t& { return c.settings<KvConfig>().probe; },
       "kv: slots a key may sit past its home slot (open addressing); a set finding none free fails"));
   t.push_back(integer<uint32_t>(
-      "kv-partitions", "kv.partitions", 1, 4096,
+      "keyspace-partitions", "kv.keyspace_partitions", 1, 4096,
       +[](Config& c) -> uint32_t& { return c.settings<KvConfig>().partitions; },
-      "kv: partitions of the key space (a key's hash modulo this; H-STORE locks them)"));
+      "kv: partitions of the key space (a key's hash modulo this): what H-STORE locks and serve --schedule contention-aware claims"));
   t.push_back(integer<uint32_t>(
       "kv-value-size", "kv.value_size", 0, 1 << 20,
       +[](Config& c) -> uint32_t& { return c.settings<KvConfig>().value_size; },
@@ -151,12 +151,12 @@ std::vector<Knob> Kv::knobs() {
 std::string Kv::validate(const Config& config) {
   const KvConfig& k = config.settings<KvConfig>();
   if (k.slots % k.partitions != 0) {
-    return "--kv-slots " + std::to_string(k.slots) + " is not a multiple of --kv-partitions " +
+    return "--kv-slots " + std::to_string(k.slots) + " is not a multiple of --keyspace-partitions " +
            std::to_string(k.partitions) + " (each partition holds the same number of slots)";
   }
   if (k.probe > k.slots / k.partitions) {
     return "--kv-probe " + std::to_string(k.probe) + " exceeds the " + std::to_string(k.slots / k.partitions) +
-           " slots of a partition (--kv-slots / --kv-partitions)";
+           " slots of a partition (--kv-slots / --keyspace-partitions)";
   }
   if (k.value_size > k.max_value) {
     return "--kv-value-size " + std::to_string(k.value_size) + " exceeds --kv-max-value " + std::to_string(k.max_value);
