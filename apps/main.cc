@@ -25,6 +25,7 @@
 #include "engine/recover.h"
 #include "engine/report.h"
 #include "engine/scan_bench.h"
+#include "server/load.h"
 #include "server/server.h"
 #include "workload/kv/kv.h"
 #include "workload/workloads.h"
@@ -401,6 +402,37 @@ int serve_command(const CLI::App& serve, Config& cfg, const abyss::server::Serve
   return 0;
 }
 
+// `abyss load`: exit 2 for options that cannot run or a server that cannot
+// be reached; 1 when a connection fails on the way.
+int load_command(const abyss::server::LoadOptions& options) {
+  if (auto err = abyss::server::check_load(options); !err.empty()) {
+    std::fprintf(stderr, "abyss: %s\n", err.c_str());
+    return 2;
+  }
+  abyss::server::LoadResult r;
+  try {
+    r = abyss::server::run_load(options);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "abyss: %s\n", e.what());
+    return 2;
+  }
+  const double ops = r.seconds > 0 ? static_cast<double>(r.sets) / r.seconds : 0;
+  const auto us = [&](double q) { return static_cast<double>(r.latency.quantile(q)) / 1e3; };
+  std::printf("abyss load: %u client(s), %llu SETs of %u bytes in %.3f s: %.0f ops/s, p50 %.1f us, p99 %.1f us\n",
+              options.clients, static_cast<unsigned long long>(r.sets), options.value_size, r.seconds, ops, us(0.5),
+              us(0.99));
+  std::printf("  replies       %llu OK, %llu DROPPED (%.2f%%), %llu error(s)%s%s\n",
+              static_cast<unsigned long long>(r.ok), static_cast<unsigned long long>(r.dropped),
+              r.sets > 0 ? 100.0 * static_cast<double>(r.dropped) / static_cast<double>(r.sets) : 0.0,
+              static_cast<unsigned long long>(r.errors),
+              r.first_error.empty() ? "" : "; first: ", r.first_error.c_str());
+  if (auto err = abyss::server::write_load_json(options, r); !err.empty()) {
+    std::fprintf(stderr, "abyss: %s\n", err.c_str());
+    return 1;
+  }
+  return r.errors > 0 ? 1 : 0;
+}
+
 // One line for a parse error: CLI11 says only "A subcommand is required" or
 // "The following arguments were not expected"; name what there is instead.
 std::string explain(const CLI::App& app, const CLI::ParseError& e) {
@@ -488,6 +520,29 @@ int main(int argc, char** argv) {
           "the consistency of a SET or MSET that names none (SET k v WEAK|STRONG names its own) (default strong)")
       ->check(CLI::IsMember({"strong", "weak"}))
       ->default_str("strong");
+
+  abyss::server::LoadOptions load_options;
+  CLI::App* load = app.add_subcommand(
+      "load", "the NoSQL study's inserts as clients: each sets its own key range to random values over RESP2");
+  load->add_option("--host", load_options.host, "the server's host (default 127.0.0.1)");
+  load->add_option("--port", load_options.ports,
+                   "the servers' ports, comma-separated: client i uses the i-th, "
+                   "round and round")
+      ->delimiter(',')
+      ->required()
+      ->check(CLI::Range(1, 65535));
+  load->add_option("--clients", load_options.clients, "client threads, each with its connection (default 1)")
+      ->check(CLI::Range(1u, 4096u));
+  load->add_option("--total", load_options.total, "SETs over all clients (default 1000000)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  load->add_option("--value-size", load_options.value_size, "bytes of each value (default 100)")
+      ->check(CLI::Range(0u, 1u << 20));
+  load->add_option("--pipeline", load_options.pipeline, "SETs a client sends before reading their replies (default 1)")
+      ->check(CLI::Range(1u, 65536u));
+  load->add_flag("--weak", load_options.weak, "send SET k v WEAK (abyss serve's weak consistency)");
+  load->add_option("--seed", load_options.seed, "seed of the values (default 1)");
+  load->add_option("--prefix", load_options.prefix, "keys are PREFIX<client>:<n> (default c)");
+  load->add_option("--json", load_options.json_path, "also write the result as JSON to FILE");
 
   CLI::App* check = app.add_subcommand("check", "check a run's output");
   check->require_subcommand(1);
@@ -688,6 +743,7 @@ int main(int argc, char** argv) {
       return run_command(run_cfg, shell_line(argc, argv));
     }
     if (serve->parsed()) return serve_command(*serve, serve_cfg, serve_options);
+    if (load->parsed()) return load_command(load_options);
     if (describe->parsed()) {
       if (describe_as_json) {
         std::printf("%s\n", abyss::describe_json().dump(2).c_str());
