@@ -133,7 +133,8 @@ std::vector<Knob> Kv::knobs() {
   t.push_back(integer<uint32_t>(
       "keyspace-partitions", "kv.keyspace_partitions", 1, 4096,
       +[](Config& c) -> uint32_t& { return c.settings<KvConfig>().partitions; },
-      "kv: partitions of the key space (a key's hash modulo this): what H-STORE locks and serve --schedule contention-aware claims"));
+      "kv: partitions of the key space (a key's hash modulo this): what H-STORE locks and serve --schedule "
+      "contention-aware claims"));
   t.push_back(integer<uint32_t>(
       "kv-value-size", "kv.value_size", 0, 1 << 20,
       +[](Config& c) -> uint32_t& { return c.settings<KvConfig>().value_size; },
