@@ -109,8 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pipelines", default="1,16", help="redis-benchmark -P values (default 1,16)")
     p.add_argument("--clients", default="1,8,50", help="redis-benchmark -c values (default 1,8,50)")
     p.add_argument("--requests", type=int, default=100_000,
-                   help="redis-benchmark -n per test, at most (default 100000; fewer where each reply waits for a "
-                        "sync: 2000 x P x c)")
+                   help="redis-benchmark -n per test, at most (default 100000; with durability, where abyss's "
+                        "replies wait for a group commit, 2000 x P x c)")
     p.add_argument("--insert-clients", default="1,8", help="abyss load client counts (default 1,8)")
     p.add_argument("--insert-total", type=int, default=100_000, help="inserts per abyss load run (default 100000)")
     p.add_argument("--reps", type=int, default=3, help="repetitions, alternating redis and abyss (default 3)")
@@ -165,12 +165,12 @@ def main(argv: list[str] | None = None) -> int:
                     try:
                         for pl in pipelines:
                             for c in clients:
-                                n = args.requests if dur != "always" else min(args.requests, 2000 * pl * c)
+                                n = args.requests if dur == "off" else min(args.requests, 2000 * pl * c)
                                 for test, value in redis_benchmark(srv.port, "set,get,incr", pl, c, n,
                                                                    args.timeout).items():
                                     note((dur, f"{test} -P {pl} -c {c}", server), value)
                         for c in insert_clients:
-                            total = args.insert_total if dur != "always" else min(args.insert_total, 2000 * c)
+                            total = args.insert_total if dur == "off" else min(args.insert_total, 2000 * c)
                             note((dur, f"inserts ({c} client{'s' if c > 1 else ''})", server),
                                  inserts(binary, srv.port, c, total, args.timeout, work))
                     finally:

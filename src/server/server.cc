@@ -308,8 +308,9 @@ struct Connection {
   std::string out;       // released, not yet sent
   std::size_t sent = 0;  // bytes of `out` already sent
   std::deque<Held> held;
-  uint32_t acks = 0;          // commits acknowledged that `held` has not yet released
-  bool reads_watched = true;  // what the poller watches it for
+  std::size_t held_bytes = 0;  // of the replies in `held`
+  uint32_t acks = 0;           // commits acknowledged that `held` has not yet released
+  bool reads_watched = true;   // what the poller watches it for
   bool writes_watched = false;
   bool parked = false;   // its next command waits for a partition: not read, not parsed
   bool closing = false;  // send what is released, then close (QUIT, a protocol error)
@@ -462,10 +463,11 @@ class ServerWorker {
     send(c);
   }
 
-  static std::size_t unsent(const Connection& c) {
-    std::size_t n = c.out.size() - c.sent;
-    for (const Held& h : c.held) n += h.reply.size();
-    return n;
+  static std::size_t unsent(const Connection& c) { return c.out.size() - c.sent + c.held_bytes; }
+
+  static void hold(Connection& c, std::string reply, bool needs_ack) {
+    c.held_bytes += reply.size();
+    c.held.push_back({std::move(reply), needs_ack});
   }
 
   // Parses and runs every complete command in the connection's input.
@@ -500,7 +502,7 @@ class ServerWorker {
     if (c.held.empty()) {
       c.out += reply;
     } else {
-      c.held.push_back({std::move(reply), false});
+      hold(c, std::move(reply), false);
     }
   }
 
@@ -679,8 +681,10 @@ class ServerWorker {
     return (op == Op::Set || op == Op::MSet) && weak;
   }
 
+  // Reads a connection while its next command may run and its replies
+  // waiting are few enough; watches for room to write while some are unsent.
   void set_interest(Connection& c) {
-    const bool read = !c.parked;
+    const bool read = !c.parked && unsent(c) <= kMaxUnsent;
     const bool write = c.sent < c.out.size();
     if (read == c.reads_watched && write == c.writes_watched) return;
     poller_.watch(c.socket, c.id, read, write);
@@ -780,7 +784,7 @@ class ServerWorker {
       return;
     }
     w_.log->committed({txn_.commit_epoch(), txn_.logged() ? txn_.commit_id().value : 0, first_start, 0, true, c.id});
-    c.held.push_back({std::move(reply), true});
+    hold(c, std::move(reply), true);
   }
 
   uint64_t ns_since(uint64_t start) const {
@@ -799,6 +803,7 @@ class ServerWorker {
       while (!c.held.empty() && (!c.held.front().needs_ack || c.acks > 0)) {
         if (c.held.front().needs_ack) c.acks--;
         c.out += c.held.front().reply;
+        c.held_bytes -= c.held.front().reply.size();
         c.held.pop_front();
       }
       send(c);
