@@ -644,12 +644,23 @@ int main(int argc, char** argv) {
       argc > 2 && std::string(argv[1]) == "bench" &&
       (std::string(argv[2]) == "memory" || std::string(argv[2]) == "index" || std::string(argv[2]) == "scan");
   if (argc > 1 && (std::string(argv[1]) == "demo" || std::string(argv[1]) == "bench") && !binary_bench_asked) {
-    const std::vector<std::pair<std::string, std::string>> bench_specs = {
-        {"ycsb", "bench-ycsb"},           {"hstore", "bench-hstore"}, {"tpcc", "bench-tpcc"},
-        {"tpcc-mix", "bench-tpcc-mix"},   {"latch", "bench-latch"},   {"tale-ycsb", "bench-tale-ycsb"},
-        {"tale-tpcc", "bench-tale-tpcc"}, {"log", "bench-log"},       {"ts", "ts-alloc"}};
+    const std::vector<std::pair<std::string, std::string>> bench_specs = {{"ycsb", "bench-ycsb"},
+                                                                          {"hstore", "bench-hstore"},
+                                                                          {"tpcc", "bench-tpcc"},
+                                                                          {"tpcc-mix", "bench-tpcc-mix"},
+                                                                          {"latch", "bench-latch"},
+                                                                          {"tale-ycsb", "bench-tale-ycsb"},
+                                                                          {"tale-tpcc", "bench-tale-tpcc"},
+                                                                          {"log", "bench-log"},
+                                                                          {"ts", "ts-alloc"},
+                                                                          {"kv-inserts", "bench-kv-inserts"}};
     const std::string first = argv[1];
     const std::string second = argc > 2 ? argv[2] : "";
+    if (first == "bench" && (second == "kv" || second == "redis")) {
+      std::fprintf(stderr, "abyss: `bench %s` starts servers and clients: run ./abyss bench %s (docs/server.md)\n",
+                   second.c_str(), second.c_str());
+      return 2;
+    }
     std::string command = "demo";
     std::string spec = "demo";
     std::string names;
