@@ -175,7 +175,7 @@ void WorkerLog::rotate() {
 // Every record of this worker so far is durable: the ones it appends from
 // now on join the current epoch or a later one.
 void WorkerLog::publish() {
-  if (oldest_ != 0) return;
+  if (oldest_ != 0 || idle_) return;
   if (shared_ && logger_.shared_durable_.load(platform::memory_order_acquire) < shared_end_) return;
   platform::Atomic<uint64_t>& mine = logger_.slots_[worker_].persisted;
   const uint64_t persisted = logger_.epoch() - 1;
@@ -188,6 +188,35 @@ void WorkerLog::finish() {
   if (oldest_ != 0 && !logger_.failed()) write_group(platform::cycles());
   logger_.slots_[worker_].persisted.store(Logger::kFinished, platform::memory_order_release);
   if (!logger_.failed()) logger_.advance_durable();
+}
+
+void WorkerLog::idle() {
+  if (idle_ || logger_.failed()) return;
+  // The newest epoch of its records and of its commits not yet acknowledged
+  // (a read-only commit writes no record but waits for its epoch too).
+  const uint64_t newest = std::max(max_epoch_, pending_.empty() ? 0 : pending_.back().epoch);
+  if (oldest_ != 0) (void)write_group(platform::cycles());
+  logger_.advance_epoch_past(newest);
+  publish();
+  // Idle only once all of that is durable: no commit of its own waits on a
+  // durable epoch that no worker would move on.
+  if (oldest_ != 0 || logger_.durable() < newest ||
+      logger_.slots_[worker_].persisted.load(platform::memory_order_relaxed) < newest) {
+    return;
+  }
+  if (shared_ && logger_.shared_durable_.load(platform::memory_order_acquire) < shared_end_) return;
+  logger_.slots_[worker_].persisted.store(Logger::kFinished, platform::memory_order_seq_cst);
+  idle_ = true;
+}
+
+void WorkerLog::resume() {
+  if (!idle_) return;
+  idle_ = false;
+  // Sequentially consistent, as the epoch's advance and the durable
+  // epoch's reading of the slots are: either a worker computing the durable
+  // epoch sees this slot taken again, or this worker's next commit
+  // (enter_install) reads an epoch past the one that worker makes durable.
+  logger_.slots_[worker_].persisted.exchange(logger_.epoch() - 1, platform::memory_order_seq_cst);
 }
 
 void WorkerLog::fail(const std::string& what, const std::string& reason) {
@@ -323,7 +352,8 @@ uint64_t Logger::replay_from() const {
 
 void Logger::advance_epoch_past(uint64_t e) {
   uint64_t now = e;
-  if (epoch_.compare_exchange_strong(now, e + 1, platform::memory_order_acq_rel)) {
+  // Sequentially consistent: WorkerLog::resume relies on it.
+  if (epoch_.compare_exchange_strong(now, e + 1, platform::memory_order_seq_cst)) {
     epoch_began_.store(platform::cycles(), platform::memory_order_relaxed);
   }
 }
@@ -336,6 +366,7 @@ void Logger::tick_epoch(uint64_t now) {
 
 void Logger::advance_durable() {
   auto least = [&] {
+    platform::fence();  // orders the slots' reads after the epoch advances this worker has seen (resume)
     uint64_t d = kFinished;
     for (uint32_t i = 0; i < workers_count_; i++)
       d = std::min(d, slots_[i].persisted.load(platform::memory_order_acquire));

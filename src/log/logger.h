@@ -115,6 +115,16 @@ class WorkerLog final {
   // later epochs no longer hold the durable epoch back.
   void finish();
 
+  // A server's worker with nothing to do: writes its records now, without
+  // waiting for the group to fill, moves the epochs past them, and once
+  // they are durable stops holding the durable epoch back, so the other
+  // workers' commits are acknowledged without waiting for this one to poll.
+  // A later call tries again while they are not yet durable. resume() makes
+  // it take part again; it must come before its next commit.
+  void idle();
+  void resume();
+  bool is_idle() const { return idle_; }
+
   const LogTotals& totals() const { return totals_; }
 
  private:
@@ -138,6 +148,7 @@ class WorkerLog final {
   uint64_t max_epoch_ = 0;   // the newest epoch among the unwritten records
   uint64_t shared_end_ = 0;  // shared: the journal offset after this worker's last record
   uint64_t next_tick_ = 0;   // cycles: when to look at the epochs again
+  bool idle_ = false;        // idle(): `persisted` holds the durable epoch back no more
   std::deque<Pending> pending_;
   std::string acks_;  // the ack log's lines of one poll
   LogTotals totals_;

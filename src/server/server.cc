@@ -405,7 +405,14 @@ class ServerWorker {
       serve_unparked();
       // Between transactions the worker holds no row: idle for reclamation.
       if (epochs != nullptr) epochs->leave(index_);
-      const std::size_t n = poller_.wait(events, w_.log != nullptr ? kLogWaitMs : kIdleWaitMs);
+      // Nothing more to run: its records are written now, not at the group's
+      // end, and their replies leave once durable. An idle log needs no polls.
+      if (w_.log != nullptr) {
+        w_.log->idle();
+        poll_log();
+      }
+      const bool log_waits = w_.log != nullptr && !w_.log->is_idle();
+      const std::size_t n = poller_.wait(events, log_waits ? kLogWaitMs : kIdleWaitMs);
       for (std::size_t e = 0; e < n; e++) {
         auto it = conns_.find(events[e].token);
         if (it == conns_.end()) continue;
@@ -742,6 +749,7 @@ class ServerWorker {
   void run_claimed(Connection& c, std::span<const std::vector<std::string_view>> commands, bool exec) {
     const uint64_t first_start = platform::cycles();
     std::string reply;
+    if (w_.log != nullptr) w_.log->resume();  // before the commit reads its epoch
     for (uint32_t aborts = 0;; aborts++) {
       w_.reset_attempt();
       if constexpr (CC::kTraits.declares_partitions) txn_.partitions() = parts_;

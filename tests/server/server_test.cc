@@ -370,22 +370,28 @@ TEST_F(ServerTest, IncrementsAreNeverLostUnderASchemeAndAreUnderNone) {
 TEST_F(ServerTest, ContentionAwareSchedulingRunsOnePartitionAtATime) {
   // Claiming a partition before running on it serializes what shares one:
   // even without concurrency control nothing is lost, and transfers
-  // (parked and run again as whole EXECs) keep their sum.
+  // (parked and run again as whole EXECs) keep their sum. Rounds until some
+  // command found its partition claimed and waited (two workers must run
+  // at once for that), or fail.
   for (std::string_view cc : {"none", "no_wait", "silo"}) {
     Config cfg = config_for(cc);
-    cfg.settings<KvConfig>().partitions = 2;
+    cfg.settings<KvConfig>().partitions = 1;
     ServeOptions options;
     options.schedule = Schedule::ContentionAware;
-    Served s(cfg, options);
-    {
-      Client reset(s.port());
-      EXPECT_EQ(show(reset.call({"SET", "counter", "0"})), "+OK");
+    uint64_t waits = 0;
+    for (int round = 0; round < 10 && waits == 0; round++) {
+      Served s(cfg, options);
+      {
+        Client reset(s.port());
+        EXPECT_EQ(show(reset.call({"SET", "counter", "0"})), "+OK");
+      }
+      EXPECT_EQ(lost_increments(s.port(), 4, 10, 500), 0) << cc;
+      EXPECT_EQ(transfer_total(s.port(), 4, 300, 4), 4000) << cc;
+      const ServeResult& r = s.stop();
+      EXPECT_EQ(r.dropped, 0u) << cc;
+      waits = r.waits;
     }
-    EXPECT_EQ(lost_increments(s.port(), 4, 10, 500), 0) << cc;
-    EXPECT_EQ(transfer_total(s.port(), 4, 300, 4), 4000) << cc;
-    const ServeResult& r = s.stop();
-    EXPECT_GT(r.waits, 0u) << cc << ": no operation ever found its partition claimed";
-    EXPECT_EQ(r.dropped, 0u) << cc;
+    EXPECT_GT(waits, 0u) << cc << ": no command ever found its partition claimed";
   }
 }
 
@@ -395,39 +401,45 @@ TEST_F(ServerTest, SemanticDropDropsOnlyWeakWrites) {
   ServeOptions options;
   options.schedule = Schedule::ContentionAware;
   options.semantic_drop = true;
-  Served s(cfg, options);
-  std::atomic<uint64_t> dropped{0};
-  std::atomic<uint64_t> stored{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; t++) {
-    threads.emplace_back([&, t] {
-      Client c(s.port());
-      std::string batch;
-      for (int k = 0; k < 200; k++) {
-        batch += "SET w" + std::to_string(t) + ":" + std::to_string(k) + " v WEAK\r\nINCR strong\r\n";
-      }
-      for (int round = 0; round < 10; round++) {
-        c.send_raw(batch);
+  // Rounds until a weak write was dropped (two workers must run at once), or fail.
+  uint64_t dropped_seen = 0;
+  for (int round = 0; round < 10 && dropped_seen == 0; round++) {
+    Served s(cfg, options);
+    std::atomic<uint64_t> dropped{0};
+    std::atomic<uint64_t> stored{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; t++) {
+      threads.emplace_back([&, t] {
+        Client c(s.port());
+        std::string batch;
         for (int k = 0; k < 200; k++) {
-          const Reply weak = c.read();
-          if (weak.kind == Reply::Kind::Simple && weak.text == "DROPPED") {
-            dropped++;
-          } else {
-            EXPECT_EQ(show(weak), "+OK");
-            stored++;
-          }
-          EXPECT_EQ(c.read().kind, Reply::Kind::Integer);  // a strong write waits: never dropped
+          batch += "SET w" + std::to_string(t) + ":" + std::to_string(k) + " v WEAK\r\nINCR strong\r\n";
         }
-      }
-    });
+        for (int r = 0; r < 10; r++) {
+          c.send_raw(batch);
+          for (int k = 0; k < 200; k++) {
+            const Reply weak = c.read();
+            if (weak.kind == Reply::Kind::Simple && weak.text == "DROPPED") {
+              dropped++;
+            } else {
+              EXPECT_EQ(show(weak), "+OK");
+              stored++;
+            }
+            EXPECT_EQ(c.read().kind, Reply::Kind::Integer);  // a strong write waits: never dropped
+          }
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    Client c(s.port());
+    EXPECT_EQ(show(c.call({"GET", "strong"})), "$8000");
+    EXPECT_EQ(dropped + stored, 8000u);
+    c.close();
+    const ServeResult& r = s.stop();
+    EXPECT_EQ(r.dropped, dropped.load());
+    dropped_seen = r.dropped;
   }
-  for (auto& t : threads) t.join();
-  Client c(s.port());
-  EXPECT_EQ(show(c.call({"GET", "strong"})), "$8000");
-  EXPECT_EQ(dropped + stored, 8000u);
-  const ServeResult& r = s.stop();
-  EXPECT_EQ(r.dropped, dropped.load());
-  EXPECT_GT(r.dropped, 0u) << "no weak write was ever dropped: the test does not exercise the drop";
+  EXPECT_GT(dropped_seen, 0u) << "no weak write was ever dropped: the test does not exercise the drop";
 }
 
 TEST_F(ServerTest, AServedHistoryPassesTheChecker) {
