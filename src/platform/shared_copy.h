@@ -47,6 +47,12 @@ inline uint64_t load_shared_word(const uint64_t& w) { return w; }
 inline void store_shared_word(uint64_t& w, uint64_t v) { w = v; }
 inline uint32_t load_shared_u32(const uint32_t& w) { return w; }
 inline void store_shared_u32(uint32_t& w, uint32_t v) { w = v; }
+inline unsigned char load_shared_byte(const char* p) { return static_cast<unsigned char>(*p); }
+inline uint64_t load_shared_u64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
 #else
 namespace detail {
 // Row bytes are written as characters and columns elsewhere; read as words here.
@@ -113,6 +119,15 @@ inline uint64_t load_shared_word(const uint64_t& w) { return __atomic_load_n(&w,
 inline void store_shared_word(uint64_t& w, uint64_t v) { __atomic_store_n(&w, v, __ATOMIC_RELEASE); }
 inline uint32_t load_shared_u32(const uint32_t& w) { return __atomic_load_n(&w, __ATOMIC_ACQUIRE); }
 inline void store_shared_u32(uint32_t& w, uint32_t v) { __atomic_store_n(&w, v, __ATOMIC_RELEASE); }
+// One byte of a row read in place under a seqlock (Txn::read_with): an
+// acquire load, so the reader's re-read of the version word stays after it.
+inline unsigned char load_shared_byte(const char* p) {
+  return __atomic_load_n(reinterpret_cast<const unsigned char*>(p), __ATOMIC_ACQUIRE);
+}
+// Eight bytes at an 8-byte aligned address, the same way.
+inline uint64_t load_shared_u64(const char* p) {
+  return __atomic_load_n(reinterpret_cast<const detail::Word*>(p), __ATOMIC_ACQUIRE);
+}
 #endif
 
 }  // namespace abyss::platform

@@ -21,6 +21,7 @@ struct Access {
   bool found = true;           // false: the row is deleted (the access only holds CC state)
   bool older_version = false;  // reads a version older than the row's (MVCC): live whatever the row is now
   bool next_key_only = false;  // written only as an insert's or a removal's next key: its data is unchanged
+  bool visited = false;        // read by Txn::read_with in place, uncopied: `view` and `local` are null
   const char* view = nullptr;  // what the transaction reads: the row in place or `local`
   char* local = nullptr;       // private copy that a write modifies
   TxnId seen{};                // history: the version read, or replaced by a write

@@ -25,6 +25,7 @@
 #include <deque>
 #include <span>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -44,6 +45,20 @@
 #include "txn/worker.h"
 
 namespace abyss {
+
+// A row as Txn::read_with() shows it: under an optimistic scheme the live
+// row, which a committer may be installing meanwhile, so its bytes are read
+// through the platform's shared loads (platform/shared_copy.h).
+class SharedRow {
+ public:
+  explicit SharedRow(const char* data) : data_(data) {}
+  unsigned char byte(uint32_t offset) const { return platform::load_shared_byte(data_ + offset); }
+  // An 8-byte column at an 8-byte aligned offset (rows' data is aligned).
+  int64_t int64(const Column& c) const { return static_cast<int64_t>(platform::load_shared_u64(data_ + c.offset)); }
+
+ private:
+  const char* data_;
+};
 
 template <class CC>
 class Txn final {
@@ -72,6 +87,7 @@ class Txn final {
     }
     if (AccessT* a = find(row)) {
       if (!a->found) return Rc::NotFound;
+      if (Rc rc = complete(*a); rc != Rc::Ok) return rc;
       out = a->view;
       return Rc::Ok;
     }
@@ -82,6 +98,42 @@ class Txn final {
     return Rc::Ok;
   }
 
+  // Reads the row by passing it to `fn(const SharedRow&)`, without a copy
+  // where the scheme allows: an optimistic scheme copies a row between two
+  // reads of its version word (a seqlock) only to read it, so here it runs
+  // `fn` on the row in place between the two instead, and again if a
+  // committer installed meanwhile. `fn` must only compute from the row into
+  // state it overwrites (its last run counts), and what it computed counts
+  // only if this returns Ok. Other schemes read as read() does, then call
+  // `fn` once. A later read(), update(), remove() or scan of the row takes
+  // the copy then, and aborts if the row changed since (complete()).
+  template <class Fn>
+  Rc read_with(Table& t, uint64_t key, Fn&& fn) {
+    Row* row = lookup(t, key);
+    if (row == nullptr) return Rc::NotFound;
+    if (t.read_only() && w_.bypass_read_only) {
+      const char* data = layout_.data(row);
+      platform::touch(data, t.schema().size(), platform::Access::Read);
+      fn(SharedRow(data));
+      return Rc::Ok;
+    }
+    AccessT* a = find(row);
+    if (a != nullptr) {
+      if (!a->found) return Rc::NotFound;
+      if (Rc rc = complete(*a); rc != Rc::Ok) return rc;
+    } else {
+      a = &add(t, key, row, AccessType::Read);
+      const Visitor visitor{&fn,
+                            [](void* f, const SharedRow& r) { (*static_cast<std::remove_reference_t<Fn>*>(f))(r); }};
+      const VisitScope scope(*this, visitor);
+      if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.read(*this, *a); }); rc != Rc::Ok) return rc;
+      if (!check_live(*a)) return Rc::NotFound;
+      if (a->visited) return Rc::Ok;
+    }
+    fn(SharedRow(a->view));
+    return Rc::Ok;
+  }
+
   // A private copy of the row to modify; it is installed at commit.
   Rc update(Table& t, uint64_t key, char*& out) {
     refuse_read_only(t);
@@ -89,6 +141,7 @@ class Txn final {
     if (row == nullptr) return Rc::NotFound;
     if (AccessT* a = find(row)) {
       if (!a->found) return Rc::NotFound;
+      if (Rc rc = complete(*a); rc != Rc::Ok) return rc;
       if (a->type == AccessType::Read) {
         if (Rc rc = upgrade_to_write(*a); rc != Rc::Ok) return rc;
       }
@@ -125,6 +178,7 @@ class Txn final {
     if (row == nullptr) return Rc::NotFound;
     if (AccessT* a = find(row)) {
       if (!a->found || a->type == AccessType::Remove) return Rc::NotFound;
+      if (Rc rc = complete(*a); rc != Rc::Ok) return rc;
       if (a->type == AccessType::Read) {
         if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.upgrade(*this, *a); }); rc != Rc::Ok) return rc;
         a->read_first = true;
@@ -346,7 +400,17 @@ class Txn final {
   // row stable, or validates the copy afterwards: an optimistic scheme copies
   // while a committer may be installing (a seqlock), so the copy reads the
   // way install_all() writes (platform/shared_copy.h).
+  //
+  // Inside read_with() the row is not copied but passed to its function in
+  // place: the scheme's seqlock then validates what the function read.
   void snapshot(AccessT& a) {
+    if (visitor_ != nullptr) {
+      touch_row(a, platform::Access::Read);
+      a.seen = TxnId{platform::load_shared_word(RowLayout::header(a.row).writer.value)};
+      visitor_->call(visitor_->fn, SharedRow(layout_.data(a.row)));
+      a.visited = true;
+      return;
+    }
     const uint32_t size = a.table->schema().size();
     if (a.local == nullptr) a.local = static_cast<char*>(w_.scratch.allocate(size, 64));
     touch_row(a, platform::Access::Read);
@@ -425,6 +489,46 @@ class Txn final {
   }
 
  private:
+  // Schemes whose reads copy under a seqlock: read_with() reads their rows
+  // in place (the others read in place already, or copy under a lock).
+  static constexpr bool kVisits = CC::kTraits.family == cc::Family::Optimistic;
+  // read_with()'s function, for snapshot() to call while it is set.
+  struct Visitor {
+    void* fn;
+    void (*call)(void* fn, const SharedRow& row);
+  };
+  class VisitScope {
+   public:
+    VisitScope(Txn& t, const Visitor& v) : t_(t) {
+      if constexpr (kVisits) t_.visitor_ = &v;
+    }
+    ~VisitScope() { t_.visitor_ = nullptr; }
+    VisitScope(const VisitScope&) = delete;
+    VisitScope& operator=(const VisitScope&) = delete;
+
+   private:
+    Txn& t_;
+  };
+
+  // A row read_with() read in place is copied, under the scheme, when the
+  // transaction next reads, scans or writes it. The copy is the version
+  // read_with() saw if the version's writer is the same (every install
+  // writes a new one); otherwise a committer installed since, and the
+  // transaction aborts, as its validation would.
+  Rc complete(AccessT& a) {
+    if constexpr (kVisits) {
+      if (!a.visited) return Rc::Ok;
+      AccessT copy = a;
+      copy.visited = false;
+      if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.read(*this, copy); }); rc != Rc::Ok) return rc;
+      if (copy.seen != a.seen) return Rc::Abort;
+      a.visited = false;
+      a.local = copy.local;
+      a.view = copy.view;
+    }
+    return Rc::Ok;
+  }
+
   // Partition locks (H-STORE) already cover every key of the partitions a
   // transaction declared; the next key may lie in another partition.
   static constexpr bool kNextKeys = !CC::kTraits.declares_partitions;
@@ -508,6 +612,7 @@ class Txn final {
       return Rc::Ok;
     }
     if (AccessT* a = find(e.row)) {
+      if (Rc rc = complete(*a); rc != Rc::Ok) return rc;
       live = a->found && a->type != AccessType::Remove;
       data = a->view;
       seen = a->seen;
@@ -595,6 +700,7 @@ class Txn final {
   }
   // A row this transaction read becomes one it writes.
   Rc upgrade_to_write(AccessT& a) {
+    if (Rc rc = complete(a); rc != Rc::Ok) return rc;
     if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.upgrade(*this, a); }); rc != Rc::Ok) return rc;
     a.type = AccessType::Write;
     a.read_first = true;
@@ -925,6 +1031,7 @@ class Txn final {
   std::vector<SeenKey> scan_seen_;
   std::vector<HistoryWriter::IndexKey> index_keys_;  // index_keys()' answer
   typename CC::TxnMeta meta_{};
+  const Visitor* visitor_ = nullptr;  // inside read_with()'s first read of a row
   TxnId commit_id_{};
   uint64_t commit_epoch_ = 0;     // with a log: the epoch read at install
   bool logged_ = false;           // with a log: the commit wrote a record

@@ -113,6 +113,69 @@ TYPED_TEST(TxnApi, RemovedRowReadsAsAbsent) {
   EXPECT_EQ(f.live_rows(), static_cast<int>(kFixtureRows) - 1);
 }
 
+// read_with() passes the row to its function; a later read or update of the
+// row sees the whole row (the copy is taken then, under an optimistic
+// scheme, which read the row in place), and the update installs it whole.
+TYPED_TEST(TxnApi, ReadWithPassesTheRowAndALaterReadOrUpdateSeesAllOfIt) {
+  Fixture<TypeParam> f;
+  const Column key = f.table->schema().column("K");
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  int64_t v1 = 0;
+  int64_t v2 = 0;
+  ASSERT_EQ(f.t0->read_with(*f.table, 1, [&](const SharedRow& r) { v1 = r.int64(f.value); }), Rc::Ok);
+  ASSERT_EQ(f.t0->read_with(*f.table, 2, [&](const SharedRow& r) { v2 = r.int64(f.value); }), Rc::Ok);
+  EXPECT_EQ(v1, 101);
+  EXPECT_EQ(v2, 102);
+  if constexpr (test::optimistic(TypeParam::kTraits)) {
+    EXPECT_EQ(f.t0->accesses().back().local, nullptr) << "an optimistic scheme copied a row read_with() read";
+  }
+  bool called = false;
+  EXPECT_EQ(f.t0->read_with(*f.table, 99, [&](const SharedRow&) { called = true; }), Rc::NotFound);
+  EXPECT_FALSE(called);
+  const char* again = nullptr;
+  ASSERT_EQ(f.t0->read(*f.table, 1, again), Rc::Ok);
+  EXPECT_EQ(get_int64(again, key), 1);
+  EXPECT_EQ(get_int64(again, f.value), 101);
+  char* d = nullptr;
+  ASSERT_EQ(f.t0->update(*f.table, 2, d), Rc::Ok);
+  EXPECT_EQ(get_int64(d, key), 2);
+  set_int64(d, f.value, 7);
+  int64_t own = 0;
+  ASSERT_EQ(f.t0->read_with(*f.table, 2, [&](const SharedRow& r) { own = r.int64(f.value); }), Rc::Ok);
+  EXPECT_EQ(own, 7) << "read_with() of a row the transaction wrote reads its write";
+  ASSERT_EQ(f.t0->commit(), Rc::Ok);
+  EXPECT_EQ(f.committed_value(2), 7);
+  EXPECT_EQ(get_int64(f.db.layout().data(f.row(2)), key), 2);
+}
+
+// Under an optimistic scheme read_with() read the row in place, uncopied: if
+// a committer installs the row before the transaction reads or updates it
+// again, the copy taken then is of another version, and the transaction
+// aborts rather than see two versions of one row.
+TYPED_TEST(TxnApi, AnInstallBetweenReadWithAndTheNextAccessOfTheRowAborts) {
+  if constexpr (!test::optimistic(TypeParam::kTraits)) {
+    GTEST_SKIP() << "only an optimistic scheme lets another transaction install a row this one read";
+  } else {
+    Fixture<TypeParam> f;
+    for (const bool update_next : {false, true}) {
+      const uint64_t k = update_next ? 4 : 3;
+      ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+      int64_t seen = 0;
+      ASSERT_EQ(f.t0->read_with(*f.table, k, [&](const SharedRow& r) { seen = r.int64(f.value); }), Rc::Ok);
+      EXPECT_EQ(seen, static_cast<int64_t>(100 + k));
+      char* d = nullptr;
+      ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+      ASSERT_EQ(f.t1->update(*f.table, k, d), Rc::Ok);
+      set_int64(d, f.value, 9);
+      ASSERT_EQ(f.t1->commit(), Rc::Ok);
+      const char* r = nullptr;
+      EXPECT_EQ(update_next ? f.t0->update(*f.table, k, d) : f.t0->read(*f.table, k, r), Rc::Abort)
+          << (update_next ? "update" : "read") << " of a row installed since read_with()";
+      f.t0->abort();
+    }
+  }
+}
+
 // A read-only table is read in place by two transactions at once: no scheme
 // sees the read (the access set stays empty), and writes throw. A scheme that
 // runs one transaction at a time gets the second reader after the first ends.
