@@ -126,8 +126,10 @@ def small_fs(tmp_path: Path):
 @needs_binary
 def test_a_full_file_system_stops_the_run_and_keeps_what_was_acknowledged(small_fs: Path, tmp_path: Path) -> None:
     log_dir, ack_log = small_fs / "log", tmp_path / "acks.txt"
+    # A window of ten minutes: the run must end when its log fails, not when
+    # the window does (the timeout below would fail the test).
     run = subprocess.run([str(BINARY), "run", "--cc", "silo", "--threads", "2", "--rows", "10000", "--duration",
-                          "30", "--warmup", "0", "--log", "file", "--log-dir", str(log_dir), "--ack-log",
+                          "600", "--warmup", "0", "--log", "file", "--log-dir", str(log_dir), "--ack-log",
                           str(ack_log)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 1, run.stderr
     errors = [line for line in run.stderr.splitlines() if "note:" not in line]

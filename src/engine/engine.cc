@@ -33,6 +33,10 @@ namespace {
 // How often the coordinator looks whether every worker is ready: short, so a
 // simulated run's workers do not run long before the warm-up starts.
 constexpr uint64_t kReadyPollNs = 10'000;
+// How often the thread that keeps time looks for a failed worker: a run
+// whose worker failed (its log's disk full, say) ends within this, not at the
+// end of its window.
+constexpr uint64_t kFailurePollNs = 100'000'000;
 // Runs whose window is at least this long show a progress line on a terminal.
 constexpr double kProgressAfterS = 2;
 
@@ -168,11 +172,22 @@ RunResult run_with(const Config& given) {
   struct RunState {
     alignas(platform::kCacheLine) platform::Atomic<uint32_t> phase{static_cast<uint32_t>(Phase::Warmup)};
     alignas(platform::kCacheLine) platform::Atomic<uint32_t> ready{0};
+    alignas(platform::kCacheLine) platform::Atomic<uint32_t> failed{0};      // workers that threw
     alignas(platform::kCacheLine) platform::Atomic<uint32_t> boundaries{0};  // sample intervals ended
   };
   auto state = std::make_unique<RunState>();
   platform::Atomic<uint32_t>& phase = state->phase;
   platform::Atomic<uint32_t>& ready = state->ready;
+  // Sleeps `ns`, or less if a worker fails meanwhile: false then.
+  auto sleep_unless_failed = [&](uint64_t ns) {
+    for (uint64_t slept = 0; slept < ns;) {
+      if (state->failed.load(platform::memory_order_acquire) > 0) return false;
+      const uint64_t nap = std::min(kFailurePollNs, ns - slept);
+      platform::sleep_ns(nap);
+      slept += nap;
+    }
+    return state->failed.load(platform::memory_order_acquire) == 0;
+  };
   result.workers.assign(cfg.threads, WorkerStats(W::kTypeNames.size()));
   std::vector<std::string> errors(cfg.threads);
   std::vector<std::vector<WorkerStats>> snapshots(cfg.threads);
@@ -208,7 +223,7 @@ RunResult run_with(const Config& given) {
       // Starting threads and setting up workers is not part of the run: the
       // clock starts once every worker is about to run (or has failed).
       while (ready.load(platform::memory_order_acquire) < cfg.threads) platform::sleep_ns(kReadyPollNs);
-      platform::sleep_ns(static_cast<uint64_t>(cfg.warmup_s * 1e9));
+      bool going = sleep_unless_failed(static_cast<uint64_t>(cfg.warmup_s * 1e9));
       window_start = platform::wall_ns();
       phase.store(static_cast<uint32_t>(Phase::Measure), platform::memory_order_release);
       // Sleeps the window in steps of a sample interval (at most a second
@@ -218,12 +233,12 @@ RunResult run_with(const Config& given) {
           interval_s > 0 ? std::max<uint64_t>(1, static_cast<uint64_t>(interval_s * 1e9)) : 1'000'000'000;
       uint64_t shown_commits = 0;
       uint64_t shown_at = 0;
-      for (uint64_t slept = 0; slept < window_ns;) {
+      for (uint64_t slept = 0; going && slept < window_ns;) {
         const uint64_t step = std::min<uint64_t>(step_ns, window_ns - slept);
         // Asleep a second at most at a time while a progress line is shown.
-        for (uint64_t part = 0; part < step;) {
+        for (uint64_t part = 0; going && part < step;) {
           const uint64_t nap = show_progress ? std::min<uint64_t>(1'000'000'000, step - part) : step - part;
-          platform::sleep_ns(nap);
+          going = sleep_unless_failed(nap);
           part += nap;
           if (show_progress) {
             const uint64_t now = platform::wall_ns() - window_start;
@@ -262,6 +277,7 @@ RunResult run_with(const Config& given) {
       if (logger) logger->worker(i).finish();
     } catch (const std::exception& e) {
       errors[i] = e.what();
+      state->failed.fetch_add(1, platform::memory_order_release);
       // A worker that failed before it counted itself never keeps the clock from starting.
       if (!counted) ready.fetch_add(1, platform::memory_order_release);
     }
