@@ -113,10 +113,13 @@ def test_the_checks_catch_a_recovery_that_lost_a_durable_record(tmp_path: Path) 
 
 @pytest.fixture
 def small_fs(tmp_path: Path):
-    """A 3 MiB file system (tmpfs), where a logging run soon finds no space."""
+    """A 32 MiB file system (tmpfs), where a logging run soon finds no space
+    (within a tenth of a second here), after its first acknowledgements: at
+    3 MiB a run on a loaded machine could fill it before its first epoch was
+    durable, and then had nothing acknowledged to keep."""
     mnt = tmp_path / "small"
     mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mnt)],
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", str(mnt)],
                       capture_output=True).returncode != 0:
         pytest.skip("mounting a small tmpfs needs root")
     yield mnt
