@@ -123,10 +123,12 @@ class Txn final {
       if (Rc rc = complete(*a); rc != Rc::Ok) return rc;
     } else {
       a = &add(t, key, row, AccessType::Read);
-      const Visitor visitor{&fn,
-                            [](void* f, const SharedRow& r) { (*static_cast<std::remove_reference_t<Fn>*>(f))(r); }};
-      const VisitScope scope(*this, visitor);
-      if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.read(*this, *a); }); rc != Rc::Ok) return rc;
+      if constexpr (kVisits) {
+        Visiting<std::remove_reference_t<Fn>> visiting(*this, fn);
+        if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.read(visiting, *a); }); rc != Rc::Ok) return rc;
+      } else {
+        if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.read(*this, *a); }); rc != Rc::Ok) return rc;
+      }
       if (!check_live(*a)) return Rc::NotFound;
       if (a->visited) return Rc::Ok;
     }
@@ -182,6 +184,7 @@ class Txn final {
       if (a->type == AccessType::Read) {
         if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.upgrade(*this, *a); }); rc != Rc::Ok) return rc;
         a->read_first = true;
+        changes_++;
       }
       a->type = AccessType::Remove;
       note_removal(t);
@@ -336,6 +339,7 @@ class Txn final {
 
   Rc begin(bool restart) {
     accesses_.clear();
+    changes_ = 0;
     scan_records_.clear();
     scan_seen_.clear();
     next_key_writes_ = false;
@@ -383,6 +387,10 @@ class Txn final {
   Worker& worker() { return w_; }
   const RowLayout& layout() const { return layout_; }
   std::vector<AccessT>& accesses() { return accesses_; }
+  // How many of the accesses change their row: writes, removals and
+  // inserts (a read that became one counts once). With none, a commit has
+  // nothing to lock, install or publish.
+  uint32_t changes() const { return changes_; }
   typename CC::TxnMeta& meta() { return meta_; }
   typename CC::RowMeta& row_meta(Row* r) const { return *static_cast<typename CC::RowMeta*>(layout_.meta(r)); }
   TxnId commit_id() const { return commit_id_; }
@@ -401,16 +409,8 @@ class Txn final {
   // while a committer may be installing (a seqlock), so the copy reads the
   // way install_all() writes (platform/shared_copy.h).
   //
-  // Inside read_with() the row is not copied but passed to its function in
-  // place: the scheme's seqlock then validates what the function read.
+  // Inside read_with() the scheme calls Visiting::snapshot() instead.
   void snapshot(AccessT& a) {
-    if (visitor_ != nullptr) {
-      touch_row(a, platform::Access::Read);
-      a.seen = TxnId{platform::load_shared_word(RowLayout::header(a.row).writer.value)};
-      visitor_->call(visitor_->fn, SharedRow(layout_.data(a.row)));
-      a.visited = true;
-      return;
-    }
     const uint32_t size = a.table->schema().size();
     if (a.local == nullptr) a.local = static_cast<char*>(w_.scratch.allocate(size, 64));
     touch_row(a, platform::Access::Read);
@@ -440,6 +440,7 @@ class Txn final {
       commit_id_ = ordered_commit_id();
       build_record();
     }
+    if (changes_ == 0) return;
     for (AccessT& a : accesses_) {
       RowHeader& h = RowLayout::header(a.row);
       switch (a.type) {
@@ -492,22 +493,28 @@ class Txn final {
   // Schemes whose reads copy under a seqlock: read_with() reads their rows
   // in place (the others read in place already, or copy under a lock).
   static constexpr bool kVisits = CC::kTraits.family == cc::Family::Optimistic;
-  // read_with()'s function, for snapshot() to call while it is set.
-  struct Visitor {
-    void* fn;
-    void (*call)(void* fn, const SharedRow& row);
-  };
-  class VisitScope {
+  // The transaction as an optimistic scheme's read() sees it inside
+  // read_with(): what the scheme's seqlock calls to copy the row passes it,
+  // in place, to read_with()'s function, and the seqlock then validates what
+  // the function read. The scheme's read() takes its transaction as `auto&`,
+  // so the function is called directly, with nothing in between to stop the
+  // compiler from inlining it into the seqlock.
+  template <class Fn>
+  class Visiting {
    public:
-    VisitScope(Txn& t, const Visitor& v) : t_(t) {
-      if constexpr (kVisits) t_.visitor_ = &v;
+    Visiting(Txn& t, Fn& fn) : t_(t), fn_(fn) {}
+    Worker& worker() { return t_.worker(); }
+    typename CC::RowMeta& row_meta(Row* r) const { return t_.row_meta(r); }
+    void snapshot(AccessT& a) {
+      t_.touch_row(a, platform::Access::Read);
+      a.seen = TxnId{platform::load_shared_word(RowLayout::header(a.row).writer.value)};
+      fn_(SharedRow(t_.layout_.data(a.row)));
+      a.visited = true;
     }
-    ~VisitScope() { t_.visitor_ = nullptr; }
-    VisitScope(const VisitScope&) = delete;
-    VisitScope& operator=(const VisitScope&) = delete;
 
    private:
     Txn& t_;
+    Fn& fn_;
   };
 
   // A row read_with() read in place is copied, under the scheme, when the
@@ -704,6 +711,7 @@ class Txn final {
     if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.upgrade(*this, a); }); rc != Rc::Ok) return rc;
     a.type = AccessType::Write;
     a.read_first = true;
+    changes_++;
     if (a.local == nullptr) snapshot(a);  // it was read in place
     return Rc::Ok;
   }
@@ -875,15 +883,19 @@ class Txn final {
   }
 
   AccessT& add(Table& t, uint64_t key, Row* row, AccessType type) {
-    if (accesses_.size() == kMaxAccesses) {
-      throw std::runtime_error("a transaction touched more than " + std::to_string(kMaxAccesses) + " rows");
+    if (accesses_.size() == kMaxAccesses) [[unlikely]] {
+      refuse_access();
     }
     AccessT& a = accesses_.emplace_back();
     a.table = &t;
     a.key = key;
     a.row = row;
     a.type = type;
+    if (type != AccessType::Read) changes_++;
     return a;
+  }
+  [[gnu::noinline, noreturn]] static void refuse_access() {
+    throw std::runtime_error("a transaction touched more than " + std::to_string(kMaxAccesses) + " rows");
   }
 
   // A row removed by a committed transaction reads as absent (unless the
@@ -1023,6 +1035,7 @@ class Txn final {
   Worker& w_;
   RowLayout layout_;
   std::vector<AccessT> accesses_;
+  uint32_t changes_ = 0;  // accesses that change their row (changes())
   std::vector<uint32_t> partitions_;
   bool next_key_writes_ = false;  // an insert or removal in a table with an ordered index
   std::vector<OwnInsert> own_;
@@ -1031,7 +1044,6 @@ class Txn final {
   std::vector<SeenKey> scan_seen_;
   std::vector<HistoryWriter::IndexKey> index_keys_;  // index_keys()' answer
   typename CC::TxnMeta meta_{};
-  const Visitor* visitor_ = nullptr;  // inside read_with()'s first read of a row
   TxnId commit_id_{};
   uint64_t commit_epoch_ = 0;     // with a log: the epoch read at install
   bool logged_ = false;           // with a log: the commit wrote a record

@@ -48,6 +48,7 @@ struct VersionWord {
   // locked, so a reader that finds it through the index waits for its word;
   // nothing else can reach it before that.
   static void prepare_install(auto& t) {
+    if (t.changes() == 0) return;
     for (auto& a : t.accesses()) {
       if (a.type == AccessType::Insert) (t.row_meta(a.row).*kWord).store(kLockBit, platform::memory_order_relaxed);
     }

@@ -28,6 +28,7 @@ template <LockInserts kInserts, class Lock>
 bool lock_write_set(auto& t, std::vector<uint32_t>& order, Lock&& lock) {
   auto& accesses = t.accesses();
   order.clear();
+  if (t.changes() == 0) return true;  // a read-only transaction
   for (uint32_t i = 0; i < accesses.size(); i++) {
     const AccessType type = accesses[i].type;
     if (type == AccessType::Read) continue;
@@ -53,6 +54,7 @@ bool lock_write_set(auto& t, std::vector<uint32_t>& order, Lock&& lock) {
 template <class Publish>
 void install_and_publish(auto& t, Publish&& publish) {
   t.install_all();
+  if (t.changes() == 0) return;
   for (auto& a : t.accesses()) {
     if (a.type != AccessType::Insert && !a.cc.locked) continue;
     publish(t.row_meta(a.row));
