@@ -388,7 +388,7 @@ class Txn final {
   const RowLayout& layout() const { return layout_; }
   std::vector<AccessT>& accesses() { return accesses_; }
   // How many of the accesses change their row: writes, removals and
-  // inserts (a read that became one counts once). With none, a commit has
+  // inserts (a read that became one counts once). At zero, a commit has
   // nothing to lock, install or publish.
   uint32_t changes() const { return changes_; }
   typename CC::TxnMeta& meta() { return meta_; }
