@@ -168,11 +168,13 @@ int probe_command(bool as_json) {
 }
 
 // `abyss bench memory`: what random line reads cost on this machine, on small
-// and huge pages, and the read-only YCSB throughput they bound.
+// and huge pages, the read-only YCSB throughput they bound, and the
+// throughput of transactions that do nothing but an indexed read's misses.
 struct MemoryBench {
   uint64_t size_mib = 2048;
   std::string pages = "both";
   uint32_t lines_per_txn = 32;
+  uint32_t accesses_per_txn = 16;
   bool as_json = false;
 };
 
@@ -180,34 +182,59 @@ int memory_bench_command(const MemoryBench& b) {
   std::vector<bool> kinds;
   if (b.pages != "huge") kinds.push_back(false);
   if (b.pages != "small") kinds.push_back(true);
+  // Each access a bucket line and its row's lines: measured when the lines
+  // divide into whole accesses of at least one row line.
+  abyss::ChainedShape shape;
+  if (b.lines_per_txn % b.accesses_per_txn == 0 && b.lines_per_txn / b.accesses_per_txn >= 2) {
+    shape = {b.accesses_per_txn, b.lines_per_txn / b.accesses_per_txn - 1};
+  }
   nlohmann::json j;
   j["size_bytes"] = b.size_mib << 20;
   j["lines_per_txn"] = b.lines_per_txn;
+  j["accesses_per_txn"] = b.accesses_per_txn;
   if (!b.as_json) {
     std::printf("one core's random 64-byte line reads over %llu MiB; bound for a read-only transaction of %u lines\n",
                 static_cast<unsigned long long>(b.size_mib), b.lines_per_txn);
-    std::printf("%-6s %16s %16s %18s %18s\n", "pages", "dependent M/s", "independent M/s", "bound txn/s (dep)",
-                "bound txn/s (ind)");
+    if (shape.row_lines > 0) {
+      std::printf("chained: %u accesses a transaction, each a bucket line and then its row's %u, prefetched\n",
+                  shape.accesses, shape.row_lines);
+    } else {
+      std::printf("chained: not measured (%u lines are not %u accesses of a bucket line and at least one row line)\n",
+                  b.lines_per_txn, b.accesses_per_txn);
+    }
+    std::printf("%-6s %16s %16s %18s %18s %15s\n", "pages", "dependent M/s", "independent M/s", "bound txn/s (dep)",
+                "bound txn/s (ind)", "chained txn/s");
   }
   for (const bool huge : kinds) {
     abyss::MemoryProbe p;
-    if (auto err = abyss::probe_memory(b.size_mib << 20, huge, p); !err.empty()) {
+    if (auto err = abyss::probe_memory(b.size_mib << 20, huge, shape, p); !err.empty()) {
       std::fprintf(stderr, "abyss: %s\n", err.c_str());
       return 2;
     }
     const double dependent = 1e3 / p.dependent_ns;  // M reads/s
     const double independent = 1e3 / p.independent_ns;
+    const double chained = p.chained_ns > 0 ? 1e9 / p.chained_ns : 0;  // txn/s
     const char* name = huge ? "huge" : "small";
-    j["pages"].push_back({{"pages", name},
+    nlohmann::json row = {{"pages", name},
                           {"dependent_ns", p.dependent_ns},
                           {"independent_ns", p.independent_ns},
                           {"dependent_lines_per_s", dependent * 1e6},
                           {"independent_lines_per_s", independent * 1e6},
                           {"bound_txn_per_s_dependent", dependent * 1e6 / b.lines_per_txn},
-                          {"bound_txn_per_s_independent", independent * 1e6 / b.lines_per_txn}});
+                          {"bound_txn_per_s_independent", independent * 1e6 / b.lines_per_txn}};
+    if (chained > 0) {
+      row["chained_ns_per_txn"] = p.chained_ns;
+      row["chained_txn_per_s"] = chained;
+    }
+    j["pages"].push_back(row);
     if (!b.as_json) {
-      std::printf("%-6s %16.2f %16.2f %18.0f %18.0f\n", name, dependent, independent, dependent * 1e6 / b.lines_per_txn,
+      std::printf("%-6s %16.2f %16.2f %18.0f %18.0f", name, dependent, independent, dependent * 1e6 / b.lines_per_txn,
                   independent * 1e6 / b.lines_per_txn);
+      if (chained > 0) {
+        std::printf(" %15.0f\n", chained);
+      } else {
+        std::printf(" %15s\n", "-");
+      }
     }
   }
   if (b.as_json) std::printf("%s\n", j.dump(2).c_str());
@@ -596,6 +623,11 @@ int main(int argc, char** argv) {
       ->add_option("--lines-per-txn", memory_bench.lines_per_txn,
                    "lines a read-only transaction reads, for its bound (default 32: 16 accesses x 2 lines)")
       ->check(CLI::Range(1u, 1'000'000u));
+  bench_memory
+      ->add_option("--accesses-per-txn", memory_bench.accesses_per_txn,
+                   "accesses the chained transactions make, each a bucket line and the rest of its share of "
+                   "--lines-per-txn as its row (default 16)")
+      ->check(CLI::Range(1u, 4096u));
   bench_memory->add_flag("--json", memory_bench.as_json, "as JSON");
   abyss::IndexBenchOptions index_bench;
   bool index_bench_json = false;

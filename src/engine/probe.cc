@@ -18,11 +18,11 @@ std::string probe_host(HostProbe& out) {
   return platform::probe_host(sets, out);
 }
 
-std::string probe_memory(uint64_t bytes, bool huge_pages, MemoryProbe& out) {
+std::string probe_memory(uint64_t bytes, bool huge_pages, const ChainedShape& shape, MemoryProbe& out) {
   if (auto why = footprint::shortfall(bytes, platform::available_memory_bytes()); !why.empty()) {
     return "the memory bench's region " + why + " (a smaller --size-mib fits)";
   }
-  return platform::probe_memory(bytes, huge_pages, out);
+  return platform::probe_memory(bytes, huge_pages, shape, out);
 }
 
 }  // namespace abyss

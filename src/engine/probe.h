@@ -20,6 +20,7 @@ std::string probe_host(HostProbe& out);
 // (platform/machine.h), or an error (the simulated build, a size the machine
 // cannot map).
 using MemoryProbe = platform::MemoryProbe;
-std::string probe_memory(uint64_t bytes, bool huge_pages, MemoryProbe& out);
+using ChainedShape = platform::ChainedShape;
+std::string probe_memory(uint64_t bytes, bool huge_pages, const ChainedShape& shape, MemoryProbe& out);
 
 }  // namespace abyss

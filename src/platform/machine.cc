@@ -147,7 +147,7 @@ double measure_stream_gbps() {
 
 }  // namespace
 
-std::string probe_memory(uint64_t bytes, bool huge_pages, MemoryProbe& out) {
+std::string probe_memory(uint64_t bytes, bool huge_pages, const ChainedShape& shape, MemoryProbe& out) {
   out = {};
   out.bytes = bytes;
   out.huge_pages = huge_pages;
@@ -184,6 +184,34 @@ std::string probe_memory(uint64_t bytes, bool huge_pages, MemoryProbe& out) {
                                     opaque(sum);
                                   }) /
                        static_cast<double>(kIndependent);
+  const uint64_t row_lines = shape.row_lines;
+  if (shape.accesses > 0 && row_lines > 0 && row_lines < lines) {
+    // Transactions of the shape. A bucket's first word, its link in the
+    // cycle above, is a random line: the row is the run of lines it falls in.
+    auto bucket = [&](uint64_t n) { return ((n * 0x9E3779B97F4A7C15ULL >> 20) & mask) * kWordsPerLine; };
+    const uint64_t txns = std::max<uint64_t>(1, kIndependent / (shape.accesses * (1 + row_lines)));
+    std::vector<uint64_t> rows(shape.accesses);
+    out.chained_ns = fastest_ns(3,
+                                [&] {
+                                  uint64_t sum = 0;
+                                  for (uint64_t t = 0, n = 0; t < txns; t++, n += shape.accesses) {
+                                    for (uint32_t a = 0; a < shape.accesses; a++) prefetch(&words[bucket(n + a)]);
+                                    for (uint32_t a = 0; a < shape.accesses; a++) {
+                                      const uint64_t link = words[bucket(n + a)];
+                                      rows[a] = std::min(link - link % row_lines, lines - row_lines) * kWordsPerLine;
+                                      for (uint64_t l = 0; l < row_lines; l++) {
+                                        prefetch(&words[rows[a] + l * kWordsPerLine]);
+                                      }
+                                    }
+                                    for (uint32_t a = 0; a < shape.accesses; a++) {
+                                      for (uint64_t l = 0; l < row_lines; l++)
+                                        sum += words[rows[a] + l * kWordsPerLine];
+                                    }
+                                  }
+                                  opaque(sum);
+                                }) /
+                     static_cast<double>(txns);
+  }
   unmap(words, bytes, huge_pages);
   return {};
 }

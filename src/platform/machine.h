@@ -66,14 +66,29 @@ std::string probe_host(const std::vector<uint64_t>& working_sets, HostProbe& out
 // through the lines in one random cycle: each waits for the one before) and
 // independent reads (random lines the core may fetch in parallel). The two
 // bound what an engine probing that memory can do per core.
+//
+// With a shape, it also runs transactions that read the region as an
+// indexed read-only transaction does, and nothing else: `accesses` accesses,
+// each a random line (its bucket) whose first word locates `row_lines`
+// consecutive lines (its row), fetched as `run --prefetch on` fetches them:
+// every bucket prefetched, then each row's lines as its bucket arrives, then
+// every line read: what the accesses' own misses allow a core, with no
+// engine work around them. A bucket must arrive before its row is fetched,
+// but a row's lines are neighbours, which random lines are not, so this can
+// land on either side of the independent reads' bound.
+struct ChainedShape {
+  uint32_t accesses = 0;   // per transaction
+  uint32_t row_lines = 0;  // per access, after its bucket's; 0 measures no transactions
+};
 struct MemoryProbe {
   uint64_t bytes = 0;
   bool huge_pages = false;
   double dependent_ns = 0;    // per read
   double independent_ns = 0;  // per read
+  double chained_ns = 0;      // per transaction of the shape; 0 without one
 };
 // Native only, like probe_host; an error also when the region cannot be
 // mapped.
-std::string probe_memory(uint64_t bytes, bool huge_pages, MemoryProbe& out);
+std::string probe_memory(uint64_t bytes, bool huge_pages, const ChainedShape& shape, MemoryProbe& out);
 
 }  // namespace abyss::platform

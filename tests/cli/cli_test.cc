@@ -178,6 +178,7 @@ std::vector<BadCase> bad_cases() {
       {"demo_is_a_spec", {"demo"}, {"./abyss", "demo", "harness/specs/demo.toml"}},
       // The index bench runs in the binary: its sizes and names are checked first.
       {"bench_index_keys_beyond_memory", {"bench", "index", "--keys", "4294967296"}, {"--keys", "GiB", "available"}},
+      {"bench_memory_no_accesses", {"bench", "memory", "--accesses-per-txn", "0"}, {"--accesses-per-txn", "0"}},
       {"bench_index_structure_unknown",
        {"bench", "index", "--structures", "trie"},
        {"--structures", "trie", "hash", "ordered", "btree", "map"}},
@@ -349,6 +350,33 @@ TEST(CliBenchIndex, TableAndJsonCoverEveryStructure) {
       EXPECT_GE(r["keys_visited"].get<uint64_t>(), r["ops"].get<uint64_t>()) << r;
     }
   }
+}
+
+// The chained transactions are measured when the lines divide into whole
+// accesses (a bucket line and at least one row line each), and said not to
+// be otherwise.
+TEST(CliBenchMemory, ChainedTransactionsWhenTheLinesMakeWholeAccesses) {
+  const Outcome o =
+      run_abyss({"bench", "memory", "--size-mib", "64", "--pages", "small", "--lines-per-txn", "48", "--json"});
+  SCOPED_TRACE(o.command);
+  ASSERT_EQ(o.exit_code, 0) << "stderr: " << o.err;
+  const auto j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["accesses_per_txn"], 16);
+  ASSERT_EQ(j["pages"].size(), 1u);
+  const auto& p = j["pages"][0];
+  EXPECT_EQ(p["pages"], "small");
+  EXPECT_GT(p["dependent_ns"].get<double>(), 0) << p;
+  EXPECT_GT(p["chained_txn_per_s"].get<double>(), 0) << p;
+  EXPECT_DOUBLE_EQ(p["chained_txn_per_s"].get<double>() * p["chained_ns_per_txn"].get<double>(), 1e9) << p;
+
+  const Outcome ragged =
+      run_abyss({"bench", "memory", "--size-mib", "64", "--pages", "small", "--lines-per-txn", "40"});
+  SCOPED_TRACE(ragged.command);
+  ASSERT_EQ(ragged.exit_code, 0) << "stderr: " << ragged.err;
+  EXPECT_NE(ragged.out.find("chained: not measured (40 lines are not 16 accesses"), std::string::npos) << ragged.out;
+  EXPECT_NE(ragged.out.find("small "), std::string::npos) << ragged.out;
+  EXPECT_EQ(ragged.out.back(), '\n');
+  EXPECT_NE(ragged.out.find("-\n"), std::string::npos) << ragged.out;
 }
 
 // Plots print scheme names in capitals, and researchers write 1e3: both are

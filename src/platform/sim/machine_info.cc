@@ -52,7 +52,7 @@ std::string probe_host(const std::vector<uint64_t>& /*working_sets*/, HostProbe&
   return "the probe measures this machine: run it with the native build (build/release/apps/abyss probe)";
 }
 
-std::string probe_memory(uint64_t /*bytes*/, bool /*huge_pages*/, MemoryProbe& /*out*/) {
+std::string probe_memory(uint64_t /*bytes*/, bool /*huge_pages*/, const ChainedShape& /*shape*/, MemoryProbe& /*out*/) {
   return "the memory bench measures this machine: run it with the native build (build/release/apps/abyss)";
 }
 
