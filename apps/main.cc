@@ -17,6 +17,7 @@
 #include "check/tpcc.h"
 #include "common/build_info.h"
 #include "common/config.h"
+#include "common/knob.h"
 #include "engine/describe.h"
 #include "engine/engine.h"
 #include "engine/index_bench.h"
@@ -175,10 +176,16 @@ struct MemoryBench {
   std::string pages = "both";
   uint32_t lines_per_txn = 32;
   uint32_t accesses_per_txn = 16;
+  std::string work_ns = "0";  // parsed by the command: CLI11's range check lets NaN through
   bool as_json = false;
 };
 
 int memory_bench_command(const MemoryBench& b) {
+  double work_ns = 0;
+  if (auto err = abyss::parse_real(b.work_ns, 0, 100'000, work_ns); !err.empty()) {
+    std::fprintf(stderr, "abyss: --work-ns %s\n", err.c_str());
+    return 2;
+  }
   std::vector<bool> kinds;
   if (b.pages != "huge") kinds.push_back(false);
   if (b.pages != "small") kinds.push_back(true);
@@ -186,24 +193,27 @@ int memory_bench_command(const MemoryBench& b) {
   // divide into whole accesses of at least one row line.
   abyss::ChainedShape shape;
   if (b.lines_per_txn % b.accesses_per_txn == 0 && b.lines_per_txn / b.accesses_per_txn >= 2) {
-    shape = {b.accesses_per_txn, b.lines_per_txn / b.accesses_per_txn - 1};
+    shape = {b.accesses_per_txn, b.lines_per_txn / b.accesses_per_txn - 1, work_ns};
   }
   nlohmann::json j;
   j["size_bytes"] = b.size_mib << 20;
   j["lines_per_txn"] = b.lines_per_txn;
   j["accesses_per_txn"] = b.accesses_per_txn;
+  j["work_ns"] = work_ns;
   if (!b.as_json) {
     std::printf("one core's random 64-byte line reads over %llu MiB; bound for a read-only transaction of %u lines\n",
                 static_cast<unsigned long long>(b.size_mib), b.lines_per_txn);
     if (shape.row_lines > 0) {
-      std::printf("chained: %u accesses a transaction, each a bucket line and then its row's %u, prefetched\n",
-                  shape.accesses, shape.row_lines);
+      std::printf(
+          "chained: %u accesses a transaction, each a bucket line and then its row's %u, prefetched in a burst "
+          "a transaction or pipelined; %.0f ns of work after each access\n",
+          shape.accesses, shape.row_lines, work_ns);
     } else {
       std::printf("chained: not measured (%u lines are not %u accesses of a bucket line and at least one row line)\n",
                   b.lines_per_txn, b.accesses_per_txn);
     }
-    std::printf("%-6s %16s %16s %18s %18s %15s\n", "pages", "dependent M/s", "independent M/s", "bound txn/s (dep)",
-                "bound txn/s (ind)", "chained txn/s");
+    std::printf("%-6s %16s %16s %18s %18s %15s %15s\n", "pages", "dependent M/s", "independent M/s",
+                "bound txn/s (dep)", "bound txn/s (ind)", "chained burst", "chained pipe");
   }
   for (const bool huge : kinds) {
     abyss::MemoryProbe p;
@@ -214,6 +224,7 @@ int memory_bench_command(const MemoryBench& b) {
     const double dependent = 1e3 / p.dependent_ns;  // M reads/s
     const double independent = 1e3 / p.independent_ns;
     const double chained = p.chained_ns > 0 ? 1e9 / p.chained_ns : 0;  // txn/s
+    const double pipelined = p.chained_pipeline_ns > 0 ? 1e9 / p.chained_pipeline_ns : 0;
     const char* name = huge ? "huge" : "small";
     nlohmann::json row = {{"pages", name},
                           {"dependent_ns", p.dependent_ns},
@@ -225,15 +236,17 @@ int memory_bench_command(const MemoryBench& b) {
     if (chained > 0) {
       row["chained_ns_per_txn"] = p.chained_ns;
       row["chained_txn_per_s"] = chained;
+      row["chained_pipeline_ns_per_txn"] = p.chained_pipeline_ns;
+      row["chained_pipeline_txn_per_s"] = pipelined;
     }
     j["pages"].push_back(row);
     if (!b.as_json) {
       std::printf("%-6s %16.2f %16.2f %18.0f %18.0f", name, dependent, independent, dependent * 1e6 / b.lines_per_txn,
                   independent * 1e6 / b.lines_per_txn);
       if (chained > 0) {
-        std::printf(" %15.0f\n", chained);
+        std::printf(" %15.0f %15.0f\n", chained, pipelined);
       } else {
-        std::printf(" %15s\n", "-");
+        std::printf(" %15s %15s\n", "-", "-");
       }
     }
   }
@@ -628,6 +641,10 @@ int main(int argc, char** argv) {
                    "accesses the chained transactions make, each a bucket line and the rest of its share of "
                    "--lines-per-txn as its row (default 16)")
       ->check(CLI::Range(1u, 4096u));
+  bench_memory->add_option(
+      "--work-ns", memory_bench.work_ns,
+      "register-only work after each chained access, in nanoseconds from 0 to 100000, standing for an "
+      "engine's (default 0)");
   bench_memory->add_flag("--json", memory_bench.as_json, "as JSON");
   abyss::IndexBenchOptions index_bench;
   bool index_bench_json = false;

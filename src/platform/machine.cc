@@ -145,6 +145,70 @@ double measure_stream_gbps() {
          });
 }
 
+// Chained transactions over `lines` lines whose first words link each to a
+// random line (probe_memory's cycle): an access's bucket is a random line,
+// and its row the run of `row_lines` lines its bucket's link falls in.
+// Between accesses the core does `work_ns` of register-only work (a chain
+// of dependent adds, one a cycle). Two schedules: a burst a transaction
+// (every bucket, then every row, then the reads: run --prefetch on's), and a
+// pipeline that at each access prefetches the bucket two transactions ahead
+// and the row one transaction ahead, so no burst is issued and no probe waits.
+void measure_chained(const uint64_t* words, uint64_t lines, uint64_t mask, const ChainedShape& shape,
+                     MemoryProbe& out) {
+  constexpr std::size_t kWordsPerLine = 8;
+  const uint64_t accesses = shape.accesses;
+  const uint64_t row_lines = shape.row_lines;
+  auto bucket = [&](uint64_t n) { return ((n * 0x9E3779B97F4A7C15ULL >> 20) & mask) * kWordsPerLine; };
+  auto row_of = [&](uint64_t n) {
+    const uint64_t link = words[bucket(n)];
+    return std::min(link - link % row_lines, lines - row_lines) * kWordsPerLine;
+  };
+  const uint64_t adds = shape.work_ns > 0 ? static_cast<uint64_t>(shape.work_ns * measure_core_ghz()) : 0;
+  auto work = [adds](uint64_t& x) {
+    for (uint64_t i = 0; i < adds; i++) {
+      x += 1;
+      opaque(x);
+    }
+  };
+  const uint64_t txns = std::max<uint64_t>(1, (uint64_t{1} << 24) / (accesses * (1 + row_lines)));
+  std::vector<uint64_t> rows(accesses);
+  out.chained_ns = fastest_ns(3,
+                              [&] {
+                                uint64_t sum = 0;
+                                for (uint64_t t = 0, n = 0; t < txns; t++, n += accesses) {
+                                  for (uint64_t a = 0; a < accesses; a++) prefetch(&words[bucket(n + a)]);
+                                  for (uint64_t a = 0; a < accesses; a++) {
+                                    rows[a] = row_of(n + a);
+                                    for (uint64_t l = 0; l < row_lines; l++)
+                                      prefetch(&words[rows[a] + l * kWordsPerLine]);
+                                  }
+                                  for (uint64_t a = 0; a < accesses; a++) {
+                                    for (uint64_t l = 0; l < row_lines; l++) sum += words[rows[a] + l * kWordsPerLine];
+                                    work(sum);
+                                  }
+                                }
+                                opaque(sum);
+                              }) /
+                   static_cast<double>(txns);
+  out.chained_pipeline_ns = fastest_ns(3,
+                                       [&] {
+                                         uint64_t sum = 0;
+                                         for (uint64_t n = 0; n < txns * accesses; n++) {
+                                           prefetch(&words[bucket(n + 2 * accesses)]);
+                                           const uint64_t ahead = row_of(n + accesses);
+                                           for (uint64_t l = 0; l < row_lines; l++) {
+                                             prefetch(&words[ahead + l * kWordsPerLine]);
+                                           }
+                                           const uint64_t row = row_of(n);
+                                           for (uint64_t l = 0; l < row_lines; l++)
+                                             sum += words[row + l * kWordsPerLine];
+                                           work(sum);
+                                         }
+                                         opaque(sum);
+                                       }) /
+                            static_cast<double>(txns);
+}
+
 }  // namespace
 
 std::string probe_memory(uint64_t bytes, bool huge_pages, const ChainedShape& shape, MemoryProbe& out) {
@@ -184,33 +248,8 @@ std::string probe_memory(uint64_t bytes, bool huge_pages, const ChainedShape& sh
                                     opaque(sum);
                                   }) /
                        static_cast<double>(kIndependent);
-  const uint64_t row_lines = shape.row_lines;
-  if (shape.accesses > 0 && row_lines > 0 && row_lines < lines) {
-    // Transactions of the shape. A bucket's first word, its link in the
-    // cycle above, is a random line: the row is the run of lines it falls in.
-    auto bucket = [&](uint64_t n) { return ((n * 0x9E3779B97F4A7C15ULL >> 20) & mask) * kWordsPerLine; };
-    const uint64_t txns = std::max<uint64_t>(1, kIndependent / (shape.accesses * (1 + row_lines)));
-    std::vector<uint64_t> rows(shape.accesses);
-    out.chained_ns = fastest_ns(3,
-                                [&] {
-                                  uint64_t sum = 0;
-                                  for (uint64_t t = 0, n = 0; t < txns; t++, n += shape.accesses) {
-                                    for (uint32_t a = 0; a < shape.accesses; a++) prefetch(&words[bucket(n + a)]);
-                                    for (uint32_t a = 0; a < shape.accesses; a++) {
-                                      const uint64_t link = words[bucket(n + a)];
-                                      rows[a] = std::min(link - link % row_lines, lines - row_lines) * kWordsPerLine;
-                                      for (uint64_t l = 0; l < row_lines; l++) {
-                                        prefetch(&words[rows[a] + l * kWordsPerLine]);
-                                      }
-                                    }
-                                    for (uint32_t a = 0; a < shape.accesses; a++) {
-                                      for (uint64_t l = 0; l < row_lines; l++)
-                                        sum += words[rows[a] + l * kWordsPerLine];
-                                    }
-                                  }
-                                  opaque(sum);
-                                }) /
-                     static_cast<double>(txns);
+  if (shape.accesses > 0 && shape.row_lines > 0 && shape.row_lines < lines) {
+    measure_chained(words, lines, mask, shape, out);
   }
   unmap(words, bytes, huge_pages);
   return {};

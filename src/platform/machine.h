@@ -72,20 +72,25 @@ std::string probe_host(const std::vector<uint64_t>& working_sets, HostProbe& out
 // each a random line (its bucket) whose first word locates `row_lines`
 // consecutive lines (its row), fetched as `run --prefetch on` fetches them:
 // every bucket prefetched, then each row's lines as its bucket arrives, then
-// every line read: what the accesses' own misses allow a core, with no
-// engine work around them. A bucket must arrive before its row is fetched,
-// but a row's lines are neighbours, which random lines are not, so this can
-// land on either side of the independent reads' bound.
+// every line read: what the accesses' own misses allow a core. A bucket
+// must arrive before its row is fetched, but a row's lines are neighbours,
+// which random lines are not, so this can land on either side of the
+// independent reads' bound. They are also run as a pipeline (each access
+// prefetches the bucket two transactions ahead and the row one ahead), and
+// with `work_ns` of register-only work after each access, an engine's work
+// in place of the engine: whether a schedule overlaps work with misses.
 struct ChainedShape {
   uint32_t accesses = 0;   // per transaction
   uint32_t row_lines = 0;  // per access, after its bucket's; 0 measures no transactions
+  double work_ns = 0;      // after each access
 };
 struct MemoryProbe {
   uint64_t bytes = 0;
   bool huge_pages = false;
-  double dependent_ns = 0;    // per read
-  double independent_ns = 0;  // per read
-  double chained_ns = 0;      // per transaction of the shape; 0 without one
+  double dependent_ns = 0;         // per read
+  double independent_ns = 0;       // per read
+  double chained_ns = 0;           // per transaction of the shape, a burst each; 0 without a shape
+  double chained_pipeline_ns = 0;  // per transaction of the shape, pipelined; 0 without a shape
 };
 // Native only, like probe_host; an error also when the region cannot be
 // mapped.

@@ -179,6 +179,7 @@ std::vector<BadCase> bad_cases() {
       // The index bench runs in the binary: its sizes and names are checked first.
       {"bench_index_keys_beyond_memory", {"bench", "index", "--keys", "4294967296"}, {"--keys", "GiB", "available"}},
       {"bench_memory_no_accesses", {"bench", "memory", "--accesses-per-txn", "0"}, {"--accesses-per-txn", "0"}},
+      {"bench_memory_work_nan", {"bench", "memory", "--work-ns", "nan"}, {"--work-ns", "nan"}},
       {"bench_index_structure_unknown",
        {"bench", "index", "--structures", "trie"},
        {"--structures", "trie", "hash", "ordered", "btree", "map"}},
@@ -356,18 +357,23 @@ TEST(CliBenchIndex, TableAndJsonCoverEveryStructure) {
 // accesses (a bucket line and at least one row line each), and said not to
 // be otherwise.
 TEST(CliBenchMemory, ChainedTransactionsWhenTheLinesMakeWholeAccesses) {
-  const Outcome o =
-      run_abyss({"bench", "memory", "--size-mib", "64", "--pages", "small", "--lines-per-txn", "48", "--json"});
+  const Outcome o = run_abyss({"bench", "memory", "--size-mib", "64", "--pages", "small", "--lines-per-txn", "48",
+                               "--work-ns", "20", "--json"});
   SCOPED_TRACE(o.command);
   ASSERT_EQ(o.exit_code, 0) << "stderr: " << o.err;
   const auto j = nlohmann::json::parse(o.out);
   EXPECT_EQ(j["accesses_per_txn"], 16);
+  EXPECT_EQ(j["work_ns"], 20.0);
   ASSERT_EQ(j["pages"].size(), 1u);
   const auto& p = j["pages"][0];
   EXPECT_EQ(p["pages"], "small");
   EXPECT_GT(p["dependent_ns"].get<double>(), 0) << p;
   EXPECT_GT(p["chained_txn_per_s"].get<double>(), 0) << p;
   EXPECT_DOUBLE_EQ(p["chained_txn_per_s"].get<double>() * p["chained_ns_per_txn"].get<double>(), 1e9) << p;
+  EXPECT_GT(p["chained_pipeline_txn_per_s"].get<double>(), 0) << p;
+  // 16 accesses with 20 ns of work after each: no schedule beats 320 ns a transaction.
+  EXPECT_GT(p["chained_ns_per_txn"].get<double>(), 320) << p;
+  EXPECT_GT(p["chained_pipeline_ns_per_txn"].get<double>(), 320) << p;
 
   const Outcome ragged =
       run_abyss({"bench", "memory", "--size-mib", "64", "--pages", "small", "--lines-per-txn", "40"});
@@ -376,7 +382,7 @@ TEST(CliBenchMemory, ChainedTransactionsWhenTheLinesMakeWholeAccesses) {
   EXPECT_NE(ragged.out.find("chained: not measured (40 lines are not 16 accesses"), std::string::npos) << ragged.out;
   EXPECT_NE(ragged.out.find("small "), std::string::npos) << ragged.out;
   EXPECT_EQ(ragged.out.back(), '\n');
-  EXPECT_NE(ragged.out.find("-\n"), std::string::npos) << ragged.out;
+  EXPECT_NE(ragged.out.find("-               -\n"), std::string::npos) << ragged.out;
 }
 
 // Plots print scheme names in capitals, and researchers write 1e3: both are
