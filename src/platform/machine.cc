@@ -93,6 +93,13 @@ double measure_latency_ns(uint64_t bytes) {
          static_cast<double>(reads);
 }
 
+// The first word of the n-th line of a fixed random sequence of lines among
+// `mask + 1` (a power of two): scattered, and computed, not loaded.
+inline uint64_t random_line_word(uint64_t n, uint64_t mask) {
+  constexpr uint64_t kWordsPerLine = 8;
+  return ((n * 0x9E3779B97F4A7C15ULL >> 20) & mask) * kWordsPerLine;
+}
+
 // Nanoseconds per read of independent reads of random lines of `bytes`:
 // no read waits for another, so the core overlaps as many misses as it can.
 double measure_independent_ns(uint64_t bytes) {
@@ -103,7 +110,7 @@ double measure_independent_ns(uint64_t bytes) {
   return fastest_ns(3,
                     [&] {
                       uint64_t sum = 0;
-                      for (uint64_t i = 0; i < kReads; i++) sum += data[((i * 0x9E3779B97F4A7C15ULL >> 20) & mask) * 8];
+                      for (uint64_t i = 0; i < kReads; i++) sum += data[random_line_word(i, mask)];
                       opaque(sum);
                     }) /
          static_cast<double>(kReads);
@@ -158,7 +165,7 @@ void measure_chained(const uint64_t* words, uint64_t lines, uint64_t mask, const
   constexpr std::size_t kWordsPerLine = 8;
   const uint64_t accesses = shape.accesses;
   const uint64_t row_lines = shape.row_lines;
-  auto bucket = [&](uint64_t n) { return ((n * 0x9E3779B97F4A7C15ULL >> 20) & mask) * kWordsPerLine; };
+  auto bucket = [&](uint64_t n) { return random_line_word(n, mask); };
   auto row_of = [&](uint64_t n) {
     const uint64_t link = words[bucket(n)];
     return std::min(link - link % row_lines, lines - row_lines) * kWordsPerLine;
@@ -243,7 +250,7 @@ std::string probe_memory(uint64_t bytes, bool huge_pages, const ChainedShape& sh
                                   [&] {
                                     uint64_t sum = 0;
                                     for (uint64_t i = 0; i < kIndependent; i++) {
-                                      sum += words[((i * 0x9E3779B97F4A7C15ULL >> 20) & mask) * kWordsPerLine];
+                                      sum += words[random_line_word(i, mask)];
                                     }
                                     opaque(sum);
                                   }) /
