@@ -338,7 +338,10 @@ int64_t lost_increments(uint16_t port, int clients, int rounds, int pipeline) {
       for (int k = 0; k < pipeline; k++) batch += "INCR counter\r\n";
       for (int r = 0; r < rounds; r++) {
         c.send_raw(batch);
-        for (int k = 0; k < pipeline; k++) EXPECT_EQ(c.read().kind, Reply::Kind::Integer);
+        for (int k = 0; k < pipeline; k++) {
+          const Reply reply = c.read();
+          EXPECT_EQ(reply.kind, Reply::Kind::Integer) << reply.text;
+        }
       }
     });
   }
