@@ -18,6 +18,7 @@ import argparse
 import os
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -329,15 +330,34 @@ def cmd_reproduce(args: argparse.Namespace, console: Console) -> int:
     return EXIT_FAIL if res.failed else EXIT_OK
 
 
+def _phases_before() -> list[tuple[str, float]]:
+    """The phases ./abyss ran before the harness (ABYSS_PHASES: "packages=0.4,build=212,harness=0.1")."""
+    out = []
+    for item in filter(None, os.environ.get("ABYSS_PHASES", "").split(",")):
+        name, _, secs = item.partition("=")
+        try:
+            out.append((name, float(secs)))
+        except ValueError:
+            pass
+    return out
+
+
 def cmd_demo(args: argparse.Namespace, console: Console) -> int:
+    phases = _phases_before()
     spec = reproduce.load("demo", overrides=_overrides(args))
     exp_dir = runner.experiment_dir(_results_dir(args.results), spec)
     if not args.dry_run and exp_dir.is_dir() and (exp_dir / store.MANIFEST).is_file():
         shutil.rmtree(exp_dir)          # the demo shows this build, not an earlier one
+    start = time.monotonic()
     exp_dir, res = _sweep_and_summarize(spec, args, console)
     if args.dry_run:
         return EXIT_OK
+    phases.append(("runs", time.monotonic() - start))
+    start = time.monotonic()
     _report(exp_dir, console)
+    phases.append(("report", time.monotonic() - start))
+    console.print("demo phases: " + ", ".join(f"{name} {runner.fmt_duration(secs)}" for name, secs in phases)
+                  + f"; total {runner.fmt_duration(sum(secs for _, secs in phases))}", highlight=False)
     from .plots import scheme_label
 
     df = store.load_experiment(exp_dir).runs
