@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -59,30 +60,39 @@ std::vector<std::string> ycsb_run(const std::string& cc, uint32_t cores) {
           "64"};
 }
 
-class SimDeterminism : public ::testing::TestWithParam<uint32_t> {};
-
-TEST_P(SimDeterminism, SameSeedSameReportInTwoProcesses) {
-  for (const cc::SchemeTraits& s : cc::schemes()) {
-    SCOPED_TRACE(std::string(s.name));
-    std::string reports[2];
-    for (std::string& report : reports) {
-      const std::string json = temp_path("report.json");
-      std::vector<std::string> args = ycsb_run(std::string(s.name), GetParam());
-      args.insert(args.end(), {"--json", json});
-      const auto o = run_abyss(args);
-      ASSERT_EQ(o.exit_code, 0) << o.command << "\n" << o.err;
-      report = simulated_part(slurp(json));
-      std::filesystem::remove(json);
-    }
-    // The run simulated something (H-STORE's one partition may commit
-    // nothing in so short a window at 1024 cores).
-    EXPECT_GT(nlohmann::json::parse(reports[0])["sim_counters"]["accesses"].get<uint64_t>(), 0u);
-    // Compared as strings, but printed only as a verdict: a report is long.
-    EXPECT_TRUE(reports[0] == reports[1]) << "the two runs' reports differ";
-  }
+// Every registered scheme's name: one test per scheme, so ctest -j runs them side by side.
+std::vector<std::string> scheme_names() {
+  std::vector<std::string> names;
+  for (const cc::SchemeTraits& s : cc::schemes()) names.emplace_back(s.name);
+  return names;
 }
 
-INSTANTIATE_TEST_SUITE_P(Cores, SimDeterminism, ::testing::Values(64u, 1024u));
+class SimDeterminism : public ::testing::TestWithParam<std::tuple<uint32_t, std::string>> {};
+
+TEST_P(SimDeterminism, SameSeedSameReportInTwoProcesses) {
+  const auto& [cores, scheme] = GetParam();
+  std::string reports[2];
+  for (std::string& report : reports) {
+    const std::string json = temp_path("report.json");
+    std::vector<std::string> args = ycsb_run(scheme, cores);
+    args.insert(args.end(), {"--json", json});
+    const auto o = run_abyss(args);
+    ASSERT_EQ(o.exit_code, 0) << o.command << "\n" << o.err;
+    report = simulated_part(slurp(json));
+    std::filesystem::remove(json);
+  }
+  // The run simulated something (H-STORE's one partition may commit
+  // nothing in so short a window at 1024 cores).
+  EXPECT_GT(nlohmann::json::parse(reports[0])["sim_counters"]["accesses"].get<uint64_t>(), 0u);
+  // Compared as strings, but printed only as a verdict: a report is long.
+  EXPECT_TRUE(reports[0] == reports[1]) << "the two runs' reports differ";
+}
+
+INSTANTIATE_TEST_SUITE_P(Cores, SimDeterminism,
+                         ::testing::Combine(::testing::Values(64u, 1024u), ::testing::ValuesIn(scheme_names())),
+                         [](const ::testing::TestParamInfo<SimDeterminism::ParamType>& i) {
+                           return std::to_string(std::get<0>(i.param)) + "_" + std::get<1>(i.param);
+                         });
 
 // Abyss §4.3's hardware counter exists on the simulated mesh chip, and only
 // there: every timestamp it hands out is distinct, and the numa machine
@@ -156,34 +166,36 @@ struct HistoryCase {
   std::vector<std::string> workload;
 };
 
-class SimHistory : public ::testing::TestWithParam<HistoryCase> {};
+class SimHistory : public ::testing::TestWithParam<std::tuple<HistoryCase, std::string>> {};
 
 TEST_P(SimHistory, EverySchemeIsSerializableAt256CoresAndNoneIsCaught) {
-  for (const cc::SchemeTraits& s : cc::schemes()) {
-    SCOPED_TRACE(std::string(s.name));
-    const std::string log = temp_path("history.jsonl");
-    std::vector<std::string> args = {"run",        "--sim-cores", "256",      "--cc",    std::string(s.name),
-                                     "--duration", "0.0003",      "--warmup", "0.00005", "--queries-per-worker",
-                                     "64",         "--history",   log};
-    args.insert(args.end(), GetParam().workload.begin(), GetParam().workload.end());
-    const auto ran = run_abyss(args);
-    ASSERT_EQ(ran.exit_code, 0) << ran.command << "\n" << ran.err;
-    const auto checked = run_abyss({"check", "history", log});
-    std::filesystem::remove(log);
-    if (s.name == std::string_view("none")) {
-      EXPECT_EQ(checked.exit_code, 1) << "the checker missed none's anomalies: " << checked.out;
-    } else {
-      EXPECT_EQ(checked.exit_code, 0) << checked.out << checked.err;
-    }
+  const auto& [workload, scheme] = GetParam();
+  const std::string log = temp_path("history.jsonl");
+  std::vector<std::string> args = {"run",        "--sim-cores", "256",      "--cc",    scheme,
+                                   "--duration", "0.0003",      "--warmup", "0.00005", "--queries-per-worker",
+                                   "64",         "--history",   log};
+  args.insert(args.end(), workload.workload.begin(), workload.workload.end());
+  const auto ran = run_abyss(args);
+  ASSERT_EQ(ran.exit_code, 0) << ran.command << "\n" << ran.err;
+  const auto checked = run_abyss({"check", "history", log});
+  std::filesystem::remove(log);
+  if (scheme == "none") {
+    EXPECT_EQ(checked.exit_code, 1) << "the checker missed none's anomalies: " << checked.out;
+  } else {
+    EXPECT_EQ(checked.exit_code, 0) << checked.out << checked.err;
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Workloads, SimHistory,
-                         ::testing::Values(HistoryCase{"ycsb",
-                                                       {"--workload", "ycsb", "--rows", "65536", "--theta", "0.9",
-                                                        "--req-per-txn", "4"}},
-                                           HistoryCase{"tpcc", {"--workload", "tpcc", "--warehouses", "4"}}),
-                         [](const ::testing::TestParamInfo<HistoryCase>& i) { return i.param.name; });
+                         ::testing::Combine(::testing::Values(HistoryCase{"ycsb",
+                                                                          {"--workload", "ycsb", "--rows", "65536",
+                                                                           "--theta", "0.9", "--req-per-txn", "4"}},
+                                                              HistoryCase{"tpcc",
+                                                                          {"--workload", "tpcc", "--warehouses", "4"}}),
+                                            ::testing::ValuesIn(scheme_names())),
+                         [](const ::testing::TestParamInfo<SimHistory::ParamType>& i) {
+                           return std::get<0>(i.param).name + "_" + std::get<1>(i.param);
+                         });
 
 }  // namespace
 }  // namespace abyss
