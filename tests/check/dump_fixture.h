@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -22,13 +23,22 @@ namespace abyss::testing_dump {
 
 namespace fs = std::filesystem;
 
-// One dump of a short single-worker NO_WAIT run on the small schema, made
-// once per process and removed at exit.
+// One dump of a short single-worker NO_WAIT run on the small schema. Under
+// ctest, the fixture tpcc_dump made it once for the whole test run
+// (tests/support/tpcc_dumps.cmake, with the same settings) and
+// ABYSS_TEST_TPCC_DUMPS names its folder; a process started otherwise makes
+// its own, once, and removes it at exit. Tests never change it: they edit
+// copies (copy_dump).
 inline const std::string& clean_dump(bool inserts = true) {
   struct Dump {
     std::string dir;
-    explicit Dump(bool ins)
-        : dir(testing::TempDir() + "abyss_tpcc_dump_" + std::to_string(::getpid()) + (ins ? "" : "_noins")) {
+    bool made = false;
+    explicit Dump(bool ins) {
+      if (const char* shared = std::getenv("ABYSS_TEST_TPCC_DUMPS"); shared != nullptr && *shared != '\0') {
+        dir = std::string(shared) + (ins ? "/inserts-on" : "/inserts-off");
+        return;
+      }
+      dir = testing::TempDir() + "abyss_tpcc_dump_" + std::to_string(::getpid()) + (ins ? "" : "_noins");
       fs::remove_all(dir);
       Config cfg;
       cfg.workload = "tpcc";
@@ -41,8 +51,11 @@ inline const std::string& clean_dump(bool inserts = true) {
       cfg.warmup_s = 0;
       cfg.dump_dir = dir;
       (void)run(cfg);
+      made = true;
     }
-    ~Dump() { fs::remove_all(dir); }
+    ~Dump() {
+      if (made) fs::remove_all(dir);
+    }
   };
   if (inserts) {
     static const Dump with_inserts(true);
@@ -52,9 +65,10 @@ inline const std::string& clean_dump(bool inserts = true) {
   return without_inserts.dir;
 }
 
-// A copy of the clean dump under a name of its own; the test removes it.
+// A copy of the clean dump under a name of its own, in this process's
+// temporary folder; the test removes it.
 inline std::string copy_dump(const std::string& what, bool inserts = true) {
-  const std::string d = clean_dump(inserts) + "_" + what;
+  const std::string d = testing::TempDir() + "abyss_tpcc_" + std::to_string(::getpid()) + "_" + what;
   fs::remove_all(d);
   fs::copy(clean_dump(inserts), d);
   return d;
