@@ -612,7 +612,9 @@ TEST(CliRun, SamplesCoverTheWindowInJsonAndCsv) {
     for (std::size_t c = 0; c < columns.size(); c++) {
       const bool count = columns[c] == "interval" || columns[c] == "rss_bytes" || columns[c].ends_with("commits") ||
                          columns[c].ends_with("aborts");
-      if (count) EXPECT_EQ(row[c].find_first_not_of("0123456789"), std::string::npos) << columns[c] << "=" << row[c];
+      if (count) {
+        EXPECT_EQ(row[c].find_first_not_of("0123456789"), std::string::npos) << columns[c] << "=" << row[c];
+      }
     }
   }
   EXPECT_EQ(rows, 4);
