@@ -373,9 +373,12 @@ TEST(CliBenchMemory, ChainedTransactionsWhenTheLinesMakeWholeAccesses) {
   EXPECT_GT(p["chained_txn_per_s"].get<double>(), 0) << p;
   EXPECT_DOUBLE_EQ(p["chained_txn_per_s"].get<double>() * p["chained_ns_per_txn"].get<double>(), 1e9) << p;
   EXPECT_GT(p["chained_pipeline_txn_per_s"].get<double>(), 0) << p;
-  // 16 accesses with 20 ns of work after each: no schedule beats 320 ns a transaction.
-  EXPECT_GT(p["chained_ns_per_txn"].get<double>(), 320) << p;
-  EXPECT_GT(p["chained_pipeline_ns_per_txn"].get<double>(), 320) << p;
+  EXPECT_DOUBLE_EQ(p["chained_pipeline_txn_per_s"].get<double>() * p["chained_pipeline_ns_per_txn"].get<double>(), 1e9)
+      << p;
+  // No bound on the times themselves: the work after each access is counted
+  // in cycles of the clock measured first, and a loaded machine measures it
+  // wrong (a pipeline under ctest -j2 and a build took 252 ns, under the
+  // 16 x 20 ns it would take at the measured clock).
 
   const Outcome ragged = run_abyss({"bench", "memory", "--size-mib", "4", "--pages", "small", "--lines-per-txn", "40"});
   SCOPED_TRACE(ragged.command);
