@@ -144,6 +144,8 @@ def main(argv: list[str]) -> int:
     if args.list:
         for m in chosen:
             print(f"{m.name}: {m.what}")
+            if m.expect:
+                print(f"    expected to be caught by: {m.expect}")
         return 0
 
     SCRATCH.mkdir(parents=True, exist_ok=True)
