@@ -779,6 +779,10 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "abyss: %s\n", err.c_str());
         return 2;
       }
+      if (auto err = abyss::check_window(run_cfg); !err.empty()) {
+        std::fprintf(stderr, "abyss: %s\n", err.c_str());
+        return 2;
+      }
       if (auto err = abyss::check_machine(run_cfg); !err.empty()) {
         std::fprintf(stderr, "abyss: %s\n", err.c_str());
         return 2;

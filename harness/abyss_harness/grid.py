@@ -136,6 +136,11 @@ def estimate_seconds(run: Run) -> float:
             else 0.3 * p.get("warehouses", 1) / min(2, p.get("warehouses", 1)) if workload == "tpcc"
             else 0.0)
     window = p.get("duration", 1.0) + p.get("warmup", 0.2)
+    if p.get("steady_commits"):
+        # Sized by rule: about as long as 16 of the shortest windows, capped.
+        window = p.get("warmup", 0.2) + 16 * p.get("duration", 1.0)
+        if p.get("max_duration"):
+            window = min(window, p["max_duration"])
     if p.get("sim_cores"):
         window *= SIM_HOST_PER_CORE_SECOND * p["sim_cores"]
     return window + load + 0.15

@@ -278,7 +278,12 @@ def _legend(ax: matplotlib.axes.Axes, title: str | None, reverse: bool = False, 
 
 def _medians(df: pd.DataFrame, keys: list[str], y: str) -> pd.DataFrame:
     g = df.groupby(keys, dropna=False, sort=False)[y]
-    return pd.DataFrame({"med": g.median(), "lo": g.min(), "hi": g.max(), "reps": g.count()}).reset_index()
+    out = pd.DataFrame({"med": g.median(), "lo": g.min(), "hi": g.max(), "reps": g.count()})
+    if "steady" in df and df["steady"].notna().any():
+        # False when any repetition's window missed steady state.
+        out["steady"] = df.groupby(keys, dropna=False, sort=False)["steady"].agg(
+            lambda v: not (v.notna() & ~v.fillna(True).astype(bool)).any())
+    return out.reset_index()
 
 
 def _spread(agg: pd.DataFrame, scale: float) -> list[pd.Series] | None:
@@ -316,6 +321,14 @@ def plot_lines(df: pd.DataFrame, *, x: str, y: str, series: str | None, title: s
                     label=series_label(series, v) if series else None,
                     color=colour, marker=marker, markersize=5, linewidth=1.6, linestyle=dashes[v], capsize=3,
                     clip_on=False, zorder=3)
+        if "steady" in d:
+            # A point whose window missed steady state is drawn hollow.
+            off = d[~d["steady"].astype(bool)]
+            ax.plot(off[x], off["med"] * scale, linestyle="none", marker=marker, markersize=5,
+                    markerfacecolor="white", markeredgecolor=colour, clip_on=False, zorder=4)
+    if "steady" in agg and not agg["steady"].astype(bool).all():
+        ax.annotate("hollow: not at steady state", xy=(1, 0), xycoords="axes fraction", xytext=(-4, 4),
+                    textcoords="offset points", ha="right", va="bottom", fontsize=7, color="#555555")
     xs = ordered(x, agg[x])
     if logx:
         ax.set_xscale("log")

@@ -45,6 +45,7 @@ RUN_RESULTS = ("seconds", "throughput", "commits", "cc_aborts", "logical_aborts"
 WORKLOAD_METRIC_COLUMNS = tuple(c for c in engine.WORKLOAD_METRICS if c not in RUN_RESULTS)
 RESULT_COLUMNS = (
     "seconds", "throughput", "commits", "cc_aborts", "logical_aborts", "abort_rate",
+    "steady", "commits_per_worker", "halves_ratio", "windows", "warmup_seconds",
     *WORKLOAD_METRIC_COLUMNS, "tuples_per_s", "mean_us", "p50_us", "p90_us", "p95_us", "p99_us", "p999_us",
     "max_us",
     "load_seconds", "rss_after_load_bytes", "rss_at_end_bytes",
@@ -81,6 +82,11 @@ def flatten_run(doc: dict[str, Any]) -> dict[str, Any]:
         row[key] = res.get(key)
     for column in WORKLOAD_METRIC_COLUMNS:
         row[column] = res.get(engine.WORKLOAD_METRICS[column].key)
+    # Whether the window held steady state, and what it held (docs/many-core.md,
+    # "Steady state"); reports from before windows were judged have none.
+    window = res.get("window", {})
+    for key in ("steady", "commits_per_worker", "halves_ratio", "windows", "warmup_seconds"):
+        row[key] = window.get(key)
     if params.get("workload") == "ycsb" and res.get("throughput") is not None:
         row["tuples_per_s"] = res["throughput"] * params.get("req_per_txn", 0)
     # With --log (docs/durability.md): commits acknowledged, and what the
@@ -300,7 +306,7 @@ def varying_params(df: pd.DataFrame) -> list[str]:
     return out
 
 
-SUMMARY_METRICS = (("throughput", "abort_rate") + WORKLOAD_METRIC_COLUMNS
+SUMMARY_METRICS = (("throughput", "abort_rate", "commits_per_worker", "halves_ratio") + WORKLOAD_METRIC_COLUMNS
                    + ("tuples_per_s", "p50_us", "p99_us", "p999_us") + FRACTION_COLUMNS)
 
 
@@ -322,6 +328,9 @@ def summarize(df: pd.DataFrame, axes: list[str] | None = None) -> pd.DataFrame:
     out["throughput_max"] = g["throughput"].max()
     out["spread_pct"] = (100 * (out["throughput_max"] - out["throughput_min"])
                          / out["throughput"].where(out["throughput"] > 0))
+    if "steady" in df and df["steady"].notna().any():
+        # A point holds steady state when every repetition's window did.
+        out["steady"] = g["steady"].agg(lambda v: bool(v.dropna().astype(bool).all()) if v.notna().any() else None)
     out["example_file"] = g["file"].first()
     return out.reset_index()
 

@@ -74,6 +74,8 @@ def fake_report(argv: list[str]) -> dict[str, Any]:
                          "latency_histogram": _histogram(per_type, k + 1)} for k, t in enumerate(types)},
         "breakdown": {c: {"fraction": f, "seconds": f * seconds * threads} for c, f in fractions.items()},
         "breakdown_per_worker": [],
+        "window": {"rule": "fixed", "steady": True, "windows": 1, "warmup_seconds": config.get("warmup_s", 0.2),
+                   "commits_per_worker": throughput * seconds / threads, "halves_ratio": 1.0},
     }
     if tpcc:
         results["tpmC"] = throughput * 30

@@ -351,3 +351,22 @@ def test_memory_axis_spans_the_values_so_growth_shows(tmp_path: Path, monkeypatc
     # the base, not at 0, and the growth takes a third of its height or more.
     assert 1000 < lo < 1024 and 1044 < hi < 1100
     assert (1044 - 1024) / (hi - lo) > 0.3
+
+
+def test_a_point_whose_window_missed_steady_state_is_drawn_hollow(tmp_path: Path) -> None:
+    df = frame(reps=1)
+    assert "steady" in df and "commits_per_worker" in df
+    steady = plots.plot_lines(df.assign(steady=True), x="threads", y="throughput", series="cc", title="t",
+                              stem=tmp_path / "steady")
+    missed = df.assign(steady=(df["threads"] == 1))        # the 2-thread points missed it
+    hollow = plots.plot_lines(missed, x="threads", y="throughput", series="cc", title="t",
+                              stem=tmp_path / "hollow")
+    assert "not at steady state" not in steady[1].read_text()
+    assert "not at steady state" in hollow[1].read_text()
+    # Hollow markers are filled white: one more white fill per point that missed.
+    assert hollow[1].read_text().count("#ffffff") > steady[1].read_text().count("#ffffff")
+    data = pd.read_csv(hollow[-1]).set_index(["threads", "cc"])
+    assert not data.loc[(2, "silo"), "steady"] and data.loc[(1, "silo"), "steady"]
+    runs = missed.assign(spec="s", point=missed["cc"] + missed["threads"].astype(str), file="f")
+    summary = store.summarize(runs, ["threads", "cc"]).set_index(["threads", "cc"])
+    assert not summary.loc[(2, "no_wait"), "steady"] and summary.loc[(1, "no_wait"), "steady"]

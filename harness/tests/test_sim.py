@@ -130,8 +130,9 @@ sim = { fixed = { theta = 0.5 } }
     sw = spec.sweeps[0]
     assert sw.axes["threads"] == [1, 2, 4, 8] and sw.fixed["rows"] == 8192 and sw.fixed["theta"] == 0.5
     params = [r.point.params for r in grid.runs(spec)]
-    assert [p["duration"] for p in params] == [0.016, 0.008, 0.004, 0.002]
-    assert [p["warmup"] for p in params] == [0.004, 0.002, 0.001, 0.0005]
+    # Windows sized by the steady-state rule, from 0.2 ms after 0.1 ms of warm-up, up to 50 ms.
+    assert {(p["duration"], p["warmup"], p["steady_commits"], p["max_duration"]) for p in params} == {
+        (0.0002, 0.0001, 32, 0.05)}
     assert [p["sim_cores"] for p in params] == [1, 2, 4, 8]
     native = parse_spec(text, "s.toml", cores=2)
     assert native.sweeps[0].fixed["duration"] == 0.5 and "sim_cores" not in native.sweeps[0].fixed

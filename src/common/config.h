@@ -19,8 +19,10 @@
 
 namespace abyss {
 
-enum class BackoffKind : uint8_t { None, Exp };
-inline constexpr std::array<std::string_view, 2> kBackoffNames = {"none", "exp"};
+// The wait after a CC abort: none, random below a bound that doubles per
+// abort (Tale §5), or random below a fixed bound (DBx1000's abort penalty).
+enum class BackoffKind : uint8_t { None, Exp, Penalty };
+inline constexpr std::array<std::string_view, 3> kBackoffNames = {"none", "exp", "penalty"};
 
 template <std::size_t N>
 std::string_view name_of(const std::array<std::string_view, N>& names, auto value) {
@@ -44,6 +46,16 @@ struct Config {
   uint32_t threads = 1;
   double duration_s = 1.0;
   double warmup_s = 0.2;
+  // A window sized by what it measures (docs/many-core.md, "Steady state"):
+  // with steady_commits > 0, duration_s and warmup_s are the shortest window
+  // and warm-up, and the run opens windows until one holds steady_commits
+  // commits per worker (and 1000 in all) and its halves' commits agree
+  // within steady_tolerance, or until max_duration_s (0: 16 windows of
+  // duration_s after the warm-up) has passed.
+  uint32_t steady_commits = 0;
+  double steady_tolerance = 0.1;
+  double max_duration_s = 0;
+  double max_duration() const { return max_duration_s > 0 ? max_duration_s : warmup_s + 16 * duration_s; }
   bool pin = false;
   uint64_t seed = 1;
   uint32_t queries_per_worker = 4096;  // pre-generated, served round-robin (Abyss §3.2)
@@ -54,7 +66,7 @@ struct Config {
   double sample_interval_s = kSampleAuto;
   double sample_interval() const {
     if (sample_interval_s >= 0) return sample_interval_s;
-    return duration_s >= 5 ? 1.0 : 0.0;
+    return duration_s >= 5 && steady_commits == 0 ? 1.0 : 0.0;
   }
 
   // The simulated machine (docs/many-core.md): 0 runs on this machine's
@@ -83,13 +95,20 @@ struct Config {
   BackoffKind backoff = BackoffKind::Exp;
   uint32_t backoff_base_ns = 1000;  // bound after the first abort, doubled per abort (Tale §5)
   uint32_t backoff_max_us = 100;
-  // Tale §5: the bound of the random wait after the `aborts`+1-th abort of a
-  // transaction, --backoff-base-ns doubled per abort up to --backoff-max-us.
+  // The bound of the random wait after the `aborts`+1-th abort of a
+  // transaction: exp (Tale §5), --backoff-base-ns doubled per abort up to
+  // --backoff-max-us; penalty, --backoff-max-us.
   uint64_t backoff_bound_ns(uint32_t aborts) const {
     const uint64_t cap = uint64_t{backoff_max_us} * 1000;
+    if (backoff == BackoffKind::Penalty) return cap;
     const uint64_t bound = uint64_t{backoff_base_ns} << (aborts < 20 ? aborts : 20);
     return bound < cap ? bound : cap;
   }
+
+  // Aborted transactions a worker parks while it runs new ones, each until
+  // its backoff is over (DBx1000's abort buffer, 10 there); 0: a worker
+  // waits out the backoff and restarts the same transaction.
+  uint32_t abort_buffer = 0;
 
   uint32_t dl_timeout_us = 100;  // Abyss §4.2
   bool dl_detect = true;

@@ -103,7 +103,7 @@ class StoreOf final : public Store::Impl {
       txn.abort();
       if (rc != Rc::Abort) return {rc, aborts};
       // The runner's backoff (engine/runner.h).
-      if (cfg_.backoff == BackoffKind::Exp) platform::pause_for_ns(w.rng.uniform(cfg_.backoff_bound_ns(aborts) + 1));
+      if (cfg_.backoff != BackoffKind::None) platform::pause_for_ns(w.rng.uniform(cfg_.backoff_bound_ns(aborts) + 1));
     }
   }
 

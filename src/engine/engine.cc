@@ -39,6 +39,9 @@ constexpr uint64_t kReadyPollNs = 10'000;
 constexpr uint64_t kFailurePollNs = 100'000'000;
 // Runs whose window is at least this long show a progress line on a terminal.
 constexpr double kProgressAfterS = 2;
+// The fewest commits a window sized by rule holds, whatever the workers: its
+// halves' counts then differ by chance by a few percent at most.
+constexpr uint64_t kSteadyLeastCommits = 1000;
 
 // What sampling holds: a copy of every worker's statistics per interval.
 uint64_t sample_bytes(const Config& cfg, std::size_t types) {
@@ -195,13 +198,12 @@ RunResult run_with(const Config& given) {
   // A progress line on a terminal, for runs long enough to want one (not on
   // simulated cores, whose host time is not the run's): each worker
   // publishes its commits on a line of its own.
-  const bool show_progress =
-      !platform::kSimulated && cfg.duration_s >= kProgressAfterS && platform::stderr_is_terminal();
+  const bool show_progress = !platform::kSimulated && cfg.steady_commits == 0 && cfg.duration_s >= kProgressAfterS &&
+                             platform::stderr_is_terminal();
   struct alignas(platform::kCacheLine) Published {
     platform::Atomic<uint64_t> commits{0};
   };
-  std::unique_ptr<Published[]> published;
-  if (show_progress) published = std::make_unique<Published[]>(cfg.threads);
+  auto published = std::make_unique<Published[]>(cfg.threads);
   auto published_commits = [&] {
     uint64_t n = 0;
     for (uint32_t w = 0; w < cfg.threads; w++) n += published[w].commits.load(platform::memory_order_relaxed);
@@ -210,11 +212,115 @@ RunResult run_with(const Config& given) {
   const double interval_s = cfg.sample_interval();
   uint64_t window_start = 0;
   uint64_t window_end = 0;
+  // The window's commits: at its start, half-way and at its end (every
+  // worker's count, warm-up included, read by the thread that keeps time).
+  uint64_t commits_at_start = 0;
+  uint64_t commits_at_half = 0;
+  uint64_t commits_at_end = 0;
+  auto open_window = [&](uint32_t number) {
+    window_start = platform::wall_ns();
+    commits_at_start = published_commits();
+    phase.store(phase_word(Phase::Measure, number), platform::memory_order_release);
+  };
+  // Whether the window's halves agree within the tolerance; sets the ratio.
+  auto halves_agree = [&] {
+    const double a = static_cast<double>(commits_at_half - commits_at_start);
+    const double b = static_cast<double>(commits_at_end - commits_at_half);
+    result.window.halves_ratio = a > 0 ? b / a : 0;
+    return a + b > 0 && std::abs(b - a) <= cfg.steady_tolerance * std::max(a, b);
+  };
+  // One window of --duration, slept in steps of a sample interval (at most a
+  // second when not sampling), sampling memory and marking each interval's
+  // end. Answers whether every worker is still going.
+  auto keep_fixed_window = [&](bool going) {
+    open_window(1);
+    const auto window_ns = static_cast<uint64_t>(cfg.duration_s * 1e9);
+    const uint64_t half_ns = window_ns / 2;
+    bool halved = false;
+    const uint64_t step_ns =
+        interval_s > 0 ? std::max<uint64_t>(1, static_cast<uint64_t>(interval_s * 1e9)) : 1'000'000'000;
+    uint64_t shown_commits = commits_at_start;
+    uint64_t shown_at = 0;
+    for (uint64_t slept = 0; going && slept < window_ns;) {
+      const uint64_t step = std::min<uint64_t>(step_ns, window_ns - slept);
+      // Asleep a second at most at a time while a progress line is shown,
+      // and woken half-way through the window to count its first half.
+      for (uint64_t part = 0; going && part < step;) {
+        const uint64_t full = show_progress ? std::min<uint64_t>(1'000'000'000, step - part) : step - part;
+        const uint64_t nap =
+            halved ? full : std::min(full, std::max<uint64_t>(1, half_ns - std::min(half_ns, slept + part)));
+        going = sleep_unless_failed(nap);
+        part += nap;
+        if (!halved && slept + part >= half_ns) {
+          commits_at_half = published_commits();
+          halved = true;
+        }
+        if (show_progress && nap == full) {
+          const uint64_t now = platform::wall_ns() - window_start;
+          const uint64_t commits = published_commits();
+          char line[128];
+          std::snprintf(
+              line, sizeof line, "abyss run: %.1f / %g s, %.0f txn/s", static_cast<double>(now) / 1e9, cfg.duration_s,
+              now > shown_at ? static_cast<double>(commits - shown_commits) * 1e9 / static_cast<double>(now - shown_at)
+                             : 0.0);
+          platform::status_line(line);
+          shown_commits = commits;
+          shown_at = now;
+        }
+      }
+      slept += step;
+      result.rss_samples.emplace_back(static_cast<double>(slept) / 1e9, platform::resident_bytes());
+      if (interval_s > 0 && slept < window_ns) {
+        boundary_ns.push_back(platform::wall_ns() - window_start);
+        state->boundaries.store(static_cast<uint32_t>(boundary_ns.size()), platform::memory_order_release);
+      }
+    }
+    commits_at_end = published_commits();
+    window_end = platform::wall_ns();
+    result.window.steady = halves_agree();
+    return going;
+  };
+  // --steady-commits: windows of at least --duration, each long enough for
+  // the commits asked for at the rate the last one measured, until one holds
+  // them and its halves agree; what came before it is warm-up. The last
+  // window stands, marked unsteady, when the next would end past
+  // --max-duration. Answers whether every worker is still going.
+  auto keep_steady_window = [&](bool going, uint64_t ready_at, uint32_t& number) {
+    result.window.rule = true;
+    const uint64_t need = std::max<uint64_t>(uint64_t{cfg.steady_commits} * cfg.threads, kSteadyLeastCommits);
+    const auto shortest = std::max<uint64_t>(2, static_cast<uint64_t>(cfg.duration_s * 1e9));
+    const auto cap = static_cast<uint64_t>(cfg.max_duration() * 1e9);
+    uint64_t length = shortest;
+    for (number = 1; going; number++) {
+      open_window(number);
+      going = sleep_unless_failed(length / 2);
+      commits_at_half = published_commits();
+      going = going && sleep_unless_failed(length - length / 2);
+      commits_at_end = published_commits();
+      window_end = platform::wall_ns();
+      const uint64_t commits = commits_at_end - commits_at_start;
+      const bool agree = halves_agree();
+      result.window.windows = number;
+      result.window.steady = agree && commits >= need;
+      if (result.window.steady || !going) break;
+      // Long enough for `need` at this window's rate, with a quarter to spare.
+      const double wanted =
+          commits > 0 ? 1.25 * static_cast<double>(length) * static_cast<double>(need) / static_cast<double>(commits)
+                      : 2.0 * static_cast<double>(length);
+      uint64_t next = std::max(length, static_cast<uint64_t>(std::min(wanted, 1e18)));
+      const uint64_t used = window_end - ready_at;
+      if (used >= cap || cap - used < shortest) break;
+      next = std::min(next, cap - used);
+      length = next;
+    }
+    result.rss_samples.emplace_back(static_cast<double>(window_end - window_start) / 1e9, platform::resident_bytes());
+    return going;
+  };
   // Threads 0..threads-1 are workers; the next one keeps time, and the one
   // after it, with --checkpoint-every-ms, takes checkpoints.
   platform::run_threads(cfg.threads + 1 + (checkpoints ? 1 : 0), cfg.pin, [&](uint32_t i) {
     if (i == cfg.threads + 1) {
-      auto done = [&] { return static_cast<Phase>(phase.load(platform::memory_order_acquire)) == Phase::Done; };
+      auto done = [&] { return phase_of(phase.load(platform::memory_order_acquire)) == Phase::Done; };
       while (ready.load(platform::memory_order_acquire) < cfg.threads) platform::sleep_ns(kReadyPollNs);
       checkpoint_error = take_checkpoints(*checkpointer, first_checkpoint, cfg.log.checkpoint_every_ms, done);
       return;
@@ -223,57 +329,26 @@ RunResult run_with(const Config& given) {
       // Starting threads and setting up workers is not part of the run: the
       // clock starts once every worker is about to run (or has failed).
       while (ready.load(platform::memory_order_acquire) < cfg.threads) platform::sleep_ns(kReadyPollNs);
+      const uint64_t ready_at = platform::wall_ns();
       bool going = sleep_unless_failed(static_cast<uint64_t>(cfg.warmup_s * 1e9));
-      window_start = platform::wall_ns();
-      phase.store(static_cast<uint32_t>(Phase::Measure), platform::memory_order_release);
-      // Sleeps the window in steps of a sample interval (at most a second
-      // when not sampling), sampling memory and marking each interval's end.
-      const auto window_ns = static_cast<uint64_t>(cfg.duration_s * 1e9);
-      const uint64_t step_ns =
-          interval_s > 0 ? std::max<uint64_t>(1, static_cast<uint64_t>(interval_s * 1e9)) : 1'000'000'000;
-      uint64_t shown_commits = 0;
-      uint64_t shown_at = 0;
-      for (uint64_t slept = 0; going && slept < window_ns;) {
-        const uint64_t step = std::min<uint64_t>(step_ns, window_ns - slept);
-        // Asleep a second at most at a time while a progress line is shown.
-        for (uint64_t part = 0; going && part < step;) {
-          const uint64_t nap = show_progress ? std::min<uint64_t>(1'000'000'000, step - part) : step - part;
-          going = sleep_unless_failed(nap);
-          part += nap;
-          if (show_progress) {
-            const uint64_t now = platform::wall_ns() - window_start;
-            const uint64_t commits = published_commits();
-            char line[128];
-            std::snprintf(line, sizeof line, "abyss run: %.1f / %g s, %.0f txn/s", static_cast<double>(now) / 1e9,
-                          cfg.duration_s,
-                          now > shown_at
-                              ? static_cast<double>(commits - shown_commits) * 1e9 / static_cast<double>(now - shown_at)
-                              : 0.0);
-            platform::status_line(line);
-            shown_commits = commits;
-            shown_at = now;
-          }
-        }
-        slept += step;
-        result.rss_samples.emplace_back(static_cast<double>(slept) / 1e9, platform::resident_bytes());
-        if (interval_s > 0 && slept < window_ns) {
-          boundary_ns.push_back(platform::wall_ns() - window_start);
-          state->boundaries.store(static_cast<uint32_t>(boundary_ns.size()), platform::memory_order_release);
-        }
+      uint32_t window = 1;
+      if (cfg.steady_commits == 0) {
+        going = keep_fixed_window(going);
+      } else {
+        going = keep_steady_window(going, ready_at, window);
       }
-      phase.store(static_cast<uint32_t>(Phase::Done), platform::memory_order_release);
-      window_end = platform::wall_ns();
+      phase.store(phase_word(Phase::Done, window), platform::memory_order_release);
+      result.window.warmup_seconds = static_cast<double>(window_start - ready_at) / 1e9;
       if (show_progress) platform::status_line("");
       return;
     }
     bool counted = false;
     try {
-      result.workers[i] =
-          run_worker(cfg, *cc, workload, queries[i], *workers[i], layout, phase, state->boundaries, snapshots[i],
-                     show_progress ? &published[i].commits : nullptr, oversubscribed, [&] {
-                       ready.fetch_add(1, platform::memory_order_release);
-                       counted = true;
-                     });
+      result.workers[i] = run_worker(cfg, *cc, workload, queries[i], *workers[i], layout, phase, state->boundaries,
+                                     snapshots[i], &published[i].commits, oversubscribed, [&] {
+                                       ready.fetch_add(1, platform::memory_order_release);
+                                       counted = true;
+                                     });
       if (logger) logger->worker(i).finish();
     } catch (const std::exception& e) {
       errors[i] = e.what();
@@ -385,7 +460,23 @@ std::string check_machine(const Config& cfg) {
   return {};
 }
 
+std::string check_window(const Config& cfg) {
+  if (cfg.steady_commits == 0) return {};
+  if (cfg.sample_interval_s > 0) {
+    return "--sample-interval takes samples of one window of --duration; a window sized by --steady-commits "
+           "takes none (use --sample-interval 0 or auto)";
+  }
+  if (cfg.max_duration_s > 0 && cfg.max_duration_s < cfg.warmup_s + cfg.duration_s) {
+    char line[200];
+    std::snprintf(line, sizeof line, "--max-duration %g is shorter than --warmup %g and one window of --duration %g",
+                  cfg.max_duration_s, cfg.warmup_s, cfg.duration_s);
+    return line;
+  }
+  return {};
+}
+
 RunResult run(const Config& cfg) {
+  if (auto err = check_window(cfg); !err.empty()) throw std::invalid_argument(err);
   if (auto err = check_machine(cfg); !err.empty()) throw std::invalid_argument(err);
   if (auto err = check_log(cfg); !err.empty()) throw std::invalid_argument(err);
   // The one place a scheme and a workload are picked: everything below is

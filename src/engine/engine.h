@@ -11,13 +11,18 @@
 namespace abyss {
 
 // Throws std::runtime_error on a failure at run time (exit code 1), and
-// std::invalid_argument when check_machine refuses the configuration.
+// std::invalid_argument when check_machine or check_window refuses the configuration.
 RunResult run(const Config& config);
 
 // Sets up the machine the run executes on (this one, or --sim-cores
 // simulated cores of --topology, docs/many-core.md); answers what is wrong
 // with the request, empty when it is set up.
 std::string check_machine(const Config& config);
+
+// Whether the window the configuration asks for can be kept (a rule-sized
+// window takes no samples, and its cap holds at least one window); answers
+// what is wrong, empty when it can.
+std::string check_window(const Config& config);
 
 // The resident bytes the configuration's load and workers take under its
 // scheme, from the structures' own sizes (storage/footprint.h), so a run the

@@ -60,8 +60,15 @@ std::string unless_backs_off(const cc::SchemeTraits& s, const Config& c) {
   if (!s.aborts) return unless_aborts(s, c);
   return c.backoff == BackoffKind::Exp ? "" : "it bounds --backoff exp only";
 }
+std::string unless_bounds_backoff(const cc::SchemeTraits& s, const Config& c) {
+  if (!s.aborts) return unless_aborts(s, c);
+  return c.backoff != BackoffKind::None ? "" : "--backoff none waits nothing";
+}
 std::string unless_simulated(const cc::SchemeTraits& /*s*/, const Config& c) {
   return c.sim_cores > 0 ? "" : "it chooses the simulated machine, used with --sim-cores N only";
+}
+std::string unless_steady(const cc::SchemeTraits& /*s*/, const Config& c) {
+  return c.steady_commits > 0 ? "" : "it applies to windows sized by --steady-commits N only";
 }
 std::string unless_native(const cc::SchemeTraits& /*s*/, const Config& c) {
   return c.sim_cores == 0 ? "" : "simulated cores do not overlap misses, so nothing is fetched ahead";
@@ -120,6 +127,22 @@ std::vector<Knob> make_table() {
   t.push_back(real(
       "warmup", "warmup_s", 0, 3600, +[](Config& c) -> double& { return c.warmup_s; },
       "warm-up before measuring, seconds (virtual seconds with --sim-cores)"));
+  t.push_back(integer<uint32_t>(
+      "steady-commits", "steady_commits", 0, 1'000'000'000, +[](Config& c) -> uint32_t& { return c.steady_commits; },
+      "size the window by rule: open windows (--duration the shortest, --warmup the shortest warm-up before) until "
+      "one holds N commits per worker and 1000 in all and its halves' commits agree within --steady-tolerance "
+      "(0: one window of --duration)"));
+  k = real(
+      "steady-tolerance", "steady_tolerance", 0.001, 1, +[](Config& c) -> double& { return c.steady_tolerance; },
+      "how far the commits of a window's halves may differ, as a fraction of the larger, for steady state");
+  k.ignored_because = unless_steady;
+  t.push_back(std::move(k));
+  k = real(
+      "max-duration", "max_duration_s", 0, 86400, +[](Config& c) -> double& { return c.max_duration_s; },
+      "with --steady-commits: the longest warm-up and windows together, seconds (virtual with --sim-cores; 0: "
+      "--warmup and 16 windows of --duration)");
+  k.ignored_because = unless_steady;
+  t.push_back(std::move(k));
 
   k = Knob{};
   k.name = "sample-interval";
@@ -237,7 +260,8 @@ std::vector<Knob> make_table() {
   t.back().ignored_because = unless_uses_latch;
   t.push_back(choice(
       "backoff", "backoff", kBackoffNames, +[](Config& c) -> BackoffKind& { return c.backoff; },
-      "after a CC abort (exp = randomised exponential)"));
+      "the wait after a CC abort: exp = random below a bound that doubles per abort (Tale §5), penalty = random "
+      "below --backoff-max-us (DBx1000's abort penalty)"));
   t.back().ignored_because = unless_aborts;
   t.push_back(integer<uint32_t>(
       "backoff-base-ns", "backoff_base_ns", 0, 1'000'000'000, +[](Config& c) -> uint32_t& { return c.backoff_base_ns; },
@@ -245,8 +269,13 @@ std::vector<Knob> make_table() {
   t.back().ignored_because = unless_backs_off;
   t.push_back(integer<uint32_t>(
       "backoff-max-us", "backoff_max_us", 0, 1'000'000, +[](Config& c) -> uint32_t& { return c.backoff_max_us; },
-      "upper bound of the exponential backoff, microseconds"));
-  t.back().ignored_because = unless_backs_off;
+      "upper bound of the backoff, microseconds (exp: of the doubling; penalty: of every wait)"));
+  t.back().ignored_because = unless_bounds_backoff;
+  t.push_back(integer<uint32_t>(
+      "abort-buffer", "abort_buffer", 0, 1000, +[](Config& c) -> uint32_t& { return c.abort_buffer; },
+      "park up to N aborted transactions, each until its backoff is over, and run new ones meanwhile (DBx1000's "
+      "abort buffer; 0: wait out the backoff and restart the same transaction)"));
+  t.back().ignored_because = unless_aborts;
   t.push_back(integer<uint32_t>(
       "dl-timeout", "dl_timeout_us", 0, 10'000'000, +[](Config& c) -> uint32_t& { return c.dl_timeout_us; },
       "DL_DETECT: abort a lock wait after this many microseconds (0: never wait)"));

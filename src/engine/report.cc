@@ -135,6 +135,12 @@ nlohmann::json report_json(const RunResult& r) {
   nlohmann::json res;
   res["seconds"] = r.seconds;
   res["throughput"] = r.throughput();
+  res["window"] = {{"rule", r.window.rule ? "steady" : "fixed"},
+                   {"steady", r.window.steady},
+                   {"windows", r.window.windows},
+                   {"warmup_seconds", r.window.warmup_seconds},
+                   {"commits_per_worker", r.commits_per_worker()},
+                   {"halves_ratio", r.window.halves_ratio}};
   for (const WorkloadMetric& m : r.metrics) res[std::string(m.json)] = m.compute(r.total, r.seconds, r.config);
   for (std::size_t c = 0; c < kCounters; c++) res[std::string(kCounterNames[c])] = r.count(static_cast<Counter>(c));
   res["abort_rate"] = r.abort_rate();
@@ -212,6 +218,10 @@ void print_report(const RunResult& r, std::FILE* out) {
                  r.host_seconds);
   }
   std::fprintf(out, "  throughput   %12.0f txn/s\n", r.throughput());
+  std::fprintf(out, "  window       %12s %.1f commits per worker, halves %.3f, after %g s%s\n",
+               r.window.steady ? "steady" : "NOT steady", r.commits_per_worker(), r.window.halves_ratio,
+               r.window.warmup_seconds,
+               r.window.rule ? (" (window " + std::to_string(r.window.windows) + " by --steady-commits)").c_str() : "");
   if (!r.samples.empty()) {
     double lo = 0;
     double hi = 0;

@@ -31,6 +31,18 @@ struct RunResult {
   std::vector<WorkerStats> workers;         // each finished (Other filled in)
   WorkerStats total;                        // merged
   double seconds = 0;                       // the measurement window (wall clock)
+  // How the window came to be and whether it held steady state
+  // (docs/many-core.md, "Steady state"): the windows opened (more than one
+  // only with --steady-commits, each after the last failed the rule), the
+  // seconds from the end of set-up to the measured window's start, and the
+  // commits of the window's second half over its first's.
+  struct Window {
+    bool rule = false;  // sized by --steady-commits
+    bool steady = false;
+    uint32_t windows = 1;
+    double warmup_seconds = 0;
+    double halves_ratio = 0;
+  } window;
   double load_seconds = 0;
   uint64_t rss_after_load = 0;
   uint64_t rss_at_end = 0;
@@ -92,6 +104,9 @@ struct RunResult {
     uint64_t n = 0;
     for (const auto& t : total.types) n += t[c];
     return n;
+  }
+  double commits_per_worker() const {
+    return config.threads > 0 ? static_cast<double>(count(Counter::Commits)) / config.threads : 0;
   }
   double throughput() const { return seconds > 0 ? static_cast<double>(count(Counter::Commits)) / seconds : 0; }
   // Fraction of attempts that a CC abort ended.

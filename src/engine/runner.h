@@ -1,7 +1,8 @@
 #pragma once
 // The worker loop: serve the worker's pre-generated queries in order; restart a
-// CC-aborted transaction with the same inputs after backoff; count a logical
-// abort and move on; keep statistics only inside the measurement window.
+// CC-aborted transaction with the same inputs after backoff (or park it in
+// the abort buffer and run others meanwhile); count a logical abort and move
+// on; keep statistics only inside the measurement window.
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
@@ -19,6 +20,14 @@ namespace abyss {
 
 enum class Phase : uint32_t { Warmup, Measure, Done };
 
+// The run's phase word: the phase in its two low bits and the window's
+// number above them. A run whose window is sized by rule (--steady-commits)
+// opens a new window when the last one did not hold steady state; a worker
+// starts its statistics again when it sees a new number.
+inline uint32_t phase_word(Phase p, uint32_t window) { return window << 2 | static_cast<uint32_t>(p); }
+inline Phase phase_of(uint32_t word) { return static_cast<Phase>(word & 3); }
+inline uint32_t window_of(uint32_t word) { return word >> 2; }
+
 // `yield_after_abort`: the machine has more runnable threads than cores, so
 // the transaction this one conflicted with may be preempted while holding
 // what it waits for, and restarting at once would only abort again; giving
@@ -33,7 +42,8 @@ enum class Phase : uint32_t { Warmup, Measure, Done };
 // boundary it has not yet marked, so snapshot k holds what the worker had
 // done by the k-th boundary (up to the transaction it was in).
 // `published`, when not null, is where the worker keeps its count of commits
-// in the window for a progress line to read (a line of its own).
+// since it started, warm-up included, for the timekeeper to read (a line of
+// its own): the window's halves, the steady-state rule, a progress line.
 template <class CC, class W, class MarkReady>
 WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typename W::Queries& queries, Worker& w,
                        RowLayout layout, const platform::Atomic<uint32_t>& phase,
@@ -46,21 +56,35 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
   bool measuring = false;
   const bool sampling = cfg.sample_interval() > 0;
   uint64_t window_start = 0;
-  uint64_t sink = 0;  // keeps reads from being optimised away
+  uint32_t window = 0;  // the number of the window the statistics are of
+  uint64_t sink = 0;    // keeps reads from being optimised away
   // --time-sample N: one attempt in N times its sampled sections.
   const uint32_t time_sample = cfg.time_sample;
   uint32_t until_timed = 0;
   // Checked before every attempt, so a transaction that is restarting when
   // the window opens has its later attempts counted.
   auto enter_window_if_open = [&] {
-    if (measuring || static_cast<Phase>(phase.load(platform::memory_order_acquire)) != Phase::Measure) return;
+    const uint32_t word = phase.load(platform::memory_order_acquire);
+    if (phase_of(word) != Phase::Measure || window_of(word) == window) return;
     stats = WorkerStats(types);
     measuring = true;
+    window = window_of(word);
     window_start = platform::cycles();
   };
+  // --abort-buffer: aborted transactions waiting out their penalty while
+  // the worker runs others (DBx1000's abort buffer), oldest first.
+  struct Parked {
+    std::size_t query;
+    uint64_t ready;        // cycles: when its penalty is over
+    uint64_t first_start;  // cycles: its first attempt began
+    uint32_t aborts;
+  };
+  std::vector<Parked> parked;
+  parked.reserve(cfg.abort_buffer);
+  std::size_t next = 0;
   mark_ready();
 
-  for (std::size_t next = 0;; next++) {
+  for (;;) {
     if (sampling && measuring) {
       const uint32_t passed = boundaries.load(platform::memory_order_acquire);
       if (snapshots.size() < passed) {
@@ -69,11 +93,41 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
         snapshots.resize(passed, now);
       }
     }
-    if (static_cast<Phase>(phase.load(platform::memory_order_acquire)) == Phase::Done) break;
-    const std::size_t i = next % queries.size();
+    if (phase_of(phase.load(platform::memory_order_acquire)) == Phase::Done) break;
+    // --abort-buffer: a parked transaction whose penalty is over goes first,
+    // then a new one while the buffer has room; with the buffer full, the
+    // worker waits for the parked one that is ready first.
+    std::size_t i = 0;
+    uint64_t first_start = 0;
+    uint32_t first_aborts = 0;
+    bool resumed = false;
+    if (!parked.empty()) {
+      const uint64_t now = platform::cycles();
+      auto it = std::find_if(parked.begin(), parked.end(), [&](const Parked& p) { return p.ready <= now; });
+      if (it == parked.end() && parked.size() >= cfg.abort_buffer) {
+        it = std::min_element(parked.begin(), parked.end(),
+                              [](const Parked& a, const Parked& b) { return a.ready < b.ready; });
+        platform::pause_for_ns(static_cast<uint64_t>(static_cast<double>(it->ready - now) / cycles_per_ns));
+        if (measuring) stats[TimeCat::Backoff] += platform::cycles() - now;
+      }
+      if (it != parked.end()) {
+        i = it->query;
+        first_start = it->first_start;
+        first_aborts = it->aborts;
+        parked.erase(it);
+        resumed = true;
+      }
+    }
+    if (!resumed) {
+      i = next++ % queries.size();
+      first_start = platform::cycles();
+    }
     const uint8_t type = workload.type_of(queries, i);
-    const uint64_t first_start = platform::cycles();
-    for (uint32_t aborts = 0;; aborts++) {
+    // A transaction taken from the buffer begins afresh (a new timestamp
+    // where its scheme keeps one across restarts); one retried in place
+    // after its backoff is a restart.
+    bool restart = false;
+    for (uint32_t aborts = first_aborts;; aborts++) {
       enter_window_if_open();
       w.reset_attempt();
       w.timing = until_timed == 0;
@@ -87,7 +141,7 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
       }
       Rc rc = Rc::Ok;
       try {
-        rc = txn.begin(aborts > 0);
+        rc = txn.begin(restart);
         if (rc == Rc::Ok) rc = workload.run(txn, queries, i, sink);
         if (rc == Rc::Ok) {
           rc = txn.commit();
@@ -105,6 +159,9 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
         throw std::runtime_error("workload left a missing key unhandled");
       }
       const uint64_t end = platform::cycles();
+      if (rc == Rc::Ok && published != nullptr) {
+        published->store(published->load(platform::memory_order_relaxed) + 1, platform::memory_order_relaxed);
+      }
       if (rc == Rc::Ok || rc == Rc::LogicalAbort) {
         if (measuring) {
           for (std::size_t c = 0; c < kTimeCats; c++) stats.cycles[c] += w.attempt[c];
@@ -127,9 +184,6 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
           TypeStats& ts = stats.types[type];
           if (rc == Rc::Ok) {
             ts[Counter::Commits]++;
-            if (published != nullptr) {
-              published->store(published->load(platform::memory_order_relaxed) + 1, platform::memory_order_relaxed);
-            }
             if (w.log == nullptr) {
               ts[Counter::Acknowledged]++;
               ts.latency.record(static_cast<uint64_t>(static_cast<double>(end - first_start) / cycles_per_ns));
@@ -140,7 +194,7 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
         }
         if (rc == Rc::Ok && w.log != nullptr) {
           w.log->committed(
-              {txn.commit_epoch(), txn.logged() ? txn.commit_id().value : 0, first_start, type, measuring, 0});
+              {txn.commit_epoch(), txn.logged() ? txn.commit_id().value : 0, first_start, type, measuring, window});
         }
         break;
       }
@@ -151,19 +205,27 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
         stats[TimeCat::Abort] += rolled_back - start;
         stats.types[type][Counter::CcAborts]++;
       }
-      if (cfg.backoff == BackoffKind::Exp) {
-        // Tale §5: wait a random time below a bound that doubles per abort.
-        platform::pause_for_ns(w.rng.uniform(cfg.backoff_bound_ns(aborts) + 1));
+      // Tale §5: a random wait below a bound that doubles per abort (exp);
+      // DBx1000: below a fixed bound (penalty).
+      const uint64_t penalty_ns =
+          cfg.backoff == BackoffKind::None ? 0 : w.rng.uniform(cfg.backoff_bound_ns(aborts) + 1);
+      if (cfg.abort_buffer > 0) {
+        parked.push_back({i, rolled_back + static_cast<uint64_t>(static_cast<double>(penalty_ns) * cycles_per_ns),
+                          first_start, aborts + 1});
+        if (yield_after_abort) platform::yield_thread();
+        break;
       }
+      if (penalty_ns > 0) platform::pause_for_ns(penalty_ns);
+      restart = true;
       if (yield_after_abort) platform::yield_thread();
       if (measuring) stats[TimeCat::Backoff] += platform::cycles() - rolled_back;
-      if (static_cast<Phase>(phase.load(platform::memory_order_relaxed)) == Phase::Done) break;
+      if (phase_of(phase.load(platform::memory_order_relaxed)) == Phase::Done) break;
     }
     // A commit is acknowledged once its log record is durable
     // (log/logger.h); its latency runs to then.
     if (w.log != nullptr) {
       const uint64_t spent = w.log->poll([&](const log::WorkerLog::Pending& p, uint64_t at) {
-        if (!p.measured || !measuring) return;
+        if (!p.measured || !measuring || p.token != window) return;  // a commit of an earlier window
         TypeStats& ts = stats.types[p.type];
         ts[Counter::Acknowledged]++;
         ts.latency.record(static_cast<uint64_t>(static_cast<double>(at - p.start) / cycles_per_ns));

@@ -81,7 +81,7 @@ class WorkerLog final {
     uint64_t start;  // cycles: the transaction's first attempt began
     uint8_t type;
     bool measured;   // committed inside the measurement window
-    uint64_t token;  // the committer's own: a served connection's number
+    uint64_t token;  // the committer's own: a served connection's number, a run's window
   };
 
   WorkerLog(Logger& logger, uint32_t worker);

@@ -782,7 +782,7 @@ class ServerWorker {
       if (rc == Rc::Ok) break;
       txn_.abort();
       totals_.cc_aborts++;
-      if (cfg_.backoff == BackoffKind::Exp) platform::pause_for_ns(w_.rng.uniform(cfg_.backoff_bound_ns(aborts) + 1));
+      if (cfg_.backoff != BackoffKind::None) platform::pause_for_ns(w_.rng.uniform(cfg_.backoff_bound_ns(aborts) + 1));
       if (yield_after_abort_) platform::yield_thread();
     }
     totals_.transactions++;

@@ -213,6 +213,14 @@ std::vector<BadCase> bad_cases() {
       {"recover_dump_onto_file",
        {"recover", testing::TempDir(), "--dump", "/proc/self/exe"},
        {"--dump", "/proc/self/exe", "not", "directory"}},
+      // A window sized by rule takes no samples, and its cap holds a window.
+      {"steady_with_samples",
+       {"run", "--steady-commits", "10", "--sample-interval", "0.1"},
+       {"--sample-interval", "--steady-commits"}},
+      {"steady_cap_too_short",
+       {"run", "--steady-commits", "10", "--duration", "0.5", "--max-duration", "0.1"},
+       {"--max-duration", "0.1", "--warmup", "--duration", "0.5"}},
+      {"steady_tolerance_zero", {"run", "--steady-tolerance", "0"}, {"--steady-tolerance", "0"}},
       // Sizes no machine here can hold: refused before anything is allocated.
       {"rows_beyond_memory", {"run", "--rows", "17179869184"}, {"GiB", "available", "--memory-check"}},
       {"fields_beyond_memory",

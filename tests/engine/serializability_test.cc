@@ -88,6 +88,12 @@ void as_is(Config&) {}
 void read_heavy(Config& c) { c.settings<YcsbConfig>().write_ratio = 0.1; }
 void queue_latch(Config& c) { c.latch = LatchKind::Queue; }
 void no_backoff(Config& c) { c.backoff = BackoffKind::None; }
+// DBx1000's restart policy: a random penalty below 100 us, waited out in the
+// abort buffer while the worker runs new transactions.
+void abort_buffer(Config& c) {
+  c.backoff = BackoffKind::Penalty;
+  c.abort_buffer = 10;
+}
 void sorted_no_detect(Config& c) {
   c.dl_detect = false;
   c.settings<YcsbConfig>().key_order = KeyOrder::Sorted;
@@ -166,6 +172,7 @@ std::vector<Case> every_scheme() {
     cases.push_back({s + "_scans_and_removals", s, scans_and_removals});
     cases.push_back({s + "_ycsb_e", s, ycsb_e});
     if (t.aborts) cases.push_back({s + "_no_backoff", s, no_backoff});
+    if (t.aborts) cases.push_back({s + "_abort_buffer", s, abort_buffer});
     if (t.uses_latch) cases.push_back({s + "_queue_latch", s, queue_latch});
     if (t.allocates_timestamps) {
       cases.push_back({s + "_batch_ts", s, batch_ts});

@@ -161,6 +161,40 @@ TEST(SimTimeSample, OneAttemptInEightGivesTheBreakdownOfEvery) {
   EXPECT_LT(sampled["other"]["fraction"].get<double>(), 0.02) << "every attempt's time is attributed";
 }
 
+// --steady-commits: a run opens windows until one holds the commits asked
+// for with halves that agree, and says so; with a cap too short for that it
+// says the window is not steady. Virtual time makes both exact.
+nlohmann::json steady_run(const std::string& cap) {
+  const std::string json = temp_path("steady.json");
+  const auto o = run_abyss({"run",  "--sim-cores",      "16",     "--cc",           "no_wait", "--workload",
+                            "ycsb", "--rows",           "65536",  "--theta",        "0.6",     "--req-per-txn",
+                            "4",    "--duration",       "0.0001", "--warmup",       "0.00002", "--queries-per-worker",
+                            "64",   "--steady-commits", "100",    "--max-duration", cap,       "--json",
+                            json});
+  EXPECT_EQ(o.exit_code, 0) << o.command << "\n" << o.err;
+  const nlohmann::json r = nlohmann::json::parse(slurp(json))["results"];
+  std::filesystem::remove(json);
+  return r;
+}
+
+TEST(SimSteadyWindow, WindowsGrowUntilOneHoldsTheCommitsWithHalvesThatAgree) {
+  const nlohmann::json r = steady_run("0.05")["window"];
+  EXPECT_EQ(r["rule"], "steady");
+  EXPECT_TRUE(r["steady"].get<bool>()) << r.dump();
+  EXPECT_GE(r["commits_per_worker"].get<double>(), 100);
+  EXPECT_GT(r["windows"].get<uint32_t>(), 1u) << "a 0.1 ms window holds 100 commits per core";
+  EXPECT_NEAR(r["halves_ratio"].get<double>(), 1, 0.1);
+  EXPECT_GT(r["warmup_seconds"].get<double>(), 0.00002) << "the windows before the last are warm-up";
+}
+
+TEST(SimSteadyWindow, ACapTooShortLeavesTheWindowMarkedNotSteady) {
+  const nlohmann::json r = steady_run("0.00015");
+  EXPECT_FALSE(r["window"]["steady"].get<bool>()) << r["window"].dump();
+  EXPECT_EQ(r["window"]["windows"].get<uint32_t>(), 1u) << "no second window fits";
+  EXPECT_LT(r["window"]["commits_per_worker"].get<double>(), 100);
+  EXPECT_LE(r["seconds"].get<double>() + r["window"]["warmup_seconds"].get<double>(), 0.00015 + 1e-6);
+}
+
 struct HistoryCase {
   std::string name;
   std::vector<std::string> workload;
