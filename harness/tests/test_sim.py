@@ -48,7 +48,9 @@ def test_sim_section_gives_the_papers_core_counts_and_sim_flags() -> None:
         assert flag(r.argv, "--sim-cores") == flag(r.argv, "--threads")
         assert flag(r.argv, "--topology") == "mesh"
         assert flag(r.argv, "--queries-per-worker") == "128"
-        assert flag(r.argv, "--rows") == "1048576"
+        # The paper's key space, loaded where the queries go.
+        assert flag(r.argv, "--rows") == "20971520" and flag(r.argv, "--materialize") == "queried"
+        assert flag(r.argv, "--steady-commits") == "32"
     assert "20,971,520" in spec.scaled
     # the breakdown plot's threads = "cores" is the simulated machine's size
     assert spec.plots[-1].where == {"threads": 1024}

@@ -4,9 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
+#include <set>
+#include <string>
 
 #include "common/config.h"
 #include "common/zipf.h"
+#include "storage/database.h"
 #include "workload/ycsb/ycsb.h"
 
 namespace abyss {
@@ -73,6 +77,42 @@ TEST(YcsbGenerate, WithoutScansOrInsertsEveryAccessReadsOrUpdates) {
   for (const Ycsb::Request& req : qs.requests) {
     EXPECT_TRUE(req.op == Ycsb::Op::Read || req.op == Ycsb::Op::Update);
   }
+}
+
+// --materialize queried: the load makes no row, and each worker's queries
+// load the rows they read or update, once each, with the contents a full
+// load gives them; a key no query names has no row.
+TEST(YcsbMaterialize, QueriedLoadsExactlyTheRowsTheQueriesName) {
+  Config cfg;
+  cfg.threads = 2;
+  cfg.queries_per_worker = 64;
+  cfg.settings<YcsbConfig>().rows = uint64_t{1} << 24;
+  cfg.settings<YcsbConfig>().theta = 0.9;
+  cfg.settings<YcsbConfig>().materialize = Materialize::Queried;
+  Database db(RowLayout::for_meta(8, 8), cfg.storage);
+  Ycsb ycsb(cfg);
+  ycsb.load(db, 2, [](void*) {});
+  std::set<uint64_t> named;
+  for (uint32_t w = 0; w < 2; w++) {
+    Rng rng(w + 1);
+    for (const Ycsb::Request& r : ycsb.generate(w, cfg.queries_per_worker, rng).requests) named.insert(r.key);
+  }
+  uint64_t rows = 0;
+  db.tables()[0]->index().for_each([&](uint64_t key, Row*) {
+    rows++;
+    EXPECT_TRUE(named.count(key)) << "key " << key << " was loaded but no query names it";
+  });
+  EXPECT_EQ(rows, named.size());
+  EXPECT_LT(named.size(), 2u * 64 * 16 + 1);
+  // The contents are a full load's: the key in the first column.
+  const uint64_t key = *named.begin();
+  const Row* row = db.tables()[0]->index().find(key);
+  ASSERT_NE(row, nullptr);
+  int64_t stored = 0;
+  std::memcpy(&stored, db.tables()[0]->layout().data(row), sizeof stored);
+  EXPECT_EQ(static_cast<uint64_t>(stored), key);
+  cfg.settings<YcsbConfig>().insert_ratio = 0.1;
+  EXPECT_NE(Ycsb::validate(cfg).find("--materialize"), std::string::npos);
 }
 
 }  // namespace

@@ -12,7 +12,9 @@ Ycsb::Ycsb(const Config& config)
     : cfg_(config.settings<YcsbConfig>()),
       rows_per_part_(cfg_.rows / cfg_.partitions),
       zipf_(rows_per_part_, cfg_.theta),
-      inserts_(config.threads) {}
+      inserts_(config.threads),
+      queried_rows_(
+          std::min<uint64_t>(cfg_.rows, uint64_t{config.threads} * config.queries_per_worker * cfg_.req_per_txn)) {}
 
 Schema Ycsb::schema(const YcsbConfig& cfg) {
   Schema s;
@@ -26,9 +28,14 @@ uint64_t Ycsb::estimate_load_bytes(const Config& config, std::size_t meta_size, 
   const YcsbConfig& y = config.settings<YcsbConfig>();
   const uint32_t stride =
       Table::stride_for(RowLayout::for_meta(meta_size, meta_align, config.storage.align), schema(y));
-  const uint64_t rows = y.rows / y.partitions * y.partitions;  // as load() fills them
+  uint64_t rows = y.rows / y.partitions * y.partitions;  // as load() fills them
+  if (y.materialize == Materialize::Queried) {
+    // At most the keys the queries name, loaded by one thread.
+    rows = std::min(rows, uint64_t{config.threads} * config.queries_per_worker * y.req_per_txn);
+    loaders = 1;
+  }
   const bool ordered = y.primary_index == IndexType::Ordered;
-  uint64_t bytes = ordered ? 0 : footprint::hash_index(y.rows, config.storage);
+  uint64_t bytes = ordered ? 0 : footprint::hash_index(rows, config.storage);
   for (uint32_t l = 0; l < loaders; l++) {
     const uint64_t n = rows * (l + 1) / loaders - rows * l / loaders;
     bytes += footprint::table_rows(n, kLoadBlockRows, stride, config.storage) +
@@ -60,11 +67,19 @@ void Ycsb::fill(char* data, uint64_t key) const {
 }
 
 void Ycsb::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
-  table_ = &db.create_table("ycsb", schema(cfg_), cfg_.rows, cfg_.primary_index);
+  // With --materialize queried the index is sized for the rows loaded, as a
+  // full table's is for its rows.
+  const uint64_t expected = cfg_.materialize == Materialize::Queried ? queried_rows_ : cfg_.rows;
+  table_ = &db.create_table("ycsb", schema(cfg_), expected, cfg_.primary_index);
   key_column_ = table_->schema().column(0);
   for (uint32_t f = 0; f < cfg_.fields; f++) field_columns_.push_back(table_->schema().column(1 + f));
 
   const uint64_t rows = rows_per_part_ * cfg_.partitions;  // keys that partitioning can reach
+  if (cfg_.materialize == Materialize::Queried) {
+    init_row_ = init_row;
+    loaded_.assign(rows, false);
+    return;  // generate() loads the rows its queries name
+  }
   platform::run_parallel(loaders, [&](uint32_t l) {
     RowCursor cursor;
     Arena nodes(std::size_t{8} << 20, "the index nodes of table ycsb");
@@ -76,6 +91,16 @@ void Ycsb::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
     // Index nodes live as long as the table.
     table_->adopt(std::move(nodes));
   });
+}
+
+void Ycsb::load_queried(const Queries& qs) const {
+  Arena nodes(std::size_t{1} << 20, "the index nodes of table ycsb");
+  for (const Request& r : qs.requests) {
+    if ((r.op != Op::Read && r.op != Op::Update) || r.key >= loaded_.size() || loaded_[r.key]) continue;
+    loaded_[r.key] = true;
+    table_->load_row(load_cursor_, nodes, kLoadBlockRows, r.key, init_row_, [&](char* data) { fill(data, r.key); });
+  }
+  table_->adopt(std::move(nodes));
 }
 
 Ycsb::Queries Ycsb::generate(uint32_t worker, uint32_t count, Rng& rng) const {
@@ -131,6 +156,7 @@ Ycsb::Queries Ycsb::generate(uint32_t worker, uint32_t count, Rng& rng) const {
     }
     qs.queries.push_back(q);
   }
+  if (cfg_.materialize == Materialize::Queried) load_queried(qs);
   return qs;
 }
 
@@ -228,6 +254,11 @@ std::vector<Knob> Ycsb::knobs() {
       "primary-index", "ycsb.primary_index", kIndexTypeNames,
       +[](Config& c) -> IndexType& { return c.settings<YcsbConfig>().primary_index; },
       "YCSB table's primary index: hash, or ordered (the B+-tree)"));
+  t.push_back(choice(
+      "materialize", "ycsb.materialize", kMaterializeNames,
+      +[](Config& c) -> Materialize& { return c.settings<YcsbConfig>().materialize; },
+      "YCSB rows the load makes: all, or only those the workers' pre-generated queries read or update (the key space "
+      "of --rows without its memory: the paper's 20 M rows)"));
   t.push_back(real(
       "scan-ratio", "ycsb.scan_ratio", 0, 1, +[](Config& c) -> double& { return c.settings<YcsbConfig>().scan_ratio; },
       "YCSB-E: probability that an access is a range scan (needs --primary-index ordered)"));
@@ -263,6 +294,10 @@ std::string Ycsb::validate(const Config& config) {
   if (y.scan_ratio + y.insert_ratio > 1) {
     return "--scan-ratio " + shown(y.scan_ratio) + " and --insert-ratio " + shown(y.insert_ratio) +
            ": must sum to at most 1";
+  }
+  if (y.materialize == Materialize::Queried && (y.scan_ratio > 0 || y.insert_ratio > 0)) {
+    return "--materialize queried loads only the rows the queries read or update; YCSB-E's scans and inserts "
+           "(--scan-ratio, --insert-ratio) need every row: use --materialize all";
   }
   if (y.scan_ratio > 0 && y.primary_index != IndexType::Ordered) {
     return "--scan-ratio " + shown(y.scan_ratio) + ": scans need an ordered primary index (--primary-index ordered)";

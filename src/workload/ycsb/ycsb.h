@@ -77,6 +77,8 @@ class Ycsb final {
   // made twice. YCSB-E's inserts take keys past the highest one there.
   void resume(const Database& db);
 
+  // A worker's queries. With --materialize queried it also loads the rows
+  // they name that no earlier worker's queries did (set-up, before the run).
   Queries generate(uint32_t worker, uint32_t count, Rng& rng) const;
 
   // The resident bytes load() takes with `loaders` threads under a scheme
@@ -182,6 +184,13 @@ class Ycsb final {
   Column key_column_;
   std::vector<Column> field_columns_;
   mutable std::vector<InsertSeq> inserts_;  // one per worker; only that worker touches its entry
+  // --materialize queried: the scheme's row set-up, and the keys loaded so far.
+  uint64_t queried_rows_;  // the most rows the queries can name
+  void (*init_row_)(void* meta) = nullptr;
+  mutable std::vector<bool> loaded_;
+  mutable RowCursor load_cursor_;
+  // Loads the rows `qs` reads or updates that are not loaded yet.
+  void load_queried(const Queries& qs) const;
 };
 
 }  // namespace abyss

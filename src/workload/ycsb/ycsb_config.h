@@ -12,6 +12,12 @@ namespace abyss {
 enum class KeyOrder : uint8_t { Random, Sorted };
 inline constexpr std::array<std::string_view, 2> kKeyOrderNames = {"random", "sorted"};
 
+// Which rows the load makes: every one, or only those the workers'
+// pre-generated queries name, so the key space can be the paper's 20 M rows
+// without the 20 GiB (the others are never read).
+enum class Materialize : uint8_t { All, Queried };
+inline constexpr std::array<std::string_view, 2> kMaterializeNames = {"all", "queried"};
+
 struct YcsbConfig {
   uint64_t rows = 1 << 20;           // Abyss §3.3 used 20 M; this default loads in about a second
   uint32_t req_per_txn = 16;         // Abyss §3.3
@@ -25,6 +31,7 @@ struct YcsbConfig {
   uint32_t fields = 10;
   uint32_t field_size = 100;
   IndexType primary_index = IndexType::Hash;  // the table's: hash, or the ordered B+-tree
+  Materialize materialize = Materialize::All;
   // YCSB-E (Cooper et al. §4.1, workload E): an access is a short range scan
   // with probability scan_ratio, an insert of a new key with probability
   // insert_ratio, else a read or update as above.
