@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "cc/dl_detect/dl_detect.h"
 #include "cc/lock/row_lock.h"
@@ -612,54 +613,72 @@ TEST(DlDetectScheme, ZeroTimeoutAbortsWithoutQueueing) {
   EXPECT_EQ(f.committed_value(0), 42);
 }
 
-// Each holds a row the other wants; the timeout is far beyond the test, so
-// only the waits-for graph can end it, with the youngest on the cycle as the
-// victim (Abyss §4.2).
-//    T0 (older), thread 0 | T1 (younger), thread 1 |
+// Each holds rows the other wants; the timeout is far beyond the test, so
+// only the waits-for graph can end it, with the transaction holding the
+// fewest locks on the cycle as the victim (DBx1000's choice), here the
+// earlier one.
+//    T0 (earlier), thread 0 | T1 (later), thread 1 |
 //    -----------------------------------------------
-//    W(0)                 |                        |
-//                         | W(1)                   |
-//    W(1): waits          | W(0): waits            |   <- a cycle
-//                         |   ... aborts (victim)  |
-//                         | ABORT                  |   releases row 1
-//      ... granted        |                        |
-//    COMMIT               |                        |
-TEST(DlDetectScheme, DeadlockAbortsTheYoungerAndLetsTheOlderCommit) {
+//    W(0)                   |                      |
+//                           | W(1), W(2)           |
+//    W(1): waits            | W(0): waits          |   <- a cycle
+//      ... aborts (victim)  |                      |
+//    ABORT                  |                      |   releases row 0
+//                           |   ... granted        |
+//                           | COMMIT               |
+TEST(DlDetectScheme, DeadlockAbortsTheOneHoldingFewestLocks) {
   Config cfg;
   cfg.dl_detect = true;
   cfg.dl_timeout_us = 10'000'000;
   Fixture<cc::DlDetect> f(cfg);
-  Rc rc0 = Rc::Abort;
-  Rc rc1 = Rc::Ok;
+  Rc rc0 = Rc::Ok;
+  Rc rc1 = Rc::Abort;
   Rc commit_rc = Rc::Abort;
   ASSERT_EQ(f.t0->begin(false), Rc::Ok);
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);
   ASSERT_LT(f.t0->meta().ts, f.t1->meta().ts);
   ASSERT_EQ(f.write(*f.t0, 0, 1), Rc::Ok);
   ASSERT_EQ(f.write(*f.t1, 1, 2), Rc::Ok);
+  ASSERT_EQ(f.write(*f.t1, 2, 3), Rc::Ok);
   platform::run_threads(2, false, [&](uint32_t i) {
     if (i == 0) {
       rc0 = f.write(*f.t0, 1, 10);
       if (rc0 == Rc::Ok) {
-        commit_rc = f.t0->commit();
+        (void)f.t0->commit();
       } else {
         f.t0->abort();
       }
     } else {
       rc1 = f.write(*f.t1, 0, 20);
       if (rc1 == Rc::Ok) {
-        (void)f.t1->commit();
+        commit_rc = f.t1->commit();
       } else {
         f.t1->abort();
       }
     }
   });
-  EXPECT_EQ(rc1, Rc::Abort) << "the younger transaction was not the victim";
-  EXPECT_LT(waited_cycles(f, 1), timeout_cycles(f)) << "the timeout, not detection, ended the deadlock";
-  ASSERT_EQ(rc0, Rc::Ok);
+  EXPECT_EQ(rc0, Rc::Abort) << "the transaction holding fewer locks was not the victim";
+  EXPECT_LT(waited_cycles(f, 0), timeout_cycles(f)) << "the timeout, not detection, ended the deadlock";
+  ASSERT_EQ(rc1, Rc::Ok);
   ASSERT_EQ(commit_rc, Rc::Ok);
-  EXPECT_EQ(f.committed_value(0), 1);
-  EXPECT_EQ(f.committed_value(1), 10);
+  EXPECT_EQ(f.committed_value(0), 20);
+  EXPECT_EQ(f.committed_value(1), 2);
+}
+
+// Ids come from each worker's own count: distinct across workers, rising
+// within one, and no shared counter (DBx1000's txn ids).
+TEST(DlDetectScheme, IdsAreEachWorkersOwn) {
+  Fixture<cc::DlDetect> f(Config{});
+  std::vector<uint64_t> ids;
+  for (int k = 0; k < 3; k++) {
+    ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+    ids.push_back(f.t0->meta().ts.value);
+    f.t0->abort();
+    ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+    ids.push_back(f.t1->meta().ts.value);
+    f.t1->abort();
+  }
+  EXPECT_EQ(ids, (std::vector<uint64_t>{1, 2, 3, 4, 5, 6}));
 }
 
 }  // namespace

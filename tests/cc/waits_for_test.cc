@@ -17,22 +17,36 @@ constexpr Timestamp ts(uint64_t v) { return Timestamp{v}; }
 TEST(WaitsForGraph, NoCycleNoVictim) {
   WaitsForGraph g(3, kEdges);
   const Edge e01[] = {{w(1), ts(20)}};
-  g.publish(w(0), ts(10), e01, 1);  // 0 waits for 1; 1 runs
+  g.publish(w(0), ts(10), 1, e01, 1);  // 0 waits for 1; 1 runs
   EXPECT_FALSE(g.detect(w(0), ts(10)));
   EXPECT_FALSE(g.abort_requested(w(1), ts(20)));
 }
 
-//    W0 (ts 10) waits for W1 (ts 20); W1 waits for W0: a deadlock.
-//    The youngest (largest ts) on the cycle, W1, is the victim.
-TEST(WaitsForGraph, TwoCycleAbortsTheYoungest) {
+//    W0 (id 10) waits for W1 (id 20); W1 waits for W0: a deadlock. Both
+//    hold one lock, so the later id on the cycle, W1, is the victim.
+TEST(WaitsForGraph, TwoCycleAbortsTheLaterAmongEquals) {
   WaitsForGraph g(2, kEdges);
   const Edge e01[] = {{w(1), ts(20)}};
   const Edge e10[] = {{w(0), ts(10)}};
-  g.publish(w(0), ts(10), e01, 1);
-  g.publish(w(1), ts(20), e10, 1);
+  g.publish(w(0), ts(10), 1, e01, 1);
+  g.publish(w(1), ts(20), 1, e10, 1);
   EXPECT_FALSE(g.detect(w(0), ts(10)));          // 0 is not the victim...
   EXPECT_TRUE(g.abort_requested(w(1), ts(20)));  // ...1 is asked to abort
   EXPECT_TRUE(g.detect(w(1), ts(20)));           // and 1, detecting itself, aborts itself
+}
+
+//    The same cycle with W0 holding one lock and W1 three: W0, which has
+//    done the least work, is the victim (DBx1000's choice), though earlier.
+TEST(WaitsForGraph, TwoCycleAbortsTheOneHoldingFewestLocks) {
+  WaitsForGraph g(2, kEdges);
+  const Edge e01[] = {{w(1), ts(20)}};
+  const Edge e10[] = {{w(0), ts(10)}};
+  g.publish(w(0), ts(10), 1, e01, 1);
+  g.publish(w(1), ts(20), 3, e10, 1);
+  EXPECT_FALSE(g.detect(w(1), ts(20)));          // 1 is not the victim...
+  EXPECT_TRUE(g.abort_requested(w(0), ts(10)));  // ...0 is asked to abort
+  EXPECT_FALSE(g.abort_requested(w(1), ts(20)));
+  EXPECT_TRUE(g.detect(w(0), ts(10)));  // and 0, detecting itself, aborts itself
 }
 
 TEST(WaitsForGraph, ThreeCycleThroughAnotherPath) {
@@ -40,9 +54,9 @@ TEST(WaitsForGraph, ThreeCycleThroughAnotherPath) {
   const Edge e0[] = {{w(3), ts(40)}, {w(1), ts(20)}};  // 3 is a dead end (not waiting)
   const Edge e1[] = {{w(2), ts(30)}};
   const Edge e2[] = {{w(0), ts(10)}};
-  g.publish(w(0), ts(10), e0, 2);
-  g.publish(w(1), ts(20), e1, 1);
-  g.publish(w(2), ts(30), e2, 1);
+  g.publish(w(0), ts(10), 1, e0, 2);
+  g.publish(w(1), ts(20), 1, e1, 1);
+  g.publish(w(2), ts(30), 1, e2, 1);
   EXPECT_FALSE(g.detect(w(0), ts(10)));
   EXPECT_TRUE(g.abort_requested(w(2), ts(30)));
   EXPECT_FALSE(g.abort_requested(w(3), ts(40)));
@@ -54,12 +68,12 @@ TEST(WaitsForGraph, StaleEdgesDoNotMakeACycle) {
   WaitsForGraph g(2, kEdges);
   const Edge e01[] = {{w(1), ts(20)}};
   const Edge e10_old[] = {{w(0), ts(5)}};  // 1 waited for an earlier transaction of worker 0
-  g.publish(w(0), ts(10), e01, 1);
-  g.publish(w(1), ts(20), e10_old, 1);
+  g.publish(w(0), ts(10), 1, e01, 1);
+  g.publish(w(1), ts(20), 1, e10_old, 1);
   EXPECT_FALSE(g.detect(w(0), ts(10)));
   g.clear(w(1));
   const Edge e10[] = {{w(0), ts(10)}};
-  g.publish(w(1), ts(21), e10, 1);  // worker 1 now runs transaction 21, not 20
+  g.publish(w(1), ts(21), 1, e10, 1);  // worker 1 now runs transaction 21, not 20
   EXPECT_FALSE(g.detect(w(0), ts(10)));
 }
 
@@ -72,8 +86,8 @@ TEST(WaitsForGraph, EdgesBeyondTheCapAreDropped) {
   for (const uint32_t cap : {1u, 2u}) {
     WaitsForGraph g(3, cap);
     EXPECT_EQ(g.max_edges(), cap);
-    g.publish(w(0), ts(10), e0, 2);
-    g.publish(w(1), ts(20), e10, 1);
+    g.publish(w(0), ts(10), 1, e0, 2);
+    g.publish(w(1), ts(20), 1, e10, 1);
     EXPECT_FALSE(g.detect(w(0), ts(10)));
     EXPECT_EQ(g.abort_requested(w(1), ts(20)), cap == 2) << "cap " << cap;
   }

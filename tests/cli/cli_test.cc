@@ -487,10 +487,14 @@ TEST(CliRun, FlagsWithoutEffectOnThisSchemeAreNotedOnStderr) {
       << o.err;
 
   // The same flags where they take effect: no note.
-  const Outcome used = run_abyss({"run", "--cc", "dl_detect", "--dl-timeout", "50", "--ts-alloc", "batch:8",
-                                  "--threads", "1", "--rows", "1000", "--duration", "0.05", "--warmup", "0"});
+  const Outcome used = run_abyss({"run", "--cc", "dl_detect", "--dl-timeout", "50", "--threads", "1", "--rows", "1000",
+                                  "--duration", "0.05", "--warmup", "0"});
   EXPECT_EQ(used.exit_code, 0) << "stderr: " << used.err;
   EXPECT_EQ(without_machine_note(used.err), "");
+  const Outcome stamped = run_abyss({"run", "--cc", "wait_die", "--ts-alloc", "batch:8", "--threads", "1", "--rows",
+                                     "1000", "--duration", "0.05", "--warmup", "0"});
+  EXPECT_EQ(stamped.exit_code, 0) << "stderr: " << stamped.err;
+  EXPECT_EQ(without_machine_note(stamped.err), "");
 
   // The search interval of a scheme that does not search.
   const Outcome off = run_abyss({"run", "--cc", "dl_detect", "--dl-detect", "off", "--dl-detect-every", "8",

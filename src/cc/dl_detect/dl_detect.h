@@ -8,8 +8,13 @@
 // timeout breaks deadlocks (Abyss Fig. 4 ran so, with keys in sorted order).
 // A waiter searches once every --dl-detect-every spins (default 64) and
 // publishes at most --dl-max-edges (default 32) of whom it waits for.
+// A transaction is named by an id its worker makes alone (DBx1000's txn id:
+// no shared counter), and the victim on a cycle is the transaction holding
+// the fewest locks, the one that has done the least work (DBx1000's choice;
+// ties go to the later id).
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "cc/common/queued_locking.h"
 #include "cc/common/wait.h"
@@ -29,9 +34,8 @@ class DlDetect final : public QueuedLocking<DlDetect> {
       .summary = "2PL, waits queue and a waits-for graph search breaks deadlocks",
       .paper = "Abyss §2.1, §4.2",
       .family = Family::Locking,
-      .allocates_timestamps = true,  // the youngest transaction on a cycle is the victim
-      .uses_latch = true,            // the row's lock queue sits behind a latch
-      .waits = true,                 // every conflicting request queues, up to --dl-timeout
+      .uses_latch = true,  // the row's lock queue sits behind a latch
+      .waits = true,       // every conflicting request queues, up to --dl-timeout
   };
 
   DlDetect(const Config& config, uint32_t workers)
@@ -40,11 +44,16 @@ class DlDetect final : public QueuedLocking<DlDetect> {
         never_wait_(config.dl_timeout_us == 0),
         detect_(config.dl_detect),
         spins_per_detection_(config.dl_detect_every),
-        graph_(workers, config.dl_max_edges) {}
+        graph_(workers, config.dl_max_edges),
+        workers_(workers),
+        ids_(workers) {}
 
-  // Every attempt takes a new timestamp: it orders victims (youngest first).
+  // Every attempt takes a new id from its worker's own count: ids are
+  // distinct across workers (worker w's are w + 1 modulo the workers) and
+  // rise within one.
   Rc begin(auto& t, bool /*restart*/) {
-    t.meta().ts = t.worker().allocate_ts();
+    const uint32_t w = t.worker().id.value;
+    t.meta().ts = Timestamp{ids_[w].next++ * workers_ + w + 1};
     return Rc::Ok;
   }
 
@@ -74,7 +83,7 @@ class DlDetect final : public QueuedLocking<DlDetect> {
   // owned; abort() releases it either way.
   bool wait_detecting(auto& t, const LockRequest& r, WaitsForGraph::Edge* edges, uint32_t n) {
     const WorkerId me = r.worker;
-    graph_.publish(me, r.ts, edges, n);
+    graph_.publish(me, r.ts, static_cast<uint32_t>(t.accesses().size()), edges, n);
     uint32_t until_detection = spins_per_detection_;
     const bool granted = wait_for_grant(t.worker(), r, [&](uint64_t t0) {
       if (graph_.abort_requested(me, r.ts)) return true;
@@ -92,6 +101,13 @@ class DlDetect final : public QueuedLocking<DlDetect> {
   bool detect_;
   uint32_t spins_per_detection_;
   WaitsForGraph graph_;
+  uint64_t workers_;
+  // Each worker's count of attempts, on a line of its own (no other worker
+  // reads it).
+  struct alignas(platform::kCacheLine) LocalIds {
+    uint64_t next = 0;
+  };
+  std::vector<LocalIds> ids_;
 };
 
 }  // namespace abyss::cc

@@ -5,8 +5,9 @@
 // through itself by reading other slots without locks (a seqlock gives each
 // slot a consistent snapshot); a stale read can delay detection to a later
 // pass but cannot invent an edge, because an edge names the transaction
-// (worker and timestamp) it waits for and counts only while that same
-// transaction is still waiting.
+// (worker and id) it waits for and counts only while that same transaction
+// is still waiting. A waiter also publishes how many locks it holds: the
+// victim on a cycle is the one holding the fewest.
 //
 // A waiter publishes at most --dl-max-edges (default 32) edges; more are
 // dropped, and the lock-wait timeout still bounds the wait. Every buffer is
@@ -57,8 +58,9 @@ class WaitsForGraph final {
   // before publish(); only that worker uses it.
   Edge* outgoing(WorkerId worker) { return &out_[std::size_t{worker.value} * out_stride_]; }
 
-  // Publishes that `worker`'s transaction `ts` waits for `edges`.
-  void publish(WorkerId worker, Timestamp ts, const Edge* edges, uint32_t n) {
+  // Publishes that `worker`'s transaction `ts`, holding `locks` locks,
+  // waits for `edges`.
+  void publish(WorkerId worker, Timestamp ts, uint32_t locks, const Edge* edges, uint32_t n) {
     Slot& s = slots_[worker.value];
     const uint64_t seq = s.seq.load(platform::memory_order_relaxed);
     s.seq.store(seq + 1, platform::memory_order_relaxed);
@@ -69,6 +71,7 @@ class WaitsForGraph final {
       s.edges[i].ts.store(edges[i].ts, platform::memory_order_relaxed);
     }
     s.n.store(n, platform::memory_order_relaxed);
+    s.locks.store(locks, platform::memory_order_relaxed);
     s.waiter_ts.store(ts, platform::memory_order_relaxed);
     s.seq.store(seq + 2, platform::memory_order_release);
   }
@@ -89,17 +92,19 @@ class WaitsForGraph final {
   }
 
   // Searches for a cycle through `me` (waiting as transaction `my_ts`). On a
-  // cycle, the youngest transaction on it is the victim: returns true when
-  // that is `me`, otherwise asks the victim to abort and returns false.
+  // cycle, the transaction on it holding the fewest locks is the victim (the
+  // later id among equals): returns true when that is `me`, otherwise asks
+  // the victim to abort and returns false.
   bool detect(WorkerId me, Timestamp my_ts) {
     Scratch& sc = scratch_[me.value];
     sc.epoch++;
     sc.frames.clear();
     uint32_t used = 0;
     auto push = [&](WorkerId w, Timestamp ts) -> bool {
-      const uint32_t n = snapshot(w, ts, &sc.edges[used]);
+      uint32_t locks = 0;
+      const uint32_t n = snapshot(w, ts, &sc.edges[used], locks);
       if (n == kStale) return false;
-      sc.frames.push_back({w, ts, used, used + n});
+      sc.frames.push_back({w, ts, locks, used, used + n});
       used += n;
       return true;
     };
@@ -134,7 +139,8 @@ class WaitsForGraph final {
     AtomicTimestamp waiter_ts;  // kNoTimestamp: not waiting
     AtomicTimestamp abort_ts;
     platform::Atomic<uint32_t> n{0};
-    PublishedEdge* edges = nullptr;  // max_edges_ of them, on cache lines of this slot's own
+    platform::Atomic<uint32_t> locks{0};  // the waiter holds
+    PublishedEdge* edges = nullptr;       // max_edges_ of them, on cache lines of this slot's own
   };
 
   // Per-worker arrays of T start on a cache line of their own: `n` rounded
@@ -163,10 +169,12 @@ class WaitsForGraph final {
   struct Frame {
     WorkerId worker;
     Timestamp ts;
+    uint32_t locks;
     uint32_t begin_of_edges;
     uint32_t end;
     uint32_t next;
-    Frame(WorkerId w, Timestamp t, uint32_t b, uint32_t e) : worker(w), ts(t), begin_of_edges(b), end(e), next(b) {}
+    Frame(WorkerId w, Timestamp t, uint32_t l, uint32_t b, uint32_t e)
+        : worker(w), ts(t), locks(l), begin_of_edges(b), end(e), next(b) {}
   };
 
   // Per-detecting-worker search state, preallocated.
@@ -177,12 +185,14 @@ class WaitsForGraph final {
     uint32_t epoch = 0;
   };
 
-  // Copies w's edges if w is still waiting as transaction ts; kStale if not.
-  uint32_t snapshot(WorkerId w, Timestamp ts, Edge* out) const {
+  // Copies w's edges and lock count if w is still waiting as transaction
+  // ts; kStale if not.
+  uint32_t snapshot(WorkerId w, Timestamp ts, Edge* out, uint32_t& locks) const {
     const Slot& s = slots_[w.value];
     const uint64_t seq = s.seq.load(platform::memory_order_acquire);
     if ((seq & 1) != 0 || s.waiter_ts.load(platform::memory_order_relaxed) != ts) return kStale;
     uint32_t n = s.n.load(platform::memory_order_relaxed);
+    locks = s.locks.load(platform::memory_order_relaxed);
     if (n > max_edges_) n = max_edges_;
     for (uint32_t i = 0; i < n; i++) {
       out[i] = {WorkerId{s.edges[i].worker.load(platform::memory_order_relaxed)},
@@ -195,10 +205,12 @@ class WaitsForGraph final {
   bool resolve(WorkerId me, Timestamp my_ts, const Scratch& sc) {
     WorkerId victim = me;
     Timestamp victim_ts = my_ts;
+    uint32_t victim_locks = ~0u;
     for (const Frame& f : sc.frames) {
-      if (f.ts > victim_ts) {
+      if (f.locks < victim_locks || (f.locks == victim_locks && f.ts > victim_ts)) {
         victim = f.worker;
         victim_ts = f.ts;
+        victim_locks = f.locks;
       }
     }
     if (victim == me) return true;
