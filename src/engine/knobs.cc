@@ -286,7 +286,8 @@ std::vector<Knob> make_table() {
   t.back().scheme = "dl_detect";
   t.push_back(integer<uint32_t>(
       "dl-detect-every", "dl_detect_every", 1, 1'000'000, +[](Config& c) -> uint32_t& { return c.dl_detect_every; },
-      "DL_DETECT: spins of a lock wait between two searches of the waits-for graph (Abyss §4.2)"));
+      "DL_DETECT: spins of a lock wait between two searches of the waits-for graph, the first as the wait begins "
+      "(Abyss §4.2)"));
   t.back().scheme = "dl_detect";
   t.back().ignored_because = unless_dl_searches;
   t.push_back(integer<uint32_t>(

@@ -6,8 +6,10 @@
 // waited longer than --dl-timeout aborts (Abyss §4.2 "Waiting vs. Aborting";
 // 0 never waits, which is NO_WAIT's behaviour). With --dl-detect off only the
 // timeout breaks deadlocks (Abyss Fig. 4 ran so, with keys in sorted order).
-// A waiter searches once every --dl-detect-every spins (default 64) and
-// publishes at most --dl-max-edges (default 32) of whom it waits for.
+// A waiter searches when its wait begins, as DBx1000's does (the cycle a new
+// wait closes is found at once), then once every --dl-detect-every spins
+// (default 64), and publishes at most --dl-max-edges (default 32) of whom it
+// waits for.
 // A transaction is named by an id its worker makes alone (DBx1000's txn id:
 // no shared counter), and the victim on a cycle is the transaction holding
 // the fewest locks, the one that has done the least work (DBx1000's choice;
@@ -78,13 +80,13 @@ class DlDetect final : public QueuedLocking<DlDetect> {
         [&](const LockRequest& r) { return wait_detecting(t, r, edges, n); });
   }
 
-  // Waits with its waits-for edges published, searching for a cycle now and
-  // then. Giving up leaves the request queued or, if granted meanwhile,
+  // Waits with its waits-for edges published, searching for a cycle as it
+  // begins and now and then after. Giving up leaves the request queued or, if granted meanwhile,
   // owned; abort() releases it either way.
   bool wait_detecting(auto& t, const LockRequest& r, WaitsForGraph::Edge* edges, uint32_t n) {
     const WorkerId me = r.worker;
     graph_.publish(me, r.ts, static_cast<uint32_t>(t.accesses().size()), edges, n);
-    uint32_t until_detection = spins_per_detection_;
+    uint32_t until_detection = 1;  // the first search as the wait begins
     const bool granted = wait_for_grant(t.worker(), r, [&](uint64_t t0) {
       if (graph_.abort_requested(me, r.ts)) return true;
       if (platform::cycles() - t0 > timeout_cycles_) return true;
