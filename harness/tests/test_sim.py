@@ -72,8 +72,9 @@ def test_tale_specs_run_on_numa_and_topology_can_be_changed() -> None:
 
 def test_every_sim_spec_parses_and_fig6_adds_the_hardware_counter() -> None:
     sim_specs = [e.name for e in reproduce.catalogue(sim=True)]
-    for name in ("abyss-fig4", "abyss-fig6", "abyss-fig8", "abyss-fig9", "abyss-tpcc",
-                 "tale-fig2", "tale-fig3"):
+    for name in ("abyss-fig4", "abyss-fig5", "abyss-fig6", "abyss-fig7", "abyss-fig8", "abyss-fig9",
+                 "abyss-fig10", "abyss-fig11", "abyss-fig12", "abyss-fig13", "abyss-fig14", "abyss-fig15",
+                 "abyss-tpcc", "tale-fig2", "tale-fig3"):
         assert name in sim_specs
     native = reproduce.load("abyss-fig6", cores=2)
     assert all("hw" not in sw.axes["ts_alloc"] for sw in native.sweeps)
@@ -86,6 +87,15 @@ def test_every_sim_spec_parses_and_fig6_adds_the_hardware_counter() -> None:
         assert scalable.axes["ts_alloc"][-1] == "hw" and scalable.fixed["ts_per_txn"] == 16
         assert spec.sweeps[0].axes["threads"] == ABYSS_CORES
         assert spec.plots[0].logy and spec.plots[0].logx
+        # The papers' core counts: Figs. 5, 11 and 13 at 64, Fig. 12 at 512, Fig. 15a at 64 cores
+        # and partitions, the scaling figures from 1 to 1024.
+        for name, cores in (("abyss-fig5", {64}), ("abyss-fig11", {64}), ("abyss-fig12", {512}),
+                            ("abyss-fig13", {64}), ("abyss-fig10", set(ABYSS_CORES))):
+            assert {r.point.params["threads"] for r in grid.runs(reproduce.load(name, sim=True))} == cores, name
+        fig15 = grid.runs(reproduce.load("abyss-fig15", sim=True))
+        assert {(r.point.params["threads"], r.point.params["partitions"]) for r in fig15
+                if r.point.sweep == "mp-ratio"} == {(64, 64)}
+        assert "hw" in reproduce.load("abyss-fig7", sim=True).sweeps[0].axes["ts_alloc"]
 
 
 def test_the_per_core_window_rule() -> None:
@@ -312,7 +322,7 @@ def test_list_names_fig6_and_what_runs_simulated(capsys) -> None:
     (["reproduce", "abyss-fig9", "--topology", "numa"], "use it with --sim"),
     (["reproduce", "abyss-fig9", "--cluster", "tcp://127.0.0.1:9"], "simulated sweeps only"),
     (["reproduce", "abyss-fig9", "--sim", "--full-scale"], "drop --full-scale"),
-    (["reproduce", "abyss-fig5", "--sim"], r"has no \[sim\] section"),
+    (["reproduce", "tale-fig6", "--sim"], r"has no \[sim\] section"),
     (["reproduce", "abyss-fig9", "--sim", "--topology", "no-such-topology"], "topology"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, tmp_path: Path) -> None:
