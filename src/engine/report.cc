@@ -191,6 +191,11 @@ nlohmann::json report_json(const RunResult& r) {
   nlohmann::json per_worker = nlohmann::json::array();
   for (const auto& w : r.workers) per_worker.push_back(breakdown_json(w));
   res["breakdown_per_worker"] = per_worker;
+  res["breakdown_samples"] = {{"time_sample", r.config.time_sample},
+                              {"timed_attempts", r.total.timed_attempts},
+                              {"least_per_worker", r.least_timed_attempts()},
+                              {"workers_with_few", r.workers_with_few_timed_attempts()},
+                              {"few", RunResult::kFewTimedAttempts}};
   j["results"] = res;
   return j;
 }
@@ -280,7 +285,14 @@ void print_report(const RunResult& r, std::FILE* out) {
         static_cast<double>(ts.latency.quantile(0.5)) / 1000, static_cast<double>(ts.latency.quantile(0.99)) / 1000,
         static_cast<double>(ts.latency.quantile(0.999)) / 1000);
   }
-  std::fprintf(out, "\n  time breakdown (summed over workers)\n");
+  std::fprintf(out, "\n  time breakdown (summed over workers; %llu attempts timed, one in %u)\n",
+               static_cast<unsigned long long>(r.total.timed_attempts), c.time_sample);
+  if (const uint32_t few = r.workers_with_few_timed_attempts(); few > 0) {
+    std::fprintf(out,
+                 "  (%u of %zu workers timed fewer than %llu attempts of their own; their split of the sampled "
+                 "categories is all workers' or rests on few attempts: --time-sample 1 times every one)\n",
+                 few, r.workers.size(), static_cast<unsigned long long>(RunResult::kFewTimedAttempts));
+  }
   for (std::size_t i = 0; i < kTimeCats; i++) {
     std::fprintf(out, "  %-12s %10.3f s %7.1f%%\n", std::string(kTimeCatNames[i]).c_str(),
                  platform::cycles_to_seconds(r.total.cycles[i]), 100.0 * r.fraction(static_cast<TimeCat>(i)));

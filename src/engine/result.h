@@ -1,5 +1,6 @@
 #pragma once
 // What a run measured.
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -103,6 +104,20 @@ struct RunResult {
   uint64_t count(Counter c) const {
     uint64_t n = 0;
     for (const auto& t : total.types) n += t[c];
+    return n;
+  }
+  // The breakdown's sampled attempts (--time-sample): the fewest one worker
+  // timed, and the workers with fewer than kFewTimedAttempts, whose split of
+  // the sampled categories rests on few attempts (none: all workers' split).
+  static constexpr uint64_t kFewTimedAttempts = 8;
+  uint64_t least_timed_attempts() const {
+    uint64_t least = UINT64_MAX;
+    for (const auto& w : workers) least = std::min(least, w.timed_attempts);
+    return workers.empty() ? 0 : least;
+  }
+  uint32_t workers_with_few_timed_attempts() const {
+    uint32_t n = 0;
+    for (const auto& w : workers) n += w.timed_attempts < kFewTimedAttempts ? 1 : 0;
     return n;
   }
   double commits_per_worker() const {

@@ -178,6 +178,7 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
             }
             stats.timed[static_cast<std::size_t>(TimeCat::Useful)] += useful;
             stats.timed_span += span;
+            stats.timed_attempts++;
           } else {
             stats.untimed_span += span;  // finish() splits it as the timed attempts' time splits
           }

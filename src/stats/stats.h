@@ -80,6 +80,7 @@ struct alignas(64) WorkerStats {
   // splits the latter in the proportions of the former and adds the split,
   // `estimated`, to `cycles`.
   TimeArray timed{};
+  uint64_t timed_attempts = 0;  // completed attempts that timed the sampled categories
   uint64_t timed_span = 0;
   uint64_t untimed_span = 0;
   TimeArray estimated{};
@@ -116,6 +117,7 @@ struct alignas(64) WorkerStats {
       estimated[i] += o.estimated[i];
     }
     total_cycles += o.total_cycles;
+    timed_attempts += o.timed_attempts;
     timed_span += o.timed_span;
     untimed_span += o.untimed_span;
     for (std::size_t t = 0; t < types.size(); t++) types[t].merge(o.types[t]);
@@ -130,6 +132,7 @@ struct alignas(64) WorkerStats {
       timed[i] -= earlier.timed[i];
     }
     total_cycles -= earlier.total_cycles;
+    timed_attempts -= earlier.timed_attempts;
     timed_span -= earlier.timed_span;
     untimed_span -= earlier.untimed_span;
     for (std::size_t t = 0; t < types.size(); t++) types[t].subtract(earlier.types[t]);

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -636,6 +637,29 @@ TEST(CliRun, SamplesCoverTheWindowInJsonAndCsv) {
 }
 
 // A short run takes no samples unless asked, and writes no CSV.
+// The breakdown says how many attempts it timed, and when a worker timed
+// too few of its own for its split of the sampled categories to hold.
+TEST(CliRun, TheBreakdownCountsItsTimedAttemptsAndSaysWhenTooFew) {
+  auto run = [](const std::string& every) {
+    const std::string json = temp_path("samples.json");
+    const Outcome o = run_abyss({"run", "--threads", "1", "--rows", "1000", "--duration", "0.05", "--warmup", "0",
+                                 "--time-sample", every, "--json", json});
+    EXPECT_EQ(o.exit_code, 0) << o.err;
+    const nlohmann::json r = nlohmann::json::parse(slurp(json))["results"];
+    std::filesystem::remove(json);
+    return std::make_pair(o.out, r);
+  };
+  const auto [every_out, every] = run("1");
+  const nlohmann::json& s = every["breakdown_samples"];
+  EXPECT_GE(s["timed_attempts"].get<uint64_t>(), every["commits"].get<uint64_t>());
+  EXPECT_EQ(s["least_per_worker"], s["timed_attempts"]);
+  EXPECT_EQ(s["workers_with_few"], 0);
+  EXPECT_EQ(every_out.find("fewer than"), std::string::npos) << every_out;
+  const auto [rare_out, rare] = run("1000000");
+  EXPECT_EQ(rare["breakdown_samples"]["workers_with_few"], 1);
+  EXPECT_NE(rare_out.find("1 of 1 workers timed fewer than 8 attempts"), std::string::npos) << rare_out;
+}
+
 TEST(CliRun, ShortRunsAreNotSampledByDefault) {
   const std::string json_path = temp_path("unsampled.json");
   const Outcome o = run_abyss({"run", "--rows", "1000", "--duration", "0.05", "--warmup", "0", "--json", json_path});
