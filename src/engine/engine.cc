@@ -217,9 +217,11 @@ RunResult run_with(const Config& given) {
   uint64_t commits_at_start = 0;
   uint64_t commits_at_half = 0;
   uint64_t commits_at_end = 0;
+  // (The counts are read before the clock: on many simulated cores reading
+  // them takes virtual time, which must not count as part of the window.)
   auto open_window = [&](uint32_t number) {
-    window_start = platform::wall_ns();
     commits_at_start = published_commits();
+    window_start = platform::wall_ns();
     phase.store(phase_word(Phase::Measure, number), platform::memory_order_release);
   };
   // Whether the window's halves agree within the tolerance; sets the ratio.
