@@ -74,7 +74,7 @@ def test_every_sim_spec_parses_and_fig6_adds_the_hardware_counter() -> None:
     sim_specs = [e.name for e in reproduce.catalogue(sim=True)]
     for name in ("abyss-fig4", "abyss-fig5", "abyss-fig6", "abyss-fig7", "abyss-fig8", "abyss-fig9",
                  "abyss-fig10", "abyss-fig11", "abyss-fig12", "abyss-fig13", "abyss-fig14", "abyss-fig15",
-                 "abyss-tpcc", "tale-fig2", "tale-fig3"):
+                 "abyss-tpcc", "tale-fig2", "tale-fig3", "tale-fig6", "tale-fig8", "tale-fig9", "tale-fig10"):
         assert name in sim_specs
     native = reproduce.load("abyss-fig6", cores=2)
     assert all("hw" not in sw.axes["ts_alloc"] for sw in native.sweeps)
@@ -322,7 +322,7 @@ def test_list_names_fig6_and_what_runs_simulated(capsys) -> None:
     (["reproduce", "abyss-fig9", "--topology", "numa"], "use it with --sim"),
     (["reproduce", "abyss-fig9", "--cluster", "tcp://127.0.0.1:9"], "simulated sweeps only"),
     (["reproduce", "abyss-fig9", "--sim", "--full-scale"], "drop --full-scale"),
-    (["reproduce", "tale-fig6", "--sim"], r"has no \[sim\] section"),
+    (["reproduce", "bench-ycsb", "--sim"], r"has no \[sim\] section"),
     (["reproduce", "abyss-fig9", "--sim", "--topology", "no-such-topology"], "topology"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, tmp_path: Path) -> None:
