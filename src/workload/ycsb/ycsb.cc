@@ -13,8 +13,12 @@ Ycsb::Ycsb(const Config& config)
       rows_per_part_(cfg_.rows / cfg_.partitions),
       zipf_(rows_per_part_, cfg_.theta),
       inserts_(config.threads),
-      queried_rows_(
-          std::min<uint64_t>(cfg_.rows, uint64_t{config.threads} * config.queries_per_worker * cfg_.req_per_txn)) {}
+      queried_rows_(queried_rows(config)) {}
+
+uint64_t Ycsb::queried_rows(const Config& config) {
+  const YcsbConfig& y = config.settings<YcsbConfig>();
+  return std::min<uint64_t>(y.rows, uint64_t{config.threads} * config.queries_per_worker * y.req_per_txn);
+}
 
 Schema Ycsb::schema(const YcsbConfig& cfg) {
   Schema s;
@@ -31,7 +35,7 @@ uint64_t Ycsb::estimate_load_bytes(const Config& config, std::size_t meta_size, 
   uint64_t rows = y.rows / y.partitions * y.partitions;  // as load() fills them
   if (y.materialize == Materialize::Queried) {
     // At most the keys the queries name, loaded by one thread.
-    rows = std::min(rows, uint64_t{config.threads} * config.queries_per_worker * y.req_per_txn);
+    rows = std::min(rows, queried_rows(config));
     loaders = 1;
   }
   const bool ordered = y.primary_index == IndexType::Ordered;

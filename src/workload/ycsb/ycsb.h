@@ -185,7 +185,9 @@ class Ycsb final {
   std::vector<Column> field_columns_;
   mutable std::vector<InsertSeq> inserts_;  // one per worker; only that worker touches its entry
   // --materialize queried: the scheme's row set-up, and the keys loaded so far.
-  uint64_t queried_rows_;  // the most rows the queries can name
+  // --materialize queried: the most rows the workers' queries can name.
+  static uint64_t queried_rows(const Config& config);
+  uint64_t queried_rows_;
   void (*init_row_)(void* meta) = nullptr;
   mutable std::vector<bool> loaded_;
   mutable RowCursor load_cursor_;
