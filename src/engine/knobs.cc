@@ -285,14 +285,16 @@ std::vector<Knob> make_table() {
       "DL_DETECT: search the waits-for graph for cycles: on | off"));
   t.back().scheme = "dl_detect";
   t.push_back(integer<uint32_t>(
-      "dl-detect-every", "dl_detect_every", 1, 1'000'000, +[](Config& c) -> uint32_t& { return c.dl_detect_every; },
-      "DL_DETECT: spins of a lock wait between two searches of the waits-for graph, the first as the wait begins "
-      "(Abyss §4.2)"));
+      "dl-detect-every-ns", "dl_detect_every_ns", 1, 1'000'000'000,
+      +[](Config& c) -> uint32_t& { return c.dl_detect_every_ns; },
+      "DL_DETECT: nanoseconds of a lock wait between two searches of the waits-for graph, the first as the wait "
+      "begins (DBx1000: 1000; Abyss §4.2)"));
   t.back().scheme = "dl_detect";
   t.back().ignored_because = unless_dl_searches;
   t.push_back(integer<uint32_t>(
       "dl-max-edges", "dl_max_edges", 1, 1024, +[](Config& c) -> uint32_t& { return c.dl_max_edges; },
-      "DL_DETECT: waits-for edges a waiter publishes; more are dropped, the timeout still bounds the wait "
+      "DL_DETECT: waits-for edges a waiter publishes (the default keeps every owner and waiter ahead of it up to "
+      "1024, as DBx1000 lists them); more are dropped, and a cycle through a dropped one is broken by the timeout "
       "(Abyss §4.2)"));
   t.back().scheme = "dl_detect";
   t.back().ignored_because = unless_dl_searches;

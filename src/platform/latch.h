@@ -16,15 +16,22 @@
 
 namespace abyss::platform {
 
+// A wait: construct it before the loop whose condition it waits on, and call
+// once() each time the condition does not hold yet. A wait with a time limit
+// says when it ends (`until`, in cycles()), so a simulated core need not poll
+// for it.
 #if defined(ABYSS_SIM)
-// On a simulated core a wait parks the core until a line it loaded since its
-// last wait is written, or a deadline passes (docs/many-core.md, "Waiting").
+// On a simulated core a wait parks the core until a line its condition read
+// is written or its deadline passes (docs/many-core.md, "Waiting").
 class SpinWait final {
  public:
-  void once() { sim::spin(steps_++); }
+  SpinWait() { sim::begin_wait(); }
+  void until(uint64_t deadline_cycles) { deadline_ = deadline_cycles; }
+  void once() { sim::spin(steps_++, deadline_); }
 
  private:
   uint32_t steps_ = 0;
+  uint64_t deadline_ = ~uint64_t{0};
 };
 #else
 // Spins with a pause hint, then yields the core, then naps: on an
@@ -34,6 +41,7 @@ class SpinWait final {
 // ends in microseconds never gets past the spinning.
 class SpinWait final {
  public:
+  void until(uint64_t /*deadline_cycles*/) {}  // the caller's condition checks the clock
   void once() {
     if (++spins_ < kSpinsBeforeYield) {
       cpu_relax();

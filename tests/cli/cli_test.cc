@@ -131,7 +131,7 @@ std::vector<BadCase> bad_cases() {
       {"req_per_txn_too_many", {"run", "--req-per-txn", "65"}, {"--req-per-txn", "65", "64"}},
       {"partitions_zero", {"run", "--partitions", "0"}, {"--partitions", "0", "1024"}},
       {"backoff_base_above_1s", {"run", "--backoff-base-ns", "2e9"}, {"--backoff-base-ns", "2e9", "1000000000"}},
-      {"dl_detect_every_zero", {"run", "--dl-detect-every", "0"}, {"--dl-detect-every", "0", "1000000"}},
+      {"dl_detect_every_zero", {"run", "--dl-detect-every-ns", "0"}, {"--dl-detect-every-ns", "0", "1000000000"}},
       {"dl_max_edges_zero", {"run", "--dl-max-edges", "0"}, {"--dl-max-edges", "0", "1024"}},
       {"mvcc_refresh_every_negative", {"run", "--mvcc-refresh-every", "-1"}, {"--mvcc-refresh-every", "-1"}},
       {"silo_epoch_zero", {"run", "--silo-epoch-ms", "0"}, {"--silo-epoch-ms", "0", "10000"}},
@@ -498,10 +498,10 @@ TEST(CliRun, FlagsWithoutEffectOnThisSchemeAreNotedOnStderr) {
   EXPECT_EQ(without_machine_note(stamped.err), "");
 
   // The search interval of a scheme that does not search.
-  const Outcome off = run_abyss({"run", "--cc", "dl_detect", "--dl-detect", "off", "--dl-detect-every", "8",
+  const Outcome off = run_abyss({"run", "--cc", "dl_detect", "--dl-detect", "off", "--dl-detect-every-ns", "8",
                                  "--threads", "1", "--rows", "1000", "--duration", "0.05", "--warmup", "0"});
   EXPECT_EQ(off.exit_code, 0) << "stderr: " << off.err;
-  EXPECT_NE(off.err.find("abyss: note: --dl-detect-every has no effect: --dl-detect off searches no cycles\n"),
+  EXPECT_NE(off.err.find("abyss: note: --dl-detect-every-ns has no effect: --dl-detect off searches no cycles\n"),
             std::string::npos)
       << off.err;
 }

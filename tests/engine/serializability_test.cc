@@ -100,7 +100,7 @@ void sorted_no_detect(Config& c) {
 }
 void zero_timeout(Config& c) { c.dl_timeout_us = 0; }
 void detect_every_spin(Config& c) {
-  c.dl_detect_every = 1;
+  c.dl_detect_every_ns = 1;
   c.dl_timeout_us = 100'000;  // cycles are broken by the search, not the timeout
 }
 void few_edges(Config& c) { c.dl_max_edges = 1; }

@@ -15,12 +15,14 @@ namespace abyss::cc {
 // whether it was granted. A request granted while giving up counts as granted
 // only if the caller then checks `granted` again, so callers that give up
 // release the request either way. `Request` has a platform::Atomic<bool>
-// `granted`, set with a release store by whoever grants it.
+// `granted`, set with a release store by whoever grants it. `give_up` must
+// not depend on the clock: the wait sleeps until what it read changes
+// (a wait with a time limit names it with SpinWait::until).
 template <class Request, class GiveUp>
 bool wait_for_grant(auto& worker, const Request& r, GiveUp&& give_up) {
+  platform::SpinWait spin;
   if (r.granted.load(platform::memory_order_acquire)) return true;  // no wait, no clock read
   const uint64_t t0 = platform::cycles();
-  platform::SpinWait spin;
   bool granted = true;
   while (!r.granted.load(platform::memory_order_acquire)) {
     if (give_up(t0)) {
@@ -39,9 +41,9 @@ enum class Attempt : uint8_t { Done, Retry };
 
 template <class Fn>
 void retry_until_done(auto& worker, Fn&& attempt) {
+  platform::SpinWait spin;
   if (attempt() == Attempt::Done) return;
   const uint64_t t0 = platform::cycles();
-  platform::SpinWait spin;
   do {
     spin.once();
   } while (attempt() == Attempt::Retry);

@@ -6,26 +6,29 @@
 // waited longer than --dl-timeout aborts (Abyss §4.2 "Waiting vs. Aborting";
 // 0 never waits, which is NO_WAIT's behaviour). With --dl-detect off only the
 // timeout breaks deadlocks (Abyss Fig. 4 ran so, with keys in sorted order).
-// A waiter searches when its wait begins, as DBx1000's does (the cycle a new
-// wait closes is found at once), then once every --dl-detect-every spins
-// (default 64), and publishes at most --dl-max-edges (default 32) of whom it
-// waits for.
+// A waiter searches when its wait begins (the cycle a new wait closes is
+// found at once) and then every --dl-detect-every-ns of its wait (default
+// 1000, DBx1000's DL_LOOP_DETECT), and publishes at most --dl-max-edges
+// (default 1024: every owner and waiter ahead of it, as DBx1000 lists
+// them) of whom it waits for.
 // A transaction is named by an id its worker makes alone (DBx1000's txn id:
 // no shared counter), and the victim on a cycle is the transaction holding
 // the fewest locks, the one that has done the least work (DBx1000's choice;
 // ties go to the later id).
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
 #include "cc/common/queued_locking.h"
-#include "cc/common/wait.h"
 #include "cc/dl_detect/waits_for.h"
 #include "cc/lock/row_lock.h"
 #include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
 #include "platform/clock.h"
+#include "platform/latch.h"
+#include "stats/stats.h"
 
 namespace abyss::cc {
 
@@ -45,7 +48,7 @@ class DlDetect final : public QueuedLocking<DlDetect> {
         timeout_cycles_(static_cast<uint64_t>(config.dl_timeout_us * 1000.0 * platform::cycles_per_ns())),
         never_wait_(config.dl_timeout_us == 0),
         detect_(config.dl_detect),
-        spins_per_detection_(config.dl_detect_every),
+        search_cycles_(static_cast<uint64_t>(config.dl_detect_every_ns * platform::cycles_per_ns())),
         graph_(workers, config.dl_max_edges),
         workers_(workers),
         ids_(workers) {}
@@ -81,19 +84,37 @@ class DlDetect final : public QueuedLocking<DlDetect> {
   }
 
   // Waits with its waits-for edges published, searching for a cycle as it
-  // begins and now and then after. Giving up leaves the request queued or, if granted meanwhile,
-  // owned; abort() releases it either way.
+  // begins and every search interval after. Giving up leaves the request
+  // queued or, if granted meanwhile, owned; abort() releases it either way.
+  // The wait names its deadline (the next search or the timeout), so a
+  // simulated core sleeps until then unless what it waits on changes.
   bool wait_detecting(auto& t, const LockRequest& r, WaitsForGraph::Edge* edges, uint32_t n) {
     const WorkerId me = r.worker;
     graph_.publish(me, r.ts, static_cast<uint32_t>(t.accesses().size()), edges, n);
-    uint32_t until_detection = 1;  // the first search as the wait begins
-    const bool granted = wait_for_grant(t.worker(), r, [&](uint64_t t0) {
-      if (graph_.abort_requested(me, r.ts)) return true;
-      if (platform::cycles() - t0 > timeout_cycles_) return true;
-      if (!detect_ || --until_detection != 0) return false;
-      until_detection = spins_per_detection_;
-      return graph_.detect(me, r.ts);
-    });
+    platform::SpinWait spin;
+    bool granted = r.granted.load(platform::memory_order_acquire);
+    if (!granted) {
+      const uint64_t t0 = platform::cycles();
+      uint64_t next_search = t0;
+      for (;;) {
+        if (r.granted.load(platform::memory_order_acquire)) {
+          granted = true;
+          break;
+        }
+        if (graph_.abort_requested(me, r.ts)) break;
+        uint64_t now = platform::cycles();
+        if (now - t0 > timeout_cycles_) break;
+        if (detect_ && now >= next_search) {
+          if (graph_.detect(me, r.ts)) break;
+          now = platform::cycles();
+          next_search = now + search_cycles_;
+        }
+        const uint64_t timeout_at = t0 + timeout_cycles_ + 1;
+        spin.until(detect_ ? std::min(timeout_at, next_search) : timeout_at);
+        spin.once();
+      }
+      t.worker().charge(TimeCat::Wait, platform::cycles() - t0);
+    }
     graph_.clear(me);
     return granted;
   }
@@ -101,7 +122,7 @@ class DlDetect final : public QueuedLocking<DlDetect> {
   uint64_t timeout_cycles_;
   bool never_wait_;
   bool detect_;
-  uint32_t spins_per_detection_;
+  uint64_t search_cycles_;
   WaitsForGraph graph_;
   uint64_t workers_;
   // Each worker's count of attempts, on a line of its own (no other worker

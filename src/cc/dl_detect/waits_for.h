@@ -46,7 +46,9 @@ class WaitsForGraph final {
         scratch_(workers) {
     for (uint32_t w = 0; w < workers; w++) slots_[w].edges = &published_[std::size_t{w} * published_stride_];
     for (auto& s : scratch_) {
-      s.edges.resize(std::size_t{workers} * max_edges_ + max_edges_);
+      // A search stacks a frame's edges per worker on its path; it grows
+      // the buffer when a path is long (workers * max_edges at most).
+      s.edges.resize(std::size_t{4} * max_edges_);
       s.frames.reserve(workers + 1);
       s.visited.assign(workers, 0);
     }
@@ -101,6 +103,7 @@ class WaitsForGraph final {
     sc.frames.clear();
     uint32_t used = 0;
     auto push = [&](WorkerId w, Timestamp ts) -> bool {
+      if (sc.edges.size() < std::size_t{used} + max_edges_) sc.edges.resize(2 * (std::size_t{used} + max_edges_));
       uint32_t locks = 0;
       const uint32_t n = snapshot(w, ts, &sc.edges[used], locks);
       if (n == kStale) return false;

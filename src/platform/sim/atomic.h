@@ -76,6 +76,7 @@ class Atomic final {
       return true;
     }
     expected = v_;
+    sim::observe(&v_);  // a failed swap read the value: a wait may depend on it
     return false;
   }
 

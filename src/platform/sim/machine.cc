@@ -42,6 +42,7 @@ constexpr uint32_t kLinesPerBlock = 2;
 // at most a minute.
 constexpr uint64_t kLongestWaitPs = 60ull * 1000 * 1000 * 1000 * 1000;
 constexpr uint64_t kNoDeadline = (uint64_t{1} << (64 - kIdBits)) - 1;
+constexpr uint64_t kNoDeadlineCycles = ~uint64_t{0};
 // Host seconds a core may run without reaching the platform before the
 // watchdog ends the process (a loop with no wait and no shared access).
 constexpr int kWatchdogSeconds = 60;
@@ -213,8 +214,12 @@ struct Core {
   uint32_t socket = 0;
   bool parked = false;
   bool done = false;
+  // The lines loaded since the wait began or the core last woke: what its
+  // wait condition read. More than kWatchLines of them and the set is not
+  // the whole condition (watch_lost), so a wait polls as well.
   uint64_t watch[kWatchLines] = {};
   uint32_t watch_next = 0;
+  bool watch_lost = false;
   std::vector<uint64_t> watching;
   std::vector<TagArray> caches;  // private levels, nearest first
 };
@@ -302,7 +307,7 @@ class Machine final {
       Core* c = next_core();
       if (c == nullptr) {
         cur_ = nullptr;
-        throw std::runtime_error("every simulated core waits for a line no core will access (a simulator fault)");
+        throw std::runtime_error(stalled());
       }
       switch_to(c->fiber, kScheduler);
       Core& last = *cur_;
@@ -369,15 +374,34 @@ class Machine final {
     if (s->queued) pass_on(c, *s);
   }
 
-  void spin(uint32_t step) {
+  void begin_wait() {
+    Core& c = *cur_;
+    forget(c);
+  }
+
+  void observe(const void* p) {
+    Core& c = *cur_;
+    remember(c, translate(reinterpret_cast<uintptr_t>(p) >> 6));
+  }
+
+  void spin(uint32_t step, uint64_t deadline_cycles) {
     Core& c = *cur_;
     tick();
     stats_.pauses++;
     charge(c, topo_.compute.pause_cycles);
-    // Only a time-based condition needs the deadline: a written line wakes
-    // the core at once. It grows like the native wait's pause, yield, nap.
-    const uint64_t quantum_ns = step < 16 ? 1000 : 20'000;
-    park(c, c.clock + quantum_ns * 1000, true);
+    // A core whose condition read only watched lines sleeps until one of
+    // them is written or its deadline passes. One that read more than it
+    // can watch (or nothing) polls as well, with steps that grow like the
+    // native wait's pause, yield, nap.
+    uint64_t until = kNoDeadline;
+    if (deadline_cycles != kNoDeadlineCycles) {
+      until = std::min<uint64_t>(kNoDeadline - 1, cycles(static_cast<double>(deadline_cycles)));
+    }
+    if (c.watch_lost || c.watch[0] == 0) {
+      const uint64_t quantum_ns = step < 16 ? 1000 : 20'000;
+      until = std::min(until, c.clock + quantum_ns * 1000);
+    }
+    park(c, std::max(until, c.clock), true);
   }
 
   void wait_ps(uint64_t ps) {
@@ -447,6 +471,37 @@ class Machine final {
     counter_busy_ = base_;
     lines_.clear();
     for (auto& e : tlb_) e = TlbEntry{};
+  }
+
+  // Every core that has not ended waits for a write no core will make: which
+  // cores, and the lines (numbered in first-touch order) each waits on.
+  std::string stalled() const {
+    std::string out =
+        "every simulated core waits for a write that no core will make (a wait whose condition "
+        "the simulator cannot see):";
+    uint32_t named = 0, waiting = 0;
+    for (const Core& c : run_cores_) {
+      if (c.done) continue;
+      waiting++;
+      if (named == 8) continue;
+      named++;
+      out += " core " + std::to_string(c.id);
+      if (c.watching.empty()) {
+        out += queued_on(c.id) ? " (queued for a line)" : " (no line)";
+      } else {
+        out += " on line";
+        for (uint64_t line : c.watching) out += " " + std::to_string(line);
+      }
+      out += ";";
+    }
+    if (waiting > named) out += " and " + std::to_string(waiting - named) + " more";
+    return out;
+  }
+  bool queued_on(uint32_t id) const {
+    for (const auto& [line, q] : queues_) {
+      if (std::find(q.begin(), q.end(), id) != q.end()) return true;
+    }
+    return false;
   }
 
   // Wakes the watchdog's view of progress.
@@ -728,7 +783,13 @@ class Machine final {
     for (uint64_t w : c.watch) {
       if (w == line) return;
     }
+    if (c.watch_next >= kWatchLines) c.watch_lost = true;
     c.watch[c.watch_next++ % kWatchLines] = line;
+  }
+  void forget(Core& c) {
+    for (uint64_t& w : c.watch) w = 0;
+    c.watch_next = 0;
+    c.watch_lost = false;
   }
 
   void park(Core& c, uint64_t deadline_ps, bool watch) {
@@ -761,7 +822,7 @@ class Machine final {
       }
     }
     c.watching.clear();
-    for (uint64_t& w : c.watch) w = 0;
+    forget(c);
   }
 
   void wake_watchers(uint64_t line, uint64_t at) {
@@ -895,8 +956,16 @@ void touch(const void* p, std::size_t bytes, bool write) {
   if (active()) machine_slot()->touch(p, bytes, write);
 }
 
-void spin(uint32_t step) {
-  if (active()) machine_slot()->spin(step);
+void begin_wait() {
+  if (active()) machine_slot()->begin_wait();
+}
+
+void observe(const void* p) {
+  if (active()) machine_slot()->observe(p);
+}
+
+void spin(uint32_t step, uint64_t deadline_cycles) {
+  if (active()) machine_slot()->spin(step, deadline_cycles);
 }
 
 void wait_ps(uint64_t ps) {

@@ -54,10 +54,20 @@ void access(const void* p, Op op);
 // Row data: every line of [p, p + bytes), read or written.
 void touch(const void* p, std::size_t bytes, bool write);
 
-// A step of a wait for another core (SpinWait::once): parks the core until
-// a line it loaded since its last wait is written or `step`'s deadline
-// passes. Never spins the host.
-void spin(uint32_t step);
+// A wait for another core begins (SpinWait): the lines the core loads from
+// here on are what its wait condition reads.
+void begin_wait();
+
+// The value at p was read as part of a wait condition though not by a load
+// (a compare-and-swap that failed).
+void observe(const void* p);
+
+// A step of a wait (SpinWait::once): parks the core until a line its
+// condition read since the wait began or it last woke is written, or the
+// core's clock reaches `deadline_cycles` (~0: none). A condition that read
+// more lines than the core can watch also wakes it after a polling step
+// that grows with `step`. Never spins the host.
+void spin(uint32_t step, uint64_t deadline_cycles = ~uint64_t{0});
 
 // The core waits `ps` picoseconds of virtual time (backoff, naps, sleeps,
 // yields).
