@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -74,9 +75,12 @@ TEST(SimTopology, ComputeLikeHostTakesItsCostsAndKeepsItsOwn) {
   EXPECT_EQ(t.compute.per_call_cycles, 7);
   EXPECT_EQ(t.compute.per_byte_cycles, 0.5);
   EXPECT_EQ(t.compute.rmw_cycles, 2);
-  // The shipped mesh and numa files take the shipped host's costs.
-  EXPECT_EQ(shipped("mesh").compute.per_call_cycles, shipped("host").compute.per_call_cycles);
+  // The shipped numa file takes the shipped host's costs; the mesh has the
+  // Abyss tile's own (abyss sim tile), so it names every one.
   EXPECT_EQ(shipped("numa").compute.per_byte_cycles, shipped("host").compute.per_byte_cycles);
+  EXPECT_EQ(shipped("numa").compute.per_call_cycles, shipped("host").compute.per_call_cycles);
+  EXPECT_GT(shipped("mesh").compute.per_byte_cycles, 0);
+  EXPECT_EQ(shipped("mesh").compute.rmw_cycles, 2);
 }
 
 TEST(SimTopology, ComputeLikeIsRefusedWhenMissingNestedOrAPath) {
@@ -140,12 +144,91 @@ TEST(SimMachine, WaitParksUntilTheLineIsWritten) {
       seen_at = wall_ns() - t0;
     }
   });
-  // Woken by the write, not by a deadline: within a microsecond of it. The
-  // waiter parked once per deadline (1 us for 16 steps, then 20 us: about
-  // 65 in 1 ms), not once per spin of a native loop.
+  // Woken by the write, within a microsecond of it; the condition read one
+  // line, so the waiter slept through the millisecond in one park, with no
+  // polling step (the sleeper parks once too).
   EXPECT_GE(seen_at, 1'000'000u);
   EXPECT_LT(seen_at, 1'000'000u + 1000);
+  EXPECT_LE(stats().parks, 3u);
+}
+
+TEST(SimMachine, AWaitWithADeadlineWakesAtItWhenNothingIsWritten) {
+  ASSERT_EQ(configure(2, shipped("mesh")), "");
+  alignas(64) Atomic<bool> flag{false};
+  uint64_t waited = 0;
+  run(1, [&](uint32_t /*i*/) {
+    const uint64_t t0 = cycles();
+    const uint64_t until = t0 + 50'000;  // 50 us at 1 GHz
+    SpinWait w;
+    w.until(until);
+    while (!flag.load(memory_order_acquire) && cycles() < until) w.once();
+    waited = cycles() - t0;
+  });
+  EXPECT_GE(waited, 50'000u);
+  EXPECT_LT(waited, 50'100u);
+  EXPECT_LE(stats().parks, 2u);
+}
+
+TEST(SimMachine, AFailedSwapIsWatchedAndAConditionOfManyLinesPolls) {
+  ASSERT_EQ(configure(2, shipped("mesh")), "");
+  alignas(64) Atomic<uint32_t> word{1};
+  run(2, [&](uint32_t i) {
+    if (i == 0) {
+      sleep_ms(1);
+      word.store(0, memory_order_release);
+    } else {
+      SpinWait w;
+      uint32_t expected = 0;
+      while (!word.compare_exchange_strong(expected, 2, memory_order_acq_rel)) {
+        expected = 0;
+        w.once();
+      }
+    }
+  });
+  // The failed swaps read the word: the waiter slept until it was written.
+  EXPECT_EQ(word.load(memory_order_relaxed), 2u);
+  EXPECT_LE(stats().parks, 3u);
+
+  // A condition that reads more lines than a core watches also polls.
+  struct alignas(64) Line {
+    Atomic<uint32_t> v{0};
+  };
+  std::vector<Line> lines(8);
+  run(2, [&](uint32_t i) {
+    if (i == 0) {
+      sleep_ms(1);
+      lines[7].v.store(1, memory_order_release);
+    } else {
+      SpinWait w;
+      for (;;) {
+        uint32_t sum = 0;
+        for (auto& l : lines) sum += l.v.load(memory_order_acquire);
+        if (sum != 0) break;
+        w.once();
+      }
+    }
+  });
+  // 16 steps of 1 us, then steps of 20 us: about 65 in the millisecond.
+  EXPECT_GT(stats().parks, 40u);
   EXPECT_LT(stats().parks, 100u);
+}
+
+TEST(SimMachine, CoresWaitingForAWriteNoCoreMakesEndTheRunNamingThem) {
+  ASSERT_EQ(configure(3, shipped("mesh")), "");
+  alignas(64) Atomic<bool> never{false};
+  try {
+    run(3, [&](uint32_t i) {
+      if (i == 0) return;
+      SpinWait w;
+      while (!never.load(memory_order_acquire)) w.once();
+    });
+    FAIL() << "the run should have ended with an error";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("core 1 on line"), std::string::npos) << what;
+    EXPECT_NE(what.find("core 2 on line"), std::string::npos) << what;
+    EXPECT_EQ(what.find("core 0"), std::string::npos) << what;
+  }
 }
 
 TEST(SimMachine, ExceptionsEndTheRunAndAreRethrown) {
