@@ -86,6 +86,7 @@ struct Config {
   bool prefetch = true;  // a transaction that knows its keys fetches their buckets and rows ahead
   AllocKind alloc = AllocKind::Arena;
   ReadOnlyTables read_only_tables = ReadOnlyTables::Bypass;
+  bool read_copy = false;  // optimistic schemes copy a row read with read_with() (DBx1000's OCC)
   // Scans read, and inserts into ordered indexes write, next keys (txn/txn.h).
   // Off only to show that the history checker catches the phantoms it lets in.
   bool phantom_protection = true;

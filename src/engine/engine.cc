@@ -139,6 +139,7 @@ RunResult run_with(const Config& given) {
     w->prefetch = cfg.prefetch;
     w->phantom_protection = cfg.phantom_protection;
     w->bypass_read_only = cfg.read_only_tables == ReadOnlyTables::Bypass;
+    w->read_copy = cfg.read_copy;
     if (cfg.alloc == AllocKind::Malloc) {
       w->scratch.use_system_allocator();
       w->persistent.use_system_allocator();

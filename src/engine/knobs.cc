@@ -70,6 +70,9 @@ std::string unless_simulated(const cc::SchemeTraits& /*s*/, const Config& c) {
 std::string unless_steady(const cc::SchemeTraits& /*s*/, const Config& c) {
   return c.steady_commits > 0 ? "" : "it applies to windows sized by --steady-commits N only";
 }
+std::string unless_optimistic(const cc::SchemeTraits& s, const Config& /*c*/) {
+  return s.family == cc::Family::Optimistic ? "" : "only the optimistic schemes (occ, silo, tictoc) read rows in place";
+}
 std::string unless_native(const cc::SchemeTraits& /*s*/, const Config& c) {
   return c.sim_cores == 0 ? "" : "simulated cores do not overlap misses, so nothing is fetched ahead";
 }
@@ -240,6 +243,11 @@ std::vector<Knob> make_table() {
       "prefetch", "prefetch", +[](Config& c) -> bool& { return c.prefetch; },
       "fetch the index buckets and rows of a transaction's known keys before its accesses: on | off"));
   t.back().ignored_because = unless_native;
+  t.push_back(on_off(
+      "read-copy", "read_copy", +[](Config& c) -> bool& { return c.read_copy; },
+      "optimistic schemes copy every row they read into the transaction, as DBx1000's OCC does (Abyss Fig. 8's "
+      "read-copy cost): on | off (off: a read in place, validated by the row's version)"));
+  t.back().ignored_because = unless_optimistic;
   t.push_back(on_off(
       "phantom-protection", "phantom_protection", +[](Config& c) -> bool& { return c.phantom_protection; },
       "scans read, and inserts into ordered indexes write, the next key, so no scan misses a concurrent "

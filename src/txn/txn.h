@@ -104,9 +104,9 @@ class Txn final {
   // `fn` on the row in place between the two instead, and again if a
   // committer installed meanwhile. `fn` must only compute from the row into
   // state it overwrites (its last run counts), and what it computed counts
-  // only if this returns Ok. Other schemes read as read() does, then call
-  // `fn` once. A later read(), update(), remove() or scan of the row takes
-  // the copy then, and aborts if the row changed since (complete()).
+  // only if this returns Ok. Other schemes, and optimistic ones with
+  // --read-copy on, read as read() does, then call `fn` once. A later read(), update(), remove() or scan of the row
+  // takes the copy then, and aborts if the row changed since (complete()).
   template <class Fn>
   Rc read_with(Table& t, uint64_t key, Fn&& fn) {
     Row* row = lookup(t, key);
@@ -124,8 +124,12 @@ class Txn final {
     } else {
       a = &add(t, key, row, AccessType::Read);
       if constexpr (kVisits) {
-        Visiting<std::remove_reference_t<Fn>> visiting(*this, fn);
-        if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.read(visiting, *a); }); rc != Rc::Ok) return rc;
+        if (!w_.read_copy) {
+          Visiting<std::remove_reference_t<Fn>> visiting(*this, fn);
+          if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.read(visiting, *a); }); rc != Rc::Ok) return rc;
+        } else if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.read(*this, *a); }); rc != Rc::Ok) {
+          return rc;
+        }
       } else {
         if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.read(*this, *a); }); rc != Rc::Ok) return rc;
       }
@@ -491,7 +495,8 @@ class Txn final {
 
  private:
   // Schemes whose reads copy under a seqlock: read_with() reads their rows
-  // in place (the others read in place already, or copy under a lock).
+  // in place (the others read in place already, or copy under a lock),
+  // unless --read-copy on asks for the copy.
   static constexpr bool kVisits = CC::kTraits.family == cc::Family::Optimistic;
   // The transaction as an optimistic scheme's read() sees it inside
   // read_with(): what the scheme's seqlock calls to copy the row passes it,

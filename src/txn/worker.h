@@ -49,6 +49,7 @@ struct alignas(platform::kCacheLine) Worker {
   std::unique_ptr<HistoryWriter> history;  // null unless --history
   bool prefetch = false;                   // --prefetch: Txn::prefetch fetches ahead
   bool bypass_read_only = true;            // --read-only-tables bypass: reads skip the scheme
+  bool read_copy = false;                  // --read-copy on: an optimistic read_with() copies the row
   bool phantom_protection = true;          // --phantom-protection: scans read, and inserts write, next keys
 
   // Cycles charged to each category during the current attempt, and their sum:

@@ -99,11 +99,12 @@ void sorted_no_detect(Config& c) {
   c.settings<YcsbConfig>().key_order = KeyOrder::Sorted;
 }
 void zero_timeout(Config& c) { c.dl_timeout_us = 0; }
-void detect_every_spin(Config& c) {
+void search_every_ns(Config& c) {
   c.dl_detect_every_ns = 1;
   c.dl_timeout_us = 100'000;  // cycles are broken by the search, not the timeout
 }
 void few_edges(Config& c) { c.dl_max_edges = 1; }
+void read_copy(Config& c) { c.read_copy = true; }
 void refresh_every_txn(Config& c) { c.mvcc_refresh_every = 0; }
 void short_epoch(Config& c) { c.silo_epoch_ms = 1; }
 void backoff_base(Config& c) { c.backoff_base_ns = 50; }
@@ -174,6 +175,7 @@ std::vector<Case> every_scheme() {
     if (t.aborts) cases.push_back({s + "_no_backoff", s, no_backoff});
     if (t.aborts) cases.push_back({s + "_abort_buffer", s, abort_buffer});
     if (t.uses_latch) cases.push_back({s + "_queue_latch", s, queue_latch});
+    if (t.family == cc::Family::Optimistic) cases.push_back({s + "_read_copy", s, read_copy});
     if (t.allocates_timestamps) {
       cases.push_back({s + "_batch_ts", s, batch_ts});
       cases.push_back({s + "_clock_ts", s, clock_ts});
@@ -187,7 +189,7 @@ std::vector<Case> every_scheme() {
   cases.push_back({"dl_detect_long_timeout", "dl_detect", long_timeout});
   cases.push_back({"dl_detect_zero_timeout", "dl_detect", zero_timeout});
   cases.push_back({"dl_detect_sorted_no_detect", "dl_detect", sorted_no_detect});
-  cases.push_back({"dl_detect_detect_every_spin", "dl_detect", detect_every_spin});
+  cases.push_back({"dl_detect_search_every_ns", "dl_detect", search_every_ns});
   cases.push_back({"dl_detect_few_edges", "dl_detect", few_edges});
   cases.push_back({"mvcc_refresh_every_txn", "mvcc", refresh_every_txn});
   cases.push_back({"silo_short_epoch", "silo", short_epoch});
