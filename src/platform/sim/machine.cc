@@ -1,5 +1,6 @@
 #include "platform/sim/machine.h"
 
+#include <absl/container/flat_hash_map.h>
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -896,7 +897,12 @@ class Machine final {
   };
   static constexpr uint64_t kTlbEntries = 1 << 16;
   std::vector<TlbEntry> tlb_ = std::vector<TlbEntry>(kTlbEntries);
-  std::unordered_map<uint64_t, uint64_t> lines_;
+  absl::flat_hash_map<uint64_t, uint64_t> lines_;
+  // Keeps the Machine's heap block the size it had with a node-based map
+  // here, so engine objects allocated after it keep their place in the heap
+  // (and which of them share a cache line).
+  [[maybe_unused]] char layout_pad_[sizeof(std::unordered_map<uint64_t, uint64_t>) -
+                                    sizeof(absl::flat_hash_map<uint64_t, uint64_t>)] = {};
   std::unordered_map<uint64_t, std::vector<uint32_t>> watchers_;
   std::unordered_map<uint64_t, std::deque<uint32_t>> queues_;
   std::vector<Core> run_cores_;
