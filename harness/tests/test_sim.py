@@ -64,10 +64,14 @@ def test_tale_specs_run_on_numa_and_topology_can_be_changed() -> None:
     spec = reproduce.load("tale-fig2", sim=True, topology="host")
     assert {flag(r.argv, "--topology") for r in grid.runs(spec)} == {"host"}
     tpcc = reproduce.load("abyss-tpcc", sim=True)
-    few, many = tpcc.sweeps
+    few, many, payment, neworder = tpcc.sweeps
     assert few.axes["threads"] == ABYSS_CORES[:9] and few.fixed["warehouses"] == 4
     assert all(r.point.params["warehouses"] == r.point.params["threads"]
                for r in grid.runs(tpcc) if r.point.sweep == many.label)
+    # Fig. 16's panels (b) and (c): each transaction alone on the 4 warehouses, up to 256 cores.
+    for sweep, mix in ((payment, "payment=100"), (neworder, "neworder=100")):
+        assert sweep.fixed["tpcc_mix"] == mix and sweep.fixed["warehouses"] == 4
+        assert sweep.axes["threads"] == ABYSS_CORES[:9]
 
 
 def test_every_sim_spec_parses_and_fig6_adds_the_hardware_counter() -> None:
