@@ -9,15 +9,18 @@
 
 #include "cc/common/wait.h"
 #include "common/types.h"
+#include "platform/atomic.h"
 #include "platform/latch.h"
 
 namespace abyss::cc {
 
 struct ToRowMeta {
   platform::Latch latch;
-  Timestamp wts = kNoTimestamp;      // timestamp of the newest version, the one in the row
-  Timestamp rts = kNoTimestamp;      // largest timestamp that read it
-  Timestamp pending = kNoTimestamp;  // timestamp of the pending write, if any
+  Timestamp wts = kNoTimestamp;  // timestamp of the newest version, the one in the row
+  Timestamp rts = kNoTimestamp;  // largest timestamp that read it
+  // Timestamp of the pending write, if any: written under the latch, and
+  // read without it by a transaction waiting for it to end.
+  platform::Atomic<Timestamp> pending{kNoTimestamp};
 };
 struct ToAccessMeta {
   bool prewrite = false;  // this access registered the row's pending write
@@ -30,14 +33,22 @@ struct ToTxnMeta {
 // Abyss §2.2, the `wait` of T/O: an access younger than the row's pending
 // write waits for it to commit or abort, then `access()` runs under the row
 // latch and answers the access's Rc. Only older writes are waited for, so
-// waits never form a cycle.
+// waits never form a cycle. A waiter reads the pending write without the
+// latch and takes the latch only once it looks over: waiters that took the
+// latch to look would write its line at every look, and on many cores each
+// such write wakes every other waiter on the row to do the same.
 template <class Access>
 Rc after_older_writes(auto& t, ToRowMeta& m, platform::LatchKind latch, Access&& access) {
   const Timestamp ts = t.meta().ts;
+  auto older_pending = [&] {
+    const Timestamp p = m.pending.load(platform::memory_order_acquire);
+    return p != kNoTimestamp && p < ts;
+  };
   Rc rc = Rc::Ok;
   retry_until_done(t.worker(), [&] {
+    if (older_pending()) return Attempt::Retry;
     platform::Latch::Guard g(m.latch, latch);
-    if (m.pending != kNoTimestamp && m.pending < ts) return Attempt::Retry;
+    if (older_pending()) return Attempt::Retry;
     rc = access();
     return Attempt::Done;
   });
@@ -57,8 +68,8 @@ void read_newest(auto& t, auto& a, ToRowMeta& m) {
 // version would have to go under theirs. Row latch held.
 Rc prewrite(auto& t, auto& a, ToRowMeta& m) {
   const Timestamp ts = t.meta().ts;
-  if (ts < m.rts || ts < m.wts || m.pending != kNoTimestamp) return Rc::Abort;
-  m.pending = ts;
+  if (ts < m.rts || ts < m.wts || m.pending.load(platform::memory_order_relaxed) != kNoTimestamp) return Rc::Abort;
+  m.pending.store(ts, platform::memory_order_relaxed);
   a.cc.prewrite = true;
   return Rc::Ok;
 }
@@ -112,7 +123,7 @@ void install_prewrites(auto& t, platform::LatchKind latch, Replacing&& replacing
     auto& m = t.row_meta(a.row);
     m.wts = t.meta().ts;
     installed(m);
-    m.pending = kNoTimestamp;
+    m.pending.store(kNoTimestamp, platform::memory_order_release);
     a.cc.prewrite = false;
     m.latch.unlock(latch, a.cc.node);
   }
@@ -124,7 +135,7 @@ void drop_prewrites(auto& t, platform::LatchKind latch) {
     if (!a.cc.prewrite) continue;
     ToRowMeta& m = t.row_meta(a.row);
     platform::Latch::Guard g(m.latch, latch);
-    m.pending = kNoTimestamp;
+    m.pending.store(kNoTimestamp, platform::memory_order_release);
     a.cc.prewrite = false;
   }
 }

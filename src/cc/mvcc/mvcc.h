@@ -143,11 +143,11 @@ class Mvcc final {
     ToRowMeta& m = t.row_meta(row);
     const Timestamp low = slots_[t.worker().id.value].low_water;
     platform::Latch::Guard g(m.latch, latch_);
-    if (m.pending != kNoTimestamp || m.wts >= low) return false;
+    if (m.pending.load(platform::memory_order_relaxed) != kNoTimestamp || m.wts >= low) return false;
     Row* after = next();
     ToRowMeta& n = t.row_meta(after);
     platform::Latch::Guard gn(n.latch, latch_);
-    if (n.pending != kNoTimestamp || next() != after) return false;
+    if (n.pending.load(platform::memory_order_relaxed) != kNoTimestamp || next() != after) return false;
     n.rts = std::max(n.rts, m.rts);
     unlink();
     return true;
