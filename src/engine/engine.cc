@@ -294,8 +294,16 @@ RunResult run_with(const Config& given) {
     const auto shortest = std::max<uint64_t>(2, static_cast<uint64_t>(cfg.duration_s * 1e9));
     const auto cap = static_cast<uint64_t>(cfg.max_duration() * 1e9);
     uint64_t length = shortest;
+    // The commit rate of the interval before the window: the warm-up's for
+    // the first (from the end of set-up), then the last window's. A window
+    // is steady only if its rate agrees with it too, so a throughput that
+    // still drifts is not taken for steady because its halves are close.
+    double previous_rate = 0;
     for (number = 1; going; number++) {
       open_window(number);
+      if (number == 1 && window_start > ready_at) {
+        previous_rate = static_cast<double>(commits_at_start) / static_cast<double>(window_start - ready_at);
+      }
       going = sleep_unless_failed(length / 2);
       commits_at_half = published_commits();
       going = going && sleep_unless_failed(length - length / 2);
@@ -303,8 +311,14 @@ RunResult run_with(const Config& given) {
       window_end = platform::wall_ns();
       const uint64_t commits = commits_at_end - commits_at_start;
       const bool agree = halves_agree();
+      const double rate =
+          static_cast<double>(commits) / static_cast<double>(std::max<uint64_t>(1, window_end - window_start));
+      const double hi = std::max(rate, previous_rate);
+      const bool holds = hi > 0 && std::abs(rate - previous_rate) <= cfg.steady_tolerance * hi;
+      result.window.previous_ratio = previous_rate > 0 ? rate / previous_rate : 0;
+      previous_rate = rate;
       result.window.windows = number;
-      result.window.steady = agree && commits >= need;
+      result.window.steady = agree && holds && commits >= need;
       if (result.window.steady || !going) break;
       // Long enough for `need` at this window's rate, with a quarter to spare.
       const double wanted =

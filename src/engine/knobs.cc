@@ -133,11 +133,12 @@ std::vector<Knob> make_table() {
   t.push_back(integer<uint32_t>(
       "steady-commits", "steady_commits", 0, 1'000'000'000, +[](Config& c) -> uint32_t& { return c.steady_commits; },
       "size the window by rule: open windows (--duration the shortest, --warmup the shortest warm-up before) until "
-      "one holds N commits per worker and 1000 in all and its halves' commits agree within --steady-tolerance "
-      "(0: one window of --duration)"));
+      "one holds N commits per worker and 1000 in all, its halves' commits agree within --steady-tolerance and its "
+      "commit rate agrees with the one before it (the warm-up's for the first) (0: one window of --duration)"));
   k = real(
       "steady-tolerance", "steady_tolerance", 0.001, 1, +[](Config& c) -> double& { return c.steady_tolerance; },
-      "how far the commits of a window's halves may differ, as a fraction of the larger, for steady state");
+      "how far the commits of a window's halves, and its commit rate and the one before it, may differ, as a "
+      "fraction of the larger, for steady state");
   k.ignored_because = unless_steady;
   t.push_back(std::move(k));
   k = real(

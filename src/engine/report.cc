@@ -140,7 +140,8 @@ nlohmann::json report_json(const RunResult& r) {
                    {"windows", r.window.windows},
                    {"warmup_seconds", r.window.warmup_seconds},
                    {"commits_per_worker", r.commits_per_worker()},
-                   {"halves_ratio", r.window.halves_ratio}};
+                   {"halves_ratio", r.window.halves_ratio},
+                   {"previous_ratio", r.window.previous_ratio}};
   for (const WorkloadMetric& m : r.metrics) res[std::string(m.json)] = m.compute(r.total, r.seconds, r.config);
   for (std::size_t c = 0; c < kCounters; c++) res[std::string(kCounterNames[c])] = r.count(static_cast<Counter>(c));
   res["abort_rate"] = r.abort_rate();
@@ -226,7 +227,10 @@ void print_report(const RunResult& r, std::FILE* out) {
   std::fprintf(out, "  window       %12s %.1f commits per worker, halves %.3f, after %g s%s\n",
                r.window.steady ? "steady" : "NOT steady", r.commits_per_worker(), r.window.halves_ratio,
                r.window.warmup_seconds,
-               r.window.rule ? (" (window " + std::to_string(r.window.windows) + " by --steady-commits)").c_str() : "");
+               r.window.rule ? (" (window " + std::to_string(r.window.windows) + " by --steady-commits, " +
+                                std::to_string(r.window.previous_ratio).substr(0, 5) + " of the one before)")
+                                   .c_str()
+                             : "");
   if (!r.samples.empty()) {
     double lo = 0;
     double hi = 0;

@@ -35,14 +35,17 @@ struct RunResult {
   // How the window came to be and whether it held steady state
   // (docs/many-core.md, "Steady state"): the windows opened (more than one
   // only with --steady-commits, each after the last failed the rule), the
-  // seconds from the end of set-up to the measured window's start, and the
-  // commits of the window's second half over its first's.
+  // seconds from the end of set-up to the measured window's start, the
+  // commits of the window's second half over its first's, and (by the
+  // rule) the window's commit rate over the one before it (the warm-up's,
+  // for the first window).
   struct Window {
     bool rule = false;  // sized by --steady-commits
     bool steady = false;
     uint32_t windows = 1;
     double warmup_seconds = 0;
     double halves_ratio = 0;
+    double previous_ratio = 0;
   } window;
   double load_seconds = 0;
   uint64_t rss_after_load = 0;

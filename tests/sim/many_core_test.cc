@@ -184,7 +184,27 @@ TEST(SimSteadyWindow, WindowsGrowUntilOneHoldsTheCommitsWithHalvesThatAgree) {
   EXPECT_GE(r["commits_per_worker"].get<double>(), 100);
   EXPECT_GT(r["windows"].get<uint32_t>(), 1u) << "a 0.1 ms window holds 100 commits per core";
   EXPECT_NEAR(r["halves_ratio"].get<double>(), 1, 0.1);
+  EXPECT_NEAR(r["previous_ratio"].get<double>(), 1, 0.1) << "its rate agrees with the window before";
   EXPECT_GT(r["warmup_seconds"].get<double>(), 0.00002) << "the windows before the last are warm-up";
+}
+
+// A rate that still drifts is not steady, however close a window's halves:
+// here the third window's halves agree within 0.1% but its rate is 1.15
+// times the second's, so a fourth opens, whose rate agrees with the third's.
+TEST(SimSteadyWindow, AWindowMustAgreeWithTheOneBeforeIt) {
+  const std::string json = temp_path("steady-trend.json");
+  const auto o = run_abyss({"run",  "--sim-cores",      "16",     "--cc",           "no_wait", "--workload",
+                            "ycsb", "--rows",           "65536",  "--theta",        "0.6",     "--req-per-txn",
+                            "4",    "--duration",       "0.0001", "--warmup",       "0.00002", "--queries-per-worker",
+                            "64",   "--steady-commits", "10",     "--max-duration", "0.05",    "--json",
+                            json});
+  ASSERT_EQ(o.exit_code, 0) << o.command << "\n" << o.err;
+  const nlohmann::json r = nlohmann::json::parse(slurp(json))["results"]["window"];
+  std::filesystem::remove(json);
+  EXPECT_TRUE(r["steady"].get<bool>()) << r.dump();
+  EXPECT_NEAR(r["previous_ratio"].get<double>(), 1, 0.1) << r.dump();
+  EXPECT_NEAR(r["halves_ratio"].get<double>(), 1, 0.1) << r.dump();
+  EXPECT_GE(r["windows"].get<uint32_t>(), 4u) << "the third window's rate was 1.15 times the second's: " << r.dump();
 }
 
 TEST(SimSteadyWindow, ACapTooShortLeavesTheWindowMarkedNotSteady) {
