@@ -1,0 +1,58 @@
+"""abyss sim speed: the marginal rate, the alternation of binaries, and a real (tiny) measurement."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from abyss_harness import engine, simspeed
+
+SIM = engine.repo_root() / "build" / "sim" / "apps" / "abyss"
+needs_sim = pytest.mark.skipif(not SIM.is_file(), reason=f"simulated engine not built ({SIM})")
+
+
+def test_marginal_is_the_added_stretch_alone():
+    # Load and start cost 5 s and 100 commits in both runs; the added window 2 s and 4000 commits.
+    assert simspeed.marginal((1100, 6.0), (5100, 8.0)) == 2000
+    with pytest.raises(simspeed.SpeedError):
+        simspeed.marginal((100, 1.0), (100, 1.5))
+    with pytest.raises(simspeed.SpeedError):
+        simspeed.marginal((100, 1.0), (300, 0.9))
+
+
+def test_binaries_alternate_pair_by_pair_and_the_longer_run_doubles_the_window():
+    calls = []
+
+    def run(binary, args, window):
+        calls.append((binary.name, args[args.index("--sim-cores") + 1], window))
+        speed = 1000.0 if binary.name == "a" else 2000.0
+        commits = int(window * 1e6)
+        return commits, 1.0 + commits / speed
+
+    a, b = Path("a"), Path("b")
+    out = simspeed.measure([a, b], [4, 8], 0.001, 2, "no_wait", 0.6, 1000, run)
+    assert [c[0] for c in calls[:8]] == ["a", "a", "b", "b", "a", "a", "b", "b"]
+    assert [c[2] for c in calls[:2]] == [0.001, 0.002]
+    assert {c[1] for c in calls[:8]} == {"4"} and {c[1] for c in calls[8:]} == {"8"}
+    assert out[(4, a)] == pytest.approx([1000, 1000]) and out[(8, b)] == pytest.approx([2000, 2000])
+
+
+def test_bad_arguments_are_usage_errors(capsys):
+    for argv, what in ((["--cores", "0"], "--cores"), (["--theta", "nan"], "--theta"), (["--window", "-1"], "--window"),
+                       (["/nonexistent/abyss"], "no such binary")):
+        with pytest.raises(SystemExit) as e:
+            simspeed.main(argv)
+        assert e.value.code == 2
+        assert what in capsys.readouterr().err
+
+
+@needs_sim
+def test_a_tiny_measurement_writes_its_table_and_json(tmp_path: Path):
+    out = tmp_path / "speed.json"
+    rc = simspeed.main([str(SIM), "--cores", "2", "--window", "0.0005", "--reps", "1", "--rows", "4096",
+                        "--json", str(out)])
+    assert rc == 0
+    rows = json.loads(out.read_text())
+    assert len(rows) == 1 and rows[0]["cores"] == 2 and rows[0]["commits_per_host_second"][0] > 0
