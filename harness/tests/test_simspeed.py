@@ -49,10 +49,30 @@ def test_bad_arguments_are_usage_errors(capsys):
 
 
 @needs_sim
-def test_a_tiny_measurement_writes_its_table_and_json(tmp_path: Path):
+def test_the_runner_reads_commits_and_host_seconds_from_a_real_run(tmp_path: Path):
+    args = simspeed.workload_args("no_wait", 0.6, 4096, 2, 0.0005)
+    commits, host = simspeed.Runner(tmp_path)(SIM, args, 0.0005)
+    assert commits > 0 and host > 0
+    assert not list(tmp_path.iterdir()), "the report file is removed"
+
+
+def test_main_writes_the_table_and_every_pair_as_json(tmp_path: Path, monkeypatch, capsys):
+    # Host time on a shared machine is noise at this scale, so the runs are scripted.
+    class Scripted:
+        def __init__(self, _workdir):
+            pass
+
+        def __call__(self, binary, args, window):
+            commits = int(window * 1e6)
+            return commits, 2.0 + commits / 5000.0
+
+    monkeypatch.setattr(simspeed, "Runner", Scripted)
+    monkeypatch.setattr(simspeed.engine, "describe", lambda: {"schemes": [{"name": "no_wait"}]})
+    binary = tmp_path / "abyss"
+    binary.write_text("")
     out = tmp_path / "speed.json"
-    rc = simspeed.main([str(SIM), "--cores", "2", "--window", "0.0005", "--reps", "1", "--rows", "4096",
-                        "--json", str(out)])
-    assert rc == 0
+    assert simspeed.main([str(binary), "--cores", "2,4", "--reps", "2", "--json", str(out)]) == 0
     rows = json.loads(out.read_text())
-    assert len(rows) == 1 and rows[0]["cores"] == 2 and rows[0]["commits_per_host_second"][0] > 0
+    assert [r["cores"] for r in rows] == [2, 4]
+    assert all(r["commits_per_host_second"] == pytest.approx([5000, 5000]) for r in rows)
+    assert "5,000" in capsys.readouterr().out
