@@ -152,18 +152,24 @@ int probe_command(bool as_json) {
     j["rmw_ns"] = p.rmw_ns;
     j["independent_ns"] = p.independent_ns;
     j["stream_gbps"] = p.stream_gbps;
-    for (const auto& [bytes, ns] : p.latency_ns) j["latency_ns"].push_back({{"bytes", bytes}, {"ns", ns}});
+    for (std::size_t i = 0; i < p.latency_ns.size(); i++) {
+      j["latency_ns"].push_back({{"bytes", p.latency_ns[i].first},
+                                 {"ns", p.latency_ns[i].second},
+                                 {"independent_ns", p.independent_by_set[i].second}});
+    }
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
   std::printf("core clock        %8.2f GHz\n", p.core_ghz);
   std::printf("cycle counter     %8.1f ns per read\n", p.clock_read_ns);
   std::printf("atomic RMW        %8.1f ns, uncontended\n", p.rmw_ns);
-  for (const auto& [bytes, ns] : p.latency_ns) {
-    std::printf("latency %8llu KiB %8.1f ns  (%.0f cycles)\n", static_cast<unsigned long long>(bytes >> 10), ns,
-                ns * p.core_ghz);
+  std::printf("random reads        dependent      independent\n");
+  for (std::size_t i = 0; i < p.latency_ns.size(); i++) {
+    const auto [bytes, ns] = p.latency_ns[i];
+    const double free_ns = p.independent_by_set[i].second;
+    std::printf("%8llu KiB  %8.1f ns %5.0f cyc  %8.2f ns %5.1f cyc\n", static_cast<unsigned long long>(bytes >> 10),
+                ns, ns * p.core_ghz, free_ns, free_ns * p.core_ghz);
   }
-  std::printf("independent reads %8.1f ns per read of the largest set\n", p.independent_ns);
   std::printf("stream read       %8.1f GB/s\n", p.stream_gbps);
   return 0;
 }

@@ -14,19 +14,22 @@ machine and writes them into src/platform/sim/topologies/host.toml:
 2. Every scheme runs every calibration workload natively (each point
    `--reps` times, the repetitions interleaved so that a slow spell of a
    shared machine spreads over all points, and the median kept), and on one
-   simulated core of the measured topology with no compute costs.
+   simulated core of the measured topology with no compute costs, every
+   access charged what an independent read of its level costs.
    The native time per commit less the simulated one is the local work the
    simulation lacks; the simulated run counts the engine events behind it
    (`sim_counters`). The simulated machine's counters cover the whole run,
    warm-up included, so it runs twice with the same warm-up and windows of
    one and two lengths: runs are deterministic, so the second repeats the
    first up to its end, and the differences of commits and of events are
-   those of the added window, with warm caches as in the native run. A least-squares fit with non-negative costs, over all
-   schemes and workloads at once and weighted so each run counts alike,
-   gives one cost per event kind, and the memory latency a miss costs on
-   average: a real core overlaps independent misses (the probe measures
-   reads that wait on each other and reads that do not), the simulated core
-   does not, so the effective latency is fitted between those two bounds.
+   those of the added window, with warm caches as in the native run.
+   A least-squares fit with non-negative costs, over all schemes and
+   workloads at once and weighted so each run counts alike, gives one cost
+   per event kind, and the overlap: the share of what a dependent read adds
+   to an independent one's latency that an access waits on average. A real
+   core overlaps reads that do not wait on each other and the simulated
+   core does not, so each level's latency is fitted between the probe's two
+   measurements of it, by one share for all levels.
 3. With the fitted costs, every scheme and workload runs natively and
    simulated at 1 and 2 threads (cores), and a table compares throughput.
 
@@ -66,6 +69,15 @@ EVENTS: tuple[tuple[str, str], ...] = (
     ("bytes", "per_byte_cycles"),
 )
 
+#: What the simulated core charged its accesses, as (sim_counters key, probe
+#: level whose reads it was charged like).
+CHARGES: tuple[tuple[str, str], ...] = (
+    ("l1_hits", "l1"),
+    ("l2_hits", "l2"),
+    ("shared_hits", "l3"),
+    ("memory_reads", "memory"),
+)
+
 #: The calibration workloads: the issue's three (YCSB uniform and skewed, TPC-C).
 WORKLOADS: dict[str, list[str]] = {
     "ycsb-theta0": ["--workload", "ycsb", "--theta", "0", "--rows", "1048576"],
@@ -92,9 +104,16 @@ class Probe:
     core_ghz: float
     clock_read_ns: float
     rmw_ns: float
-    latency_ns: dict[int, float]
+    latency_ns: dict[int, float]      # working-set bytes -> ns a read, each read waiting for the one before
     independent_ns: float
     stream_gbps: float
+    free_ns: dict[int, float] = field(default_factory=dict)   # ... reads waiting for none: overlapped
+
+    def read_ns(self, level: str, overlap: float) -> float:
+        """What a read of `level` costs a core that hides all but `overlap` of
+        the difference between a dependent read and an independent one."""
+        free = self.free_ns.get(PROBE_LEVELS[level], self.level_ns(level))
+        return free + overlap * (self.level_ns(level) - free)
 
     def shared_bytes(self) -> int:
         """The last-level cache this machine's cores get: the largest working set
@@ -114,21 +133,54 @@ class Probe:
 
 def read_probe(text: str) -> Probe:
     d = json.loads(text)
+    sets = d["latency_ns"]
+    if any("independent_ns" not in p for p in sets):
+        raise KeyError("independent_ns of every working set (a probe of this build measures it)")
     return Probe(float(d["core_ghz"]), float(d["clock_read_ns"]), float(d["rmw_ns"]),
-                 {int(p["bytes"]): float(p["ns"]) for p in d["latency_ns"]},
-                 float(d["independent_ns"]), float(d["stream_gbps"]))
+                 {int(p["bytes"]): float(p["ns"]) for p in sets},
+                 float(d["independent_ns"]), float(d["stream_gbps"]),
+                 {int(p["bytes"]): float(p["independent_ns"]) for p in sets})
 
 
-def topology_text(probe: Probe, costs: dict[str, float], memory_ns: float, when: str) -> str:
-    """The host topology file for a probe, per-event costs (cycles) and a miss's memory latency."""
+def private_caches(sysfs: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> list[tuple[int, int]]:
+    """(bytes, ways) of this machine's first two data cache levels, as the
+    kernel lists them (what lscpu reads); a 32 KiB and a 512 KiB 8-way level
+    where it does not."""
+    found: dict[int, tuple[int, int]] = {}
+    try:
+        for index in sorted(sysfs.glob("index*")):
+            kind = (index / "type").read_text().strip()
+            level = int((index / "level").read_text())
+            if kind not in ("Data", "Unified") or level > 2:
+                continue
+            size = (index / "size").read_text().strip()
+            factor = {"K": 1 << 10, "M": 1 << 20}.get(size[-1:], 1)
+            found[level] = (int(size.rstrip("KM")) * factor, int((index / "ways_of_associativity").read_text()))
+    except (OSError, ValueError):
+        found = {}
+    if set(found) != {1, 2}:
+        return [(32 << 10, 8), (512 << 10, 8)]
+    return [found[1], found[2]]
+
+
+def topology_text(probe: Probe, costs: dict[str, float], overlap: float, when: str,
+                  caches: list[tuple[int, int]] | None = None) -> str:
+    """The host topology file for a probe, per-event costs (cycles), and the
+    share of a dependent read's extra latency the core does not hide."""
     ghz = probe.core_ghz
-    cyc = {lvl: probe.level_ns(lvl) * ghz for lvl in ("l1", "l2", "l3")}
+    cyc = {lvl: probe.read_ns(lvl, overlap) * ghz for lvl in ("l1", "l2", "l3")}
+    (l1_bytes, l1_ways), (l2_bytes, l2_ways) = caches or private_caches()
     line_cycles = 64 / (probe.stream_gbps / ghz)
+    span = ", ".join(f"{lvl} {probe.read_ns(lvl, 0):.2f}-{probe.level_ns(lvl):.1f}" for lvl in PROBE_LEVELS)
     lines = [
         "# This machine, as one socket. Written by `abyss sim calibrate` on " + when + "",
         "# (docs/many-core.md, \"Calibration\"): the clock, latencies and bandwidth",
-        "# measured by `abyss probe`; the per-call and per-byte costs fitted to native",
-        "# runs of every scheme. Private cache sizes are the machine's (lscpu).",
+        "# measured by `abyss probe`; the per-call and per-byte costs, and how much of",
+        "# a dependent read's latency an access waits, fitted to native runs of every",
+        "# scheme. Private cache sizes are the machine's (lscpu).",
+        f"# Each latency: the independent read's plus {overlap:.3f} of what a dependent",
+        "# one adds; in ns, independent-dependent:",
+        f"# {span}.",
     ]
     lines += [
         'name = "host"',
@@ -137,26 +189,24 @@ def topology_text(probe: Probe, costs: dict[str, float], memory_ns: float, when:
         f"line_transfer_cycles = {line_cycles:.2f}   # 64 bytes at one core's stream bandwidth",
         "",
         "[[private]]                    # L1-D",
-        "bytes = 32768",
-        "ways = 8",
-        f"latency_cycles = {cyc['l1']:.1f}",
+        f"bytes = {l1_bytes}",
+        f"ways = {l1_ways}",
+        f"latency_cycles = {cyc['l1']:.2f}",
         "",
         "[[private]]                    # L2",
-        "bytes = 524288",
-        "ways = 8",
-        f"latency_cycles = {cyc['l2']:.1f}",
+        f"bytes = {l2_bytes}",
+        f"ways = {l2_ways}",
+        f"latency_cycles = {cyc['l2']:.2f}",
         "",
         "[shared]                       # L3: what the probe's reads found of it",
         f"bytes = {probe.shared_bytes()}",
         "ways = 16",
-        f"latency_cycles = {cyc['l3']:.1f}",
+        f"latency_cycles = {cyc['l3']:.2f}",
         "",
         "[numa]",
         "cores_per_socket = 64",
         "sockets_per_board = 1",
-        f"# a miss: fitted between an independent read ({probe.independent_ns:.1f} ns) and a dependent one "
-        f"({probe.level_ns('memory'):.1f} ns) of a 512 MiB set",
-        f"memory_ns = [{memory_ns:.1f}]",
+        f"memory_ns = [{probe.read_ns('memory', overlap):.1f}]",
         f"memory_gbps = [{probe.stream_gbps:.1f}]",
         "",
         "[compute]",
@@ -225,9 +275,17 @@ class Sample:
     events: dict[str, float]
 
 
-def fit_costs(samples: Sequence[Sample], ghz: float, extra_memory_ns: float) -> tuple[dict[str, float], float]:
-    """Per-event costs in cycles, and nanoseconds a memory read adds to the simulated runs' latency (at most
-    `extra_memory_ns`): native - simulated time per commit, explained by events.
+def dependent_extra_ns(events: dict[str, float], probe: Probe) -> float:
+    """Nanoseconds the accesses in `events` would add if each waited a
+    dependent read's latency rather than an independent one's."""
+    return sum(events.get(k, 0.0) * (probe.read_ns(level, 1) - probe.read_ns(level, 0)) for k, level in CHARGES)
+
+
+def fit_costs(samples: Sequence[Sample], probe: Probe) -> tuple[dict[str, float], float]:
+    """Per-event costs in cycles, and the overlap: the share (0 to 1) of the
+    latency a dependent read adds over an independent one that the core
+    waits: native - simulated time per commit (the simulated machine's
+    accesses charged at independent reads' latencies), explained by events.
 
     Each equation is divided by its native time, so a fast workload weighs as
     much as a slow one (the fit minimises relative errors).
@@ -237,13 +295,13 @@ def fit_costs(samples: Sequence[Sample], ghz: float, extra_memory_ns: float) -> 
     rows, rhs = [], []
     for s in samples:
         w = 1.0 / s.native_ns
-        rows.append([s.events[k] / ghz * w for k, _ in EVENTS] + [s.events["memory_reads"] * w])
+        rows.append([s.events[k] / probe.core_ghz * w for k, _ in EVENTS] + [dependent_extra_ns(s.events, probe) * w])
         rhs.append((s.native_ns - s.sim_ns) * w)
     x = nnls(rows, rhs)
-    if x[-1] > extra_memory_ns:
-        # The dependent latency bounds it: fix it there and fit the rest.
-        rhs = [y - r[-1] * extra_memory_ns for r, y in zip(rows, rhs)]
-        x = nnls([r[:-1] for r in rows], rhs) + [extra_memory_ns]
+    if x[-1] > 1:
+        # No access waits longer than a dependent read: fix it there and fit the rest.
+        rhs = [y - r[-1] for r, y in zip(rows, rhs)]
+        x = nnls([r[:-1] for r in rows], rhs) + [1.0]
     return {key: v for (_, key), v in zip(EVENTS, x)}, x[-1]
 
 
@@ -296,7 +354,7 @@ def sim_per_commit(one: dict, two: dict) -> tuple[float, dict[str, float]]:
                                "lengthen --sim-duration")
     ns = (two["results"]["seconds"] - one["results"]["seconds"]) * 1e9 / commits
     c1, c2 = one.get("sim_counters", {}), two.get("sim_counters", {})
-    keys = [k for k, _ in EVENTS] + ["memory_reads"]
+    keys = [k for k, _ in EVENTS] + [k for k, _ in CHARGES]
     return ns, {k: (c2.get(k, 0) - c1.get(k, 0)) / commits for k in keys}
 
 
@@ -320,7 +378,7 @@ class Row:
 class Result:
     probe: Probe
     costs: dict[str, float]
-    memory_ns: float
+    overlap: float
     rows: list[Row] = field(default_factory=list)
     reps: int = 1
 
@@ -332,8 +390,8 @@ def calibrate(runner: Runner, probe: Probe, schemes: list[str], workloads: list[
               out: Path, progress: Progress | None = None, reps: int = 1) -> Result:
     when = date.today().isoformat()
     base = runner.workdir / "host-uncalibrated.toml"
-    # The costless machine's misses take the independent reads' time; the fit adds what they lack.
-    base.write_text(topology_text(probe, {}, probe.independent_ns, when))
+    # The costless machine's accesses take the independent reads' time; the fit adds what they lack.
+    base.write_text(topology_text(probe, {}, 0.0, when))
     pairs = [(s, w) for s in schemes for w in workloads]
     fit_threads = sorted(set(threads) | {1})
     points = [(s, w, t) for s, w in pairs for t in fit_threads]
@@ -358,11 +416,10 @@ def calibrate(runner: Runner, probe: Probe, schemes: list[str], workloads: list[
         step()
         step()
         samples.append(Sample(scheme, wl, native_per_commit(native_tput[(scheme, wl, 1)]), sim_ns, events))
-    costs, extra_ns = fit_costs(samples, probe.core_ghz, probe.level_ns("memory") - probe.independent_ns)
-    memory_ns = probe.independent_ns + extra_ns
-    out.write_text(topology_text(probe, costs, memory_ns, when))
+    costs, overlap = fit_costs(samples, probe)
+    out.write_text(topology_text(probe, costs, overlap, when))
 
-    result = Result(probe, costs, memory_ns, reps=reps)
+    result = Result(probe, costs, overlap, reps=reps)
     for scheme, wl in pairs:
         for t in threads:
             sim = runner.sim_run(scheme, wl, t, out)["results"]["throughput"]
@@ -460,15 +517,19 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     Console().print(table(result))
     print("costs (cycles): " + ", ".join(f"{k} {v:.3f}" for k, v in result.costs.items()) +
-          f", rmw_cycles {probe.rmw_ns * probe.core_ghz:.1f} (measured); a miss {result.memory_ns:.1f} ns")
+          f", rmw_cycles {probe.rmw_ns * probe.core_ghz:.1f} (measured); an access waits {result.overlap:.3f} of "
+          "what a dependent read adds to an independent one's latency (" +
+          ", ".join(f"{lvl} {probe.read_ns(lvl, result.overlap):.2f} ns" for lvl in PROBE_LEVELS) + ")")
     print(f"wrote {args.out}")
     if args.json:
         args.json.write_text(json.dumps({
             "probe": {"core_ghz": probe.core_ghz, "stream_gbps": probe.stream_gbps, "rmw_ns": probe.rmw_ns,
                       "independent_ns": probe.independent_ns,
-                      "latency_ns": {str(k): v for k, v in probe.latency_ns.items()}},
+                      "latency_ns": {str(k): v for k, v in probe.latency_ns.items()},
+                      "independent_by_set_ns": {str(k): v for k, v in probe.free_ns.items()}},
             "costs": result.costs,
-            "memory_ns": result.memory_ns,
+            "overlap": result.overlap,
+            "latency_ns": {lvl: probe.read_ns(lvl, result.overlap) for lvl in PROBE_LEVELS},
             "tolerance": TOLERANCE,
             "reps": result.reps,
             "rows": [{"scheme": r.scheme, "workload": r.workload, "threads": r.threads, "native": r.native,

@@ -18,9 +18,11 @@ SIM = engine.repo_root() / "build" / "sim" / "apps" / "abyss"
 needs_sim = pytest.mark.skipif(not SIM.is_file(), reason=f"simulated engine not built ({SIM})")
 
 PROBE = {"core_ghz": 3.0, "clock_read_ns": 10.0, "rmw_ns": 2.0, "independent_ns": 15.0, "stream_gbps": 12.0,
-         "latency_ns": [{"bytes": b, "ns": ns} for b, ns in
-                        [(16 << 10, 1.5), (256 << 10, 4.0), (2 << 20, 20.0), (4 << 20, 22.0), (8 << 20, 60.0),
-                         (16 << 20, 180.0), (512 << 20, 250.0)]]}
+         "latency_ns": [{"bytes": b, "ns": ns, "independent_ns": free} for b, ns, free in
+                        [(16 << 10, 1.5, 0.5), (256 << 10, 4.0, 1.0), (2 << 20, 20.0, 2.0), (4 << 20, 22.0, 2.5),
+                         (8 << 20, 60.0, 3.0), (16 << 20, 180.0, 10.0), (512 << 20, 250.0, 15.0)]]}
+#: What a dependent read adds to an independent one, PROBE's levels (ns): l1, l2, l3, memory.
+EXTRA = {"l1_hits": 1.0, "l2_hits": 3.0, "shared_hits": 18.0, "memory_reads": 235.0}
 
 
 def test_nnls_recovers_nonnegative_solution_and_clamps_negative_ones():
@@ -41,40 +43,49 @@ def test_nnls_recovers_nonnegative_solution_and_clamps_negative_ones():
     assert resid(x) <= min(resid(v) for v in itertools.product(grid, grid, [0.0])) + 1e-9
 
 
-def _samples(costs, extra_ns, ghz=3.0):
+def _samples(costs, overlap, ghz=3.0):
     out = []
-    for i, (calls, nbytes, rmws, misses) in enumerate(
-            [(100, 2000, 10, 20), (300, 9000, 40, 5), (150, 500, 60, 40), (80, 16000, 5, 12), (220, 4000, 30, 2)]):
-        events = {"calls": calls, "bytes": nbytes, "rmws": rmws, "memory_reads": misses}
+    for i, (calls, nbytes, l1, l2, l3, misses) in enumerate(
+            [(100, 2000, 90, 5, 3, 20), (300, 9000, 200, 80, 10, 5), (150, 500, 100, 30, 20, 40),
+             (80, 16000, 60, 10, 2, 12), (220, 4000, 150, 50, 15, 2)]):
+        events = {"calls": calls, "bytes": nbytes, "rmws": 7, "l1_hits": l1, "l2_hits": l2, "shared_hits": l3,
+                  "memory_reads": misses}
         sim_ns = 1000.0 + 7 * i
         work = sum(events[k] * costs[key] for k, key in calibrate.EVENTS) / ghz
-        out.append(calibrate.Sample("s", f"w{i}", sim_ns + work + misses * extra_ns, sim_ns, events))
+        waits = overlap * sum(events[k] * ns for k, ns in EXTRA.items())
+        out.append(calibrate.Sample("s", f"w{i}", sim_ns + work + waits, sim_ns, events))
     return out
 
 
-def test_fit_recovers_the_costs_and_the_memory_latency_that_made_the_times():
+def test_fit_recovers_the_costs_and_the_overlap_that_made_the_times():
+    probe = calibrate.read_probe(json.dumps(PROBE))
+    assert calibrate.dependent_extra_ns({"l2_hits": 2, "memory_reads": 1}, probe) == pytest.approx(2 * 3 + 235)
     costs = {"per_call_cycles": 20.0, "per_byte_cycles": 0.5}
-    fitted, extra = calibrate.fit_costs(_samples(costs, 40.0), 3.0, 200.0)
+    fitted, overlap = calibrate.fit_costs(_samples(costs, 0.3), probe)
     assert fitted == pytest.approx(costs, rel=1e-6)
-    assert extra == pytest.approx(40.0, rel=1e-6)
+    assert overlap == pytest.approx(0.3, rel=1e-6)
 
 
-def test_fit_holds_the_memory_latency_to_the_dependent_reads_bound():
+def test_fit_holds_the_overlap_to_a_dependent_read():
+    probe = calibrate.read_probe(json.dumps(PROBE))
     costs = {"per_call_cycles": 20.0, "per_byte_cycles": 0.5}
-    _, extra = calibrate.fit_costs(_samples(costs, 400.0), 3.0, 100.0)
-    assert extra == 100.0
+    _, overlap = calibrate.fit_costs(_samples(costs, 3.0), probe)
+    assert overlap == 1.0
 
 
 def test_topology_text_is_a_complete_host_topology():
     probe = calibrate.read_probe(json.dumps(PROBE))
     costs = {"per_call_cycles": 12.0, "per_byte_cycles": 0.25}
-    t = tomllib.loads(calibrate.topology_text(probe, costs, 55.0, "2026-01-01"))
+    text = calibrate.topology_text(probe, costs, 0.25, "2026-01-01", caches=[(48 << 10, 12), (1 << 20, 16)])
+    t = tomllib.loads(text)
     assert t["name"] == "host" and t["ghz"] == pytest.approx(3.0)
-    assert [p["latency_cycles"] for p in t["private"]] == pytest.approx([4.5, 12.0])
-    assert t["shared"]["latency_cycles"] == pytest.approx(60.0)
+    assert [(p["bytes"], p["ways"]) for p in t["private"]] == [(48 << 10, 12), (1 << 20, 16)]
+    # Each level: its independent read plus a quarter of what a dependent one adds, in cycles at 3 GHz.
+    assert [p["latency_cycles"] for p in t["private"]] == pytest.approx([(0.5 + 0.25) * 3, (1.0 + 0.75) * 3])
+    assert t["shared"]["latency_cycles"] == pytest.approx((2.0 + 4.5) * 3)
     # 8 MiB reads at 60 ns stay nearer the cache's 20 ns than memory's 250; 16 MiB do not.
     assert t["shared"]["bytes"] == 8 << 20
-    assert t["numa"]["memory_ns"] == [55.0]
+    assert t["numa"]["memory_ns"] == [pytest.approx(15.0 + 0.25 * 235, abs=0.05)]
     assert t["line_transfer_cycles"] == pytest.approx(16.0)  # 64 bytes at 12 GB/s, 3 GHz
     assert t["compute"]["per_byte_cycles"] == 0.25
     assert t["compute"]["rmw_cycles"] == 6.0  # measured: 2 ns at 3 GHz
@@ -85,7 +96,7 @@ def test_topology_text_is_a_complete_host_topology():
 def test_written_topology_loads_in_the_simulator(tmp_path: Path):
     probe = calibrate.read_probe(json.dumps(PROBE))
     path = tmp_path / "host.toml"
-    path.write_text(calibrate.topology_text(probe, {}, 55.0, "2026-01-01"))
+    path.write_text(calibrate.topology_text(probe, {}, 0.5, "2026-01-01"))
     p = subprocess.run([str(SIM), "run", "--sim-cores", "2", "--topology", str(path), "--rows", "1000",
                         "--duration", "0.0005", "--warmup", "0"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
@@ -132,7 +143,8 @@ class _FakeRunner:
         return self.native[(scheme, workload, threads)].pop(0)
 
     def sim_run(self, scheme, workload, cores, topology, windows=1):
-        events = {"calls": 100 * windows, "bytes": 1000 * windows, "rmws": 0, "memory_reads": 10 * windows}
+        events = {"calls": 100 * windows, "bytes": 1000 * windows, "rmws": 0, "l1_hits": 80 * windows,
+                  "l2_hits": 10 * windows, "shared_hits": 5 * windows, "memory_reads": 10 * windows}
         return {"results": {"commits": 1000 * windows * cores, "seconds": 1e-3 * windows,
                             "throughput": 1e6 * cores}, "sim_counters": events}
 
@@ -158,3 +170,25 @@ def test_the_native_probe_measures_what_calibration_reads():
     # An uncontended RMW costs a few cycles, more than nothing and less than a miss.
     assert 0 < probe.rmw_ns < probe.level_ns("memory")
     assert probe.level_ns("l1") < probe.level_ns("memory") and probe.independent_ns > 0 and probe.stream_gbps > 0
+    # Every working set is read both ways; reads that wait on none cost less than a chain's.
+    assert set(probe.free_ns) == set(probe.latency_ns)
+    assert probe.read_ns("memory", 0) < probe.read_ns("memory", 1)
+
+
+def test_an_old_probe_without_independent_reads_per_set_is_refused():
+    old = json.loads(json.dumps(PROBE))
+    for p in old["latency_ns"]:
+        del p["independent_ns"]
+    with pytest.raises(KeyError, match="independent_ns"):
+        calibrate.read_probe(json.dumps(old))
+
+
+def test_private_cache_sizes_come_from_the_kernels_cache_list(tmp_path: Path):
+    for i, (level, kind, size, ways) in enumerate([(1, "Data", "48K", 12), (1, "Instruction", "32K", 8),
+                                                   (2, "Unified", "1024K", 16), (3, "Unified", "32768K", 16)]):
+        d = tmp_path / f"index{i}"
+        d.mkdir()
+        for name, value in (("level", level), ("type", kind), ("size", size), ("ways_of_associativity", ways)):
+            (d / name).write_text(f"{value}\n")
+    assert calibrate.private_caches(tmp_path) == [(48 << 10, 12), (1 << 20, 16)]
+    assert calibrate.private_caches(tmp_path / "missing") == [(32 << 10, 8), (512 << 10, 8)]

@@ -267,8 +267,11 @@ std::string probe_host(const std::vector<uint64_t>& working_sets, HostProbe& out
   out.core_ghz = measure_core_ghz();
   out.clock_read_ns = measure_clock_read_ns();
   out.rmw_ns = measure_rmw_ns();
-  for (const uint64_t bytes : working_sets) out.latency_ns.emplace_back(bytes, measure_latency_ns(bytes));
-  if (!working_sets.empty()) out.independent_ns = measure_independent_ns(working_sets.back());
+  for (const uint64_t bytes : working_sets) {
+    out.latency_ns.emplace_back(bytes, measure_latency_ns(bytes));
+    out.independent_by_set.emplace_back(bytes, measure_independent_ns(bytes));
+  }
+  if (!working_sets.empty()) out.independent_ns = out.independent_by_set.back().second;
   out.stream_gbps = measure_stream_gbps();
   return {};
 }

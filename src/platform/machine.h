@@ -54,8 +54,11 @@ struct HostProbe {
   double core_ghz = 0;
   double clock_read_ns = 0;                             // one read of the cycle counter
   double rmw_ns = 0;                                    // one atomic read-modify-write of a line held
-  std::vector<std::pair<uint64_t, double>> latency_ns;  // (working-set bytes, ns per read)
-  double independent_ns = 0;  // ns per read of random lines of the largest set, reads not waiting on each other
+  std::vector<std::pair<uint64_t, double>> latency_ns;  // (working-set bytes, ns per read), dependent reads
+  // (working-set bytes, ns per read) of random reads that wait on none
+  // before them, so the core overlaps as many as it can: latency_ns's sets
+  std::vector<std::pair<uint64_t, double>> independent_by_set;
+  double independent_ns = 0;  // independent_by_set's for the largest set
   double stream_gbps = 0;
 };
 // Native only: the simulated build answers an error, empty on success.

@@ -684,13 +684,19 @@ class Machine final {
     const uint32_t home = home_of(s.line);
     if (topo_.layout == Layout::Mesh) {
       const uint64_t round = 2 * cycles(hops(c.place, home) * topo_.hop_cycles) + cycles(topo_.shared.latency_cycles);
-      if (shared_[home].holds(s.line)) return round + stream(lines);
+      if (shared_[home].holds(s.line)) {
+        stats_.shared_hits++;
+        return round + stream(lines);
+      }
       shared_[home].fill(s.line, 0, lines);
       const uint32_t mc = home % controllers_;
       return round + from_memory(mc, c.clock + round, topo_.dram_ns, topo_.controller_gbps, lines) + stream(lines);
     }
     const uint64_t l3 = cycles(topo_.shared.latency_cycles);
-    if (shared_[c.socket].holds(s.line)) return l3 + stream(lines);
+    if (shared_[c.socket].holds(s.line)) {
+      stats_.shared_hits++;
+      return l3 + stream(lines);
+    }
     shared_[c.socket].fill(s.line, 0, lines);
     const uint32_t d = numa_distance(c.socket, home);
     return from_memory(home, c.clock, memory_ns(d), memory_gbps(d), lines) + stream(lines);
@@ -733,6 +739,7 @@ class Machine final {
     const int level = private_hit(c, s);
     if (level >= 0) {
       stats_.private_hits++;
+      (level == 0 ? stats_.l1_hits : stats_.l2_hits)++;
       return cycles(private_latency(static_cast<std::size_t>(level)));
     }
     uint64_t lat = 0;
@@ -754,9 +761,11 @@ class Machine final {
     uint64_t lat = 0;
     if (level >= 0 && s.owner == c.id) {
       stats_.private_hits++;
+      if (!rmw) stats_.l1_hits++;
       lat = cycles(rmw ? topo_.compute.rmw_cycles : private_latency(0));
     } else {
       if (level >= 0) {
+        stats_.shared_hits++;
         lat = topo_.layout == Layout::Mesh
                   ? cycles(2 * hops(c.place, home_of(s.line)) * topo_.hop_cycles + topo_.shared.latency_cycles)
                   : cycles(topo_.shared.latency_cycles);  // an upgrade: ask the directory

@@ -101,6 +101,13 @@ struct Stats {
   uint64_t clock_reads = 0;  // cycle-counter reads (clock_cycles)
   uint64_t accesses = 0;     // line accesses (a touch of a block is one)
   uint64_t private_hits = 0;
+  // What each access was charged, for `abyss sim calibrate`: the first
+  // private level's latency (a write to a line held modified too), a later
+  // private level's, the shared level's (an upgrade, or a miss the shared
+  // level holds); memory_reads are the misses it did not.
+  uint64_t l1_hits = 0;
+  uint64_t l2_hits = 0;
+  uint64_t shared_hits = 0;
   uint64_t remote_transfers = 0;
   uint64_t memory_reads = 0;
   uint64_t parks = 0;

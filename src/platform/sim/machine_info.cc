@@ -43,6 +43,9 @@ std::vector<std::pair<std::string, uint64_t>> machine_counters() {
           {"clock_reads", s.clock_reads},
           {"accesses", s.accesses},
           {"private_hits", s.private_hits},
+          {"l1_hits", s.l1_hits},
+          {"l2_hits", s.l2_hits},
+          {"shared_hits", s.shared_hits},
           {"remote_transfers", s.remote_transfers},
           {"memory_reads", s.memory_reads},
           {"parks", s.parks}};
