@@ -28,6 +28,9 @@ throughput) along `x` (default threads):
 - largest: the time share `category` is the largest of the non-useful
   shares, or at least `at_least` when given.
 - bound: the value lies in [`min`, `max`].
+- same_peak: the peak lies within a factor `factor` (default 2) of the
+  peak of `other` (a selection, usually another spec's); with `differ`,
+  it does not.
 
 With `each` (a parameter), the test runs for each of its values and the
 claim agrees when `need` of them pass (default all).
@@ -54,7 +57,7 @@ from .metrics import FRACTION_COLUMNS
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 CLAIM_KEYS = ("id", "figure", "says", "spec", "sweep", "test", "where", "metric", "x", "each", "need", "reason",
               "negate", "untestable", "factor", "at", "within", "falls", "after", "slack", "by", "higher", "lower",
-              "num", "den", "category", "at_least", "at_most", "min", "max")
+              "num", "den", "category", "at_least", "at_most", "min", "max", "other", "differ")
 SELECTION_KEYS = ("spec", "sweep", "where", "metric")
 
 
@@ -219,12 +222,16 @@ class Ctx:
         if "steady" in df and not df["steady"].astype(bool).all():
             self.unsteady = True
 
-    def value(self, sel: dict[str, Any]) -> float:
+    def points(self, sel: dict[str, Any]) -> pd.DataFrame:
         spec = sel.get("spec", self.claim.spec)
         pts = self.results.points(spec)
         if pts is None:
             raise MissingResults(spec)
-        df = select(pts, sel.get("sweep", self.claim.args.get("sweep")), {**self.group, **sel.get("where", {})})
+        return select(pts, sel.get("sweep", self.claim.args.get("sweep")), {**self.group, **sel.get("where", {})})
+
+    def value(self, sel: dict[str, Any]) -> float:
+        spec = sel.get("spec", self.claim.spec)
+        df = self.points(sel)
         metric = sel.get("metric", self.metric)
         if len(df) != 1:
             raise ClaimError(f"selection {sel} holds {len(df)} points of {spec}, not 1")
@@ -337,6 +344,17 @@ def t_bound(c: Ctx, a: dict[str, Any]) -> tuple[bool, str]:
     return a.get("min", -math.inf) <= v <= a.get("max", math.inf), f"{c.metric} {_fmt(v)}"
 
 
+def t_same_peak(c: Ctx, a: dict[str, Any]) -> tuple[bool, str]:
+    x, v = max(c.series(), key=lambda p: p[1])
+    other = c.points(a["other"])
+    if other.empty:
+        raise ClaimError(f"the selection {a['other']} holds no points")
+    ox, ov = max(c.series(other), key=lambda p: p[1])
+    factor = a.get("factor", 2)
+    same = ox / factor <= x <= ox * factor
+    return same != bool(a.get("differ", False)), f"peak at {_xs(x)} ({_fmt(v)}); the other's at {_xs(ox)} ({_fmt(ov)})"
+
+
 TESTS: dict[str, Callable[[Ctx, dict[str, Any]], tuple[bool, str]]] = {
     "scales": t_scales,
     "sublinear": lambda c, a: t_scales(c, a, sublinear=True),
@@ -348,6 +366,7 @@ TESTS: dict[str, Callable[[Ctx, dict[str, Any]], tuple[bool, str]]] = {
     "ratio": t_ratio,
     "largest": t_largest,
     "bound": t_bound,
+    "same_peak": t_same_peak,
 }
 
 
