@@ -40,7 +40,6 @@ The mesh and numa topologies take them too (`[compute] like = "host"`).
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import math
@@ -58,7 +57,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from . import engine
-from .cli import _positive_float, _positive_int
+from .cli import UsageParser, _positive_float, _positive_int, choice_list
 
 EXIT_USAGE = 2
 
@@ -440,31 +439,15 @@ def table(result: Result) -> Table:
     return t
 
 
-def _csv(text: str, allowed: Sequence[str], what: str) -> list[str]:
-    items = [x.strip() for x in text.split(",") if x.strip()]
-    if not items:
-        raise argparse.ArgumentTypeError(f"{what}: empty list")
-    for x in items:
-        if x not in allowed:
-            raise argparse.ArgumentTypeError(f"{what}: '{x}' is not one of {', '.join(allowed)}")
-    return items
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        print(f"abyss sim calibrate: {message}", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
-
-
 def main(argv: list[str] | None = None) -> int:
     root = engine.repo_root()
     schemes_all = [s["name"] for s in engine.describe()["schemes"]]
-    ap = _Parser(prog="abyss sim calibrate", description=__doc__.split("\n\n")[0])
+    ap = UsageParser(prog="abyss sim calibrate", description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=root / "src" / "platform" / "sim" / "topologies" / "host.toml",
                     help="the topology file to write (default: the shipped host.toml)")
-    ap.add_argument("--schemes", type=lambda t: _csv(t, schemes_all, "--schemes"), default=schemes_all)
-    ap.add_argument("--workloads", type=lambda t: _csv(t, list(WORKLOADS), "--workloads"), default=list(WORKLOADS))
-    ap.add_argument("--threads", type=lambda t: [int(x) for x in _csv(t, ["1", "2"], "--threads")], default=[1, 2])
+    ap.add_argument("--schemes", type=lambda t: choice_list(t, schemes_all, "--schemes"), default=schemes_all)
+    ap.add_argument("--workloads", type=lambda t: choice_list(t, list(WORKLOADS), "--workloads"), default=list(WORKLOADS))
+    ap.add_argument("--threads", type=lambda t: [int(x) for x in choice_list(t, ["1", "2"], "--threads")], default=[1, 2])
     ap.add_argument("--duration", type=_positive_float, default=0.5, help="native window, seconds (default 0.5)")
     ap.add_argument("--reps", type=_positive_int, default=3,
                     help="native runs per point, interleaved; the median counts (default 3)")

@@ -38,7 +38,6 @@ claim agrees when `need` of them pass (default all).
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -52,6 +51,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import engine, store
+from .cli import UsageParser
 from .metrics import FRACTION_COLUMNS
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -454,14 +454,8 @@ def table(verdicts: list[Verdict]) -> Table:
     return t
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        print(f"abyss claims: {message}", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
-
-
 def main(argv: list[str] | None = None) -> int:
-    ap = _Parser(prog="abyss claims", description=__doc__.split("\n\n")[0])
+    ap = UsageParser(prog="abyss claims", description=__doc__.split("\n\n")[0])
     ap.add_argument("specs", nargs="*", metavar="NAME", help="only the claims on these reproductions")
     ap.add_argument("--results", type=Path, help="results directory (default: results/ of the checkout)")
     ap.add_argument("--claims", type=Path, help="the claims file (default: harness/claims.toml)")

@@ -20,7 +20,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Sequence, TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
@@ -43,8 +43,9 @@ class UsageError(Exception):
     """Bad command-line input, reported in one line with exit code 2."""
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line (and exit 2), like the engine's."""
+class UsageParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (and exit 2), like the engine's;
+    every harness command's parser."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
         print(f"{self.prog}: {message} (see {self.prog} --help)", file=sys.stderr)
@@ -139,6 +140,17 @@ def _positive_float(text: str) -> float:
     if not v > 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
     return v
+
+
+def choice_list(text: str, allowed: Sequence[str], what: str) -> list[str]:
+    """A comma-separated list, each item one of `allowed` (an argparse type)."""
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError(f"{what}: empty list")
+    for x in items:
+        if x not in allowed:
+            raise argparse.ArgumentTypeError(f"{what}: '{x}' is not one of {', '.join(allowed)}")
+    return items
 
 
 def _fraction(text: str) -> float:
@@ -375,7 +387,7 @@ SPEC_COMMANDS = ("sweep", "reproduce", "demo")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="abyss", description="abyss experiment harness", allow_abbrev=False)
+    p = UsageParser(prog="abyss", description="abyss experiment harness", allow_abbrev=False)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def run_options(sp: argparse.ArgumentParser, reps_default: str) -> None:

@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import engine
-from .cli import _positive_float, _positive_int
+from .cli import UsageParser, _positive_float, _positive_int
 
 EXIT_USAGE = 2
 
@@ -97,12 +97,6 @@ def table(result: dict[tuple[int, Path], list[float]], binaries: list[Path], cor
     return t
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        print(f"abyss sim speed: {message}", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
-
-
 def _cores(text: str) -> list[int]:
     out = []
     for part in text.split(","):
@@ -127,7 +121,7 @@ def _theta(text: str) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = _Parser(prog="abyss sim speed", description=__doc__.split("\n\n")[0])
+    ap = UsageParser(prog="abyss sim speed", description=__doc__.split("\n\n")[0])
     ap.add_argument("binaries", nargs="*", type=Path,
                     help="simulated engine binaries to compare (default: build/sim/apps/abyss)")
     ap.add_argument("--cores", type=_cores, default=[64, 256, 1024], help="core counts, e.g. 64,256,1024")

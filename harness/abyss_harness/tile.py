@@ -30,7 +30,6 @@ throughput: the tile retires what the host retires, one instruction a cycle.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import subprocess
@@ -45,7 +44,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from . import engine
-from .calibrate import CalibrationError, _csv, nnls, sim_per_commit
+from .calibrate import CalibrationError, nnls, sim_per_commit
+from .cli import UsageParser, choice_list
 
 EXIT_USAGE = 2
 
@@ -315,21 +315,15 @@ def results_table(counts: list[Count], costs: dict[str, float]) -> Table:
     return t
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        print(f"abyss sim tile: {message}", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
-
-
 def main(argv: list[str] | None = None) -> int:
     root = engine.repo_root()
     schemes_all = [s["name"] for s in engine.describe()["schemes"]]
-    ap = _Parser(prog="abyss sim tile", description=__doc__.split("\n\n")[0])
+    ap = UsageParser(prog="abyss sim tile", description=__doc__.split("\n\n")[0])
     topo = root / "src" / "platform" / "sim" / "topologies" / "mesh.toml"
     ap.add_argument("--out", type=Path, default=topo,
                     help="the topology file whose [compute] table to rewrite (default: the shipped mesh.toml)")
-    ap.add_argument("--schemes", type=lambda t: _csv(t, schemes_all, "--schemes"), default=schemes_all)
-    ap.add_argument("--workloads", type=lambda t: _csv(t, list(WORKLOADS), "--workloads"), default=list(WORKLOADS))
+    ap.add_argument("--schemes", type=lambda t: choice_list(t, schemes_all, "--schemes"), default=schemes_all)
+    ap.add_argument("--workloads", type=lambda t: choice_list(t, list(WORKLOADS), "--workloads"), default=list(WORKLOADS))
     ap.add_argument("--duration", type=float, default=0.2,
                     help="native window under callgrind, seconds (default 0.2)")
     ap.add_argument("--sim-duration", type=float, default=0.005, help="simulated window, virtual seconds")
