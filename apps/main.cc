@@ -167,8 +167,8 @@ int probe_command(bool as_json) {
   for (std::size_t i = 0; i < p.latency_ns.size(); i++) {
     const auto [bytes, ns] = p.latency_ns[i];
     const double free_ns = p.independent_by_set[i].second;
-    std::printf("%8llu KiB  %8.1f ns %5.0f cyc  %8.2f ns %5.1f cyc\n", static_cast<unsigned long long>(bytes >> 10),
-                ns, ns * p.core_ghz, free_ns, free_ns * p.core_ghz);
+    std::printf("%8llu KiB  %8.1f ns %5.0f cyc  %8.2f ns %5.1f cyc\n", static_cast<unsigned long long>(bytes >> 10), ns,
+                ns * p.core_ghz, free_ns, free_ns * p.core_ghz);
   }
   std::printf("stream read       %8.1f GB/s\n", p.stream_gbps);
   return 0;

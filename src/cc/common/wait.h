@@ -4,6 +4,7 @@
 // for a conflict to clear (a pending write in TIMESTAMP and MVCC, a locked row
 // in the optimistic schemes).
 #include <cstdint>
+#include <type_traits>
 
 #include "platform/clock.h"
 #include "platform/latch.h"
@@ -11,13 +12,14 @@
 
 namespace abyss::cc {
 
-// Spins until the request is granted or `give_up()` says to stop; returns
+// Spins until the request is granted or `give_up(t0)` says to stop; returns
 // whether it was granted. A request granted while giving up counts as granted
 // only if the caller then checks `granted` again, so callers that give up
 // release the request either way. `Request` has a platform::Atomic<bool>
-// `granted`, set with a release store by whoever grants it. `give_up` must
-// not depend on the clock: the wait sleeps until what it read changes
-// (a wait with a time limit names it with SpinWait::until).
+// `granted`, set with a release store by whoever grants it. The wait sleeps
+// until what it read changes, so a `give_up` that depends on the clock takes
+// the wait too, `give_up(t0, spin)`, and names its deadline with
+// `spin.until(cycles)` each time it declines.
 template <class Request, class GiveUp>
 bool wait_for_grant(auto& worker, const Request& r, GiveUp&& give_up) {
   platform::SpinWait spin;
@@ -25,7 +27,13 @@ bool wait_for_grant(auto& worker, const Request& r, GiveUp&& give_up) {
   const uint64_t t0 = platform::cycles();
   bool granted = true;
   while (!r.granted.load(platform::memory_order_acquire)) {
-    if (give_up(t0)) {
+    bool stop = false;
+    if constexpr (std::is_invocable_v<GiveUp&, uint64_t, platform::SpinWait&>) {
+      stop = give_up(t0, spin);
+    } else {
+      stop = give_up(t0);
+    }
+    if (stop) {
       granted = false;
       break;
     }

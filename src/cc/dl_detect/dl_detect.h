@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cc/common/queued_locking.h"
+#include "cc/common/wait.h"
 #include "cc/dl_detect/waits_for.h"
 #include "cc/lock/row_lock.h"
 #include "cc/traits.h"
@@ -91,30 +92,20 @@ class DlDetect final : public QueuedLocking<DlDetect> {
   bool wait_detecting(auto& t, const LockRequest& r, WaitsForGraph::Edge* edges, uint32_t n) {
     const WorkerId me = r.worker;
     graph_.publish(me, r.ts, static_cast<uint32_t>(t.accesses().size()), edges, n);
-    platform::SpinWait spin;
-    bool granted = r.granted.load(platform::memory_order_acquire);
-    if (!granted) {
-      const uint64_t t0 = platform::cycles();
-      uint64_t next_search = t0;
-      for (;;) {
-        if (r.granted.load(platform::memory_order_acquire)) {
-          granted = true;
-          break;
-        }
-        if (graph_.abort_requested(me, r.ts)) break;
-        uint64_t now = platform::cycles();
-        if (now - t0 > timeout_cycles_) break;
-        if (detect_ && now >= next_search) {
-          if (graph_.detect(me, r.ts)) break;
-          now = platform::cycles();
-          next_search = now + search_cycles_;
-        }
-        const uint64_t timeout_at = t0 + timeout_cycles_ + 1;
-        spin.until(detect_ ? std::min(timeout_at, next_search) : timeout_at);
-        spin.once();
+    uint64_t next_search = 0;  // a search as the wait begins
+    const bool granted = wait_for_grant(t.worker(), r, [&](uint64_t t0, platform::SpinWait& spin) {
+      if (graph_.abort_requested(me, r.ts)) return true;
+      uint64_t now = platform::cycles();
+      if (now - t0 > timeout_cycles_) return true;
+      if (detect_ && now >= next_search) {
+        if (graph_.detect(me, r.ts)) return true;
+        now = platform::cycles();
+        next_search = now + search_cycles_;
       }
-      t.worker().charge(TimeCat::Wait, platform::cycles() - t0);
-    }
+      const uint64_t timeout_at = t0 + timeout_cycles_ + 1;
+      spin.until(detect_ ? std::min(timeout_at, next_search) : timeout_at);
+      return false;
+    });
     graph_.clear(me);
     return granted;
   }

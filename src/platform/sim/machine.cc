@@ -217,12 +217,13 @@ struct Core {
   bool done = false;
   // The lines loaded since the wait began or the core last woke: what its
   // wait condition read. More than kWatchLines of them and the set is not
-  // the whole condition (watch_lost), so a wait polls as well.
+  // the whole condition (watch_lost()), so a wait polls as well.
   uint64_t watch[kWatchLines] = {};
-  uint32_t watch_next = 0;
-  bool watch_lost = false;
+  uint32_t watch_next = 0;  // lines noted, with those that overwrote others
   std::vector<uint64_t> watching;
   std::vector<TagArray> caches;  // private levels, nearest first
+
+  bool watch_lost() const { return watch_next > kWatchLines; }
 };
 
 class Machine final {
@@ -398,7 +399,7 @@ class Machine final {
     if (deadline_cycles != kNoDeadlineCycles) {
       until = std::min<uint64_t>(kNoDeadline - 1, cycles(static_cast<double>(deadline_cycles)));
     }
-    if (c.watch_lost || c.watch[0] == 0) {
+    if (c.watch_lost() || c.watch[0] == 0) {
       const uint64_t quantum_ns = step < 16 ? 1000 : 20'000;
       until = std::min(until, c.clock + quantum_ns * 1000);
     }
@@ -793,13 +794,11 @@ class Machine final {
     for (uint64_t w : c.watch) {
       if (w == line) return;
     }
-    if (c.watch_next >= kWatchLines) c.watch_lost = true;
     c.watch[c.watch_next++ % kWatchLines] = line;
   }
   void forget(Core& c) {
     for (uint64_t& w : c.watch) w = 0;
     c.watch_next = 0;
-    c.watch_lost = false;
   }
 
   void park(Core& c, uint64_t deadline_ps, bool watch) {
