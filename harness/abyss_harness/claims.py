@@ -182,6 +182,8 @@ def _fmt(v: float) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "n/a"
     a = abs(v)
+    if a >= 1e9:
+        return f"{v / 1e9:.3g} G"
     if a >= 1e6:
         return f"{v / 1e6:.3g} M"
     if a >= 1e3:
