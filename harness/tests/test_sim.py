@@ -64,7 +64,7 @@ def test_tale_specs_run_on_numa_and_topology_can_be_changed() -> None:
     spec = reproduce.load("tale-fig2", sim=True, topology="host")
     assert {flag(r.argv, "--topology") for r in grid.runs(spec)} == {"host"}
     tpcc = reproduce.load("abyss-tpcc", sim=True)
-    few, many, payment, neworder = tpcc.sweeps
+    few, many, payment, neworder, payment_many, neworder_many = tpcc.sweeps
     assert few.axes["threads"] == ABYSS_CORES[:9] and few.fixed["warehouses"] == 4
     assert all(r.point.params["warehouses"] == r.point.params["threads"]
                for r in grid.runs(tpcc) if r.point.sweep == many.label)
@@ -72,6 +72,11 @@ def test_tale_specs_run_on_numa_and_topology_can_be_changed() -> None:
     for sweep, mix in ((payment, "payment=100"), (neworder, "neworder=100")):
         assert sweep.fixed["tpcc_mix"] == mix and sweep.fixed["warehouses"] == 4
         assert sweep.axes["threads"] == ABYSS_CORES[:9]
+    # Fig. 17's: each alone with a warehouse per worker, up to 128 cores.
+    for sweep, mix in ((payment_many, "payment=100"), (neworder_many, "neworder=100")):
+        assert sweep.fixed["tpcc_mix"] == mix and sweep.axes["threads"] == ABYSS_CORES[:8]
+        assert all(r.point.params["warehouses"] == r.point.params["threads"]
+                   for r in grid.runs(tpcc) if r.point.sweep == sweep.label)
 
 
 def test_every_sim_spec_parses_and_fig6_adds_the_hardware_counter() -> None:
