@@ -11,7 +11,8 @@ missing says so and counts as neither.
 
 A claim's test (`test = ...`) reads the medians of one sweep's points,
 narrowed by `where` (parameter = value), metric `metric` (default
-throughput) along `x` (default threads):
+throughput; a list adds metrics up, as time shares) along `x` (default
+threads):
 
 - scales: throughput(N) / throughput(1) >= factor * N at every N in `at`
   (default: the largest); `sublinear`: below it.
@@ -165,6 +166,15 @@ def _matches(col: pd.Series, want: Any) -> pd.Series:
     return col.astype(str) == str(want)
 
 
+def values(df: pd.DataFrame, metric: str | list[str]) -> pd.Series:
+    """A metric's column, or the sum of a list of them (time shares added up)."""
+    names = metric if isinstance(metric, list) else [metric]
+    for m in names:
+        if m not in df:
+            raise ClaimError(f"no metric {m!r} in the results")
+    return df[names].sum(axis=1) if isinstance(metric, list) else df[metric]
+
+
 def select(df: pd.DataFrame, sweep: str | None, where: dict[str, Any]) -> pd.DataFrame:
     if sweep is not None:
         df = df[df["sweep"] == sweep]
@@ -214,11 +224,9 @@ class Ctx:
 
     def series(self, df: pd.DataFrame | None = None) -> list[tuple[Any, float]]:
         df = self.df if df is None else df
-        if self.metric not in df:
-            raise ClaimError(f"no metric {self.metric!r} in the results")
         df = df.sort_values(self.x)
         self.note(df)
-        return [(x, float(v)) for x, v in zip(df[self.x], df[self.metric])]
+        return [(x, float(v)) for x, v in zip(df[self.x], values(df, self.metric))]
 
     def note(self, df: pd.DataFrame) -> None:
         if "steady" in df and not df["steady"].astype(bool).all():
@@ -238,7 +246,7 @@ class Ctx:
         if len(df) != 1:
             raise ClaimError(f"selection {sel} holds {len(df)} points of {spec}, not 1")
         self.note(df)
-        return float(df[metric].iloc[0])
+        return float(values(df, metric).iloc[0])
 
 
 class MissingResults(Exception):
@@ -296,7 +304,7 @@ def _groups(c: Ctx, by: str) -> dict[Any, float]:
     if by not in c.df:
         raise ClaimError(f"no parameter {by!r} in the results")
     c.note(c.df)
-    return {k: float(v) for k, v in zip(c.df[by], c.df[c.metric])}
+    return {k: float(v) for k, v in zip(c.df[by], values(c.df, c.metric))}
 
 
 def t_order(c: Ctx, a: dict[str, Any]) -> tuple[bool, str]:
@@ -342,8 +350,9 @@ def t_bound(c: Ctx, a: dict[str, Any]) -> tuple[bool, str]:
     if len(c.df) != 1:
         raise ClaimError(f"the selection holds {len(c.df)} points, not 1")
     c.note(c.df)
-    v = float(c.df[c.metric].iloc[0])
-    return a.get("min", -math.inf) <= v <= a.get("max", math.inf), f"{c.metric} {_fmt(v)}"
+    v = float(values(c.df, c.metric).iloc[0])
+    name = "+".join(c.metric) if isinstance(c.metric, list) else c.metric
+    return a.get("min", -math.inf) <= v <= a.get("max", math.inf), f"{name} {_fmt(v)}"
 
 
 def t_same_peak(c: Ctx, a: dict[str, Any]) -> tuple[bool, str]:

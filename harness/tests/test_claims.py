@@ -74,6 +74,8 @@ BENT = {1: 1.0, 4: 3.0, 16: 6.0, 64: 4.0}
     ("scales", {"each": "cc"}, False),
     ("scales", {"each": "cc", "need": 1}, True),
     ("order", {"where": {"threads": 64}, "higher": ["a"], "negate": True}, False),
+    ("order", {"where": {"threads": 64}, "metric": ["frac_wait", "frac_abort"], "higher": ["b"]}, True),
+    ("order", {"where": {"threads": 64}, "metric": ["frac_abort", "frac_useful"], "higher": ["b"]}, False),
     ("same_peak", {"where": {"cc": "b"}, "other": {"where": {"cc": "a"}}}, False),
     ("same_peak", {"where": {"cc": "b"}, "other": {"where": {"cc": "a"}}, "differ": True}, True),
     ("same_peak", {"where": {"cc": "b"}, "other": {"where": {"cc": "a"}}, "factor": 4}, True),
