@@ -51,7 +51,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from . import engine, store
+from . import engine, reproduce, store
 from .cli import UsageParser
 from .metrics import FRACTION_COLUMNS
 
@@ -135,11 +135,11 @@ class Results:
         return self._cache[spec]
 
     def _load(self, spec: str) -> pd.DataFrame | None:
-        dirs = sorted(self.root.glob(f"{spec}-sim-*"))
-        dirs = [d for d in dirs if (d / store.MANIFEST).is_file()]
-        if not dirs:
+        # The spec's own machine (its [sim] topology), not another it was run on.
+        exp = self.root / f"{spec}-sim-{sim_topology(spec)}"
+        if not (exp / store.MANIFEST).is_file():
             return None
-        runs = store.load_experiment(dirs[0]).runs
+        runs = store.load_experiment(exp).runs
         if runs.empty:
             return None
         numeric = [c for c in runs.columns if c not in store.PARAM_COLUMNS and c not in store.ID_COLUMNS
@@ -152,6 +152,14 @@ class Results:
             df["steady"] = g["steady"].agg(lambda v: bool(v.dropna().astype(bool).all()) if v.notna().any()
                                            else True).values
         return df
+
+
+def sim_topology(spec: str) -> str:
+    """The topology a packaged spec's [sim] section names (mesh if none)."""
+    path = reproduce.spec_paths().get(spec)
+    if path is None:
+        return "mesh"
+    return str(tomllib.loads(path.read_text(encoding="utf-8")).get("sim", {}).get("topology", "mesh"))
 
 
 def _matches(col: pd.Series, want: Any) -> pd.Series:
@@ -437,16 +445,16 @@ def markdown(verdicts: list[Verdict]) -> str:
         if v.claim.figure != figure:
             figure = v.claim.figure
             group = [w for w in verdicts if w.claim.figure == figure]
-            lines += ["", f"**{figure}**: {_count(group)}", "",
+            lines += ["", f"**{figure}**: {count_text(group)}", "",
                       "| # | the paper says | measured | | why it departs |", "|---|---|---|---|---|"]
         measured = v.measured + (" (a point not at steady state)" if v.unsteady else "")
         why = v.claim.reason if v.agrees is False else ""
         lines.append(f"| {v.claim.id} | {v.claim.says} | {measured.replace('|', '/')} | {_verdict_word(v)} | {why} |")
-    lines += ["", f"All: {_count(verdicts)}."]
+    lines += ["", f"All: {count_text(verdicts)}."]
     return "\n".join(lines[1:]) + "\n"
 
 
-def _count(vs: list[Verdict]) -> str:
+def count_text(vs: list[Verdict]) -> str:
     tested = [v for v in vs if v.agrees is not None]
     agree = sum(1 for v in tested if v.agrees)
     text = f"{agree} of {len(tested)} agree"
@@ -456,7 +464,7 @@ def _count(vs: list[Verdict]) -> str:
 
 
 def table(verdicts: list[Verdict]) -> Table:
-    t = Table(title=f"the papers' claims against this checkout's simulated results: {_count(verdicts)}")
+    t = Table(title=f"the papers' claims against this checkout's simulated results: {count_text(verdicts)}")
     for col in ("claim", "figure", "the paper says", "measured", ""):
         t.add_column(col)
     for v in verdicts:

@@ -339,7 +339,20 @@ def cmd_reproduce(args: argparse.Namespace, console: Console) -> int:
     exp_dir, res = _sweep_and_summarize(spec, args, console)
     if not args.dry_run:
         _report(exp_dir, console)
+        if spec.sim:
+            _claims_summary(spec.name, exp_dir.parent, console)
     return EXIT_FAIL if res.failed else EXIT_OK
+
+
+def _claims_summary(name: str, results: Path, console: Console) -> None:
+    """One line: how many of the papers' statements on this figure the runs agree with."""
+    from . import claims   # claims imports this module's parser
+
+    stated = [c for c in claims.read_claims(claims.claims_path()) if c.spec == name]
+    if stated:
+        verdicts = [claims.check(c, claims.Results(results)) for c in stated]
+        console.print(f"the papers' statements on {name}: {claims.count_text(verdicts)} "
+                      f"(./abyss claims {name})", highlight=False)
 
 
 def _phases_before() -> list[tuple[str, float]]:

@@ -180,3 +180,14 @@ def test_bad_command_lines_exit_2_with_one_line(tmp_path: Path, capsys):
     bad = tmp_path / "c.toml"
     bad.write_text("[[claim]\n")
     assert claims.main(["--results", str(tmp_path), "--claims", str(bad)]) == 2
+
+
+def test_a_simulated_reproduction_ends_with_its_claims_count(tmp_path: Path):
+    from abyss_harness import cli
+    console = Console(record=True, width=200)
+    cli._claims_summary("abyss-fig9", tmp_path, console)
+    assert "the papers' statements on abyss-fig9: 0 of 0 agree" in console.export_text()
+    assert claims.sim_topology("tale-fig2") == "numa" and claims.sim_topology("abyss-fig9") == "mesh"
+    quiet = Console(record=True)
+    cli._claims_summary("demo", tmp_path, quiet)   # a spec the papers say nothing about
+    assert quiet.export_text() == ""
