@@ -439,6 +439,9 @@ def _verdict_word(v: Verdict) -> str:
 
 
 def markdown(verdicts: list[Verdict]) -> str:
+    """A table a figure, the figures in the order they first appear."""
+    order = list(dict.fromkeys(v.claim.figure for v in verdicts))
+    verdicts = sorted(verdicts, key=lambda v: order.index(v.claim.figure))
     lines: list[str] = []
     figure = None
     for v in verdicts:
