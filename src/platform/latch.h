@@ -26,6 +26,9 @@ namespace abyss::platform {
 class SpinWait final {
  public:
   SpinWait() { sim::begin_wait(); }
+  ~SpinWait() { sim::end_wait(); }
+  SpinWait(const SpinWait&) = delete;
+  SpinWait& operator=(const SpinWait&) = delete;
   void until(uint64_t deadline_cycles) { deadline_ = deadline_cycles; }
   void once() { sim::spin(steps_++, deadline_); }
 

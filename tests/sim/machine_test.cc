@@ -152,6 +152,36 @@ TEST(SimMachine, WaitParksUntilTheLineIsWritten) {
   EXPECT_LE(stats().parks, 3u);
 }
 
+// A wait whose condition takes a latch waits inside a wait (an MCS latch's
+// release waiting for its successor to link): the inner wait must not drop
+// the line the outer condition read, or the outer one sleeps on the inner
+// one's line, which nobody writes again.
+TEST(SimMachine, AWaitInsideAWaitKeepsTheOuterConditionsLine) {
+  ASSERT_EQ(configure(2, shipped("mesh")), "");
+  alignas(64) Atomic<bool> flag{false};
+  alignas(64) Atomic<bool> inner{true};
+  uint64_t seen_at = 0;
+  run(2, [&](uint32_t i) {
+    if (i == 0) {
+      sleep_ms(1);
+      flag.store(true, memory_order_release);
+    } else {
+      const uint64_t t0 = wall_ns();
+      SpinWait outer;
+      while (!flag.load(memory_order_acquire)) {
+        {
+          SpinWait nested;  // satisfied at once: reads its line, never steps
+          while (!inner.load(memory_order_acquire)) nested.once();
+        }
+        outer.once();
+      }
+      seen_at = wall_ns() - t0;
+    }
+  });
+  EXPECT_GE(seen_at, 1'000'000u);
+  EXPECT_LT(seen_at, 1'000'000u + 1000);
+}
+
 TEST(SimMachine, AWaitWithADeadlineWakesAtItWhenNothingIsWritten) {
   ASSERT_EQ(configure(2, shipped("mesh")), "");
   alignas(64) Atomic<bool> flag{false};

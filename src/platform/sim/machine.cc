@@ -220,6 +220,7 @@ struct Core {
   // the whole condition (watch_lost()), so a wait polls as well.
   uint64_t watch[kWatchLines] = {};
   uint32_t watch_next = 0;  // lines noted, with those that overwrote others
+  uint32_t waits = 0;       // SpinWaits alive on this core, nested
   std::vector<uint64_t> watching;
   std::vector<TagArray> caches;  // private levels, nearest first
 
@@ -376,9 +377,17 @@ class Machine final {
     if (s->queued) pass_on(c, *s);
   }
 
+  // Waits nest (a latch taken inside a wait's condition waits too): only
+  // the outermost starts a fresh set, so an inner wait never drops the
+  // lines the outer condition read. The union is watched meanwhile, which
+  // can only wake a core early, never leave it asleep.
   void begin_wait() {
     Core& c = *cur_;
-    forget(c);
+    if (c.waits++ == 0) forget(c);
+  }
+  void end_wait() {
+    Core& c = *cur_;
+    if (c.waits > 0) c.waits--;
   }
 
   void observe(const void* p) {
@@ -972,6 +981,10 @@ void touch(const void* p, std::size_t bytes, bool write) {
 
 void begin_wait() {
   if (active()) machine_slot()->begin_wait();
+}
+
+void end_wait() {
+  if (active()) machine_slot()->end_wait();
 }
 
 void observe(const void* p) {

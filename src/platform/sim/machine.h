@@ -55,8 +55,10 @@ void access(const void* p, Op op);
 void touch(const void* p, std::size_t bytes, bool write);
 
 // A wait for another core begins (SpinWait): the lines the core loads from
-// here on are what its wait condition reads.
+// here on are what its wait condition reads. Waits nest; end_wait() closes
+// the innermost, and only the outermost begins a fresh set of lines.
 void begin_wait();
+void end_wait();
 
 // The value at p was read as part of a wait condition though not by a load
 // (a compare-and-swap that failed).
