@@ -182,6 +182,37 @@ TEST(SimMachine, AWaitInsideAWaitKeepsTheOuterConditionsLine) {
   EXPECT_LT(seen_at, 1'000'000u + 1000);
 }
 
+// The queue latch on simulated cores: every acquisition excludes the others
+// and hands over in turn, also when the holder takes it inside a wait (as
+// the T/O schemes take a row's latch in their retry loop).
+TEST(SimMachine, QueueLatchExcludesAndHandsOverInsideWaits) {
+  ASSERT_EQ(configure(4, shipped("mesh")), "");
+  Latch latch;
+  alignas(64) Atomic<uint64_t> turn{0};
+  uint64_t inside = 0;
+  uint64_t total = 0;
+  run(4, [&](uint32_t i) {
+    for (uint32_t k = 0; k < 200; k++) {
+      SpinWait outer;  // wait for this core's turn, taking the latch to look
+      for (;;) {
+        {
+          Latch::Guard g(latch, LatchKind::Queue);
+          EXPECT_EQ(inside++, 0u);
+          total++;
+          inside--;
+          if (turn.load(memory_order_acquire) % 4 == i) {
+            turn.fetch_add(1, memory_order_acq_rel);
+            break;
+          }
+        }
+        outer.once();
+      }
+    }
+  });
+  EXPECT_EQ(turn.load(memory_order_relaxed), 800u);
+  EXPECT_GE(total, 800u);
+}
+
 TEST(SimMachine, AWaitWithADeadlineWakesAtItWhenNothingIsWritten) {
   ASSERT_EQ(configure(2, shipped("mesh")), "");
   alignas(64) Atomic<bool> flag{false};

@@ -215,7 +215,7 @@ struct Core {
   uint32_t socket = 0;
   bool parked = false;
   bool done = false;
-  // The lines loaded since the wait began or the core last woke: what its
+  // The lines loaded since the outermost wait began or last woke: what its
   // wait condition read. More than kWatchLines of them and the set is not
   // the whole condition (watch_lost()), so a wait polls as well.
   uint64_t watch[kWatchLines] = {};
@@ -826,9 +826,15 @@ class Machine final {
   }
 
   // Called by the scheduler on a parked core it is about to resume.
+  // A core resumes. From a wait's park it stops watching; the lines it
+  // noted are dropped only when the outermost wait woke, which reads its
+  // whole condition again. A park for a busy line, or an inner wait's, keeps
+  // them: the condition being read (the outer one's) still depends on lines
+  // loaded before it.
   void wake(Core& c, uint64_t at) {
     c.parked = false;
     c.clock = std::max(c.clock, at);
+    if (c.watching.empty()) return;
     for (uint64_t line : c.watching) {
       auto it = watchers_.find(line);
       if (it == watchers_.end()) continue;
@@ -840,7 +846,7 @@ class Machine final {
       }
     }
     c.watching.clear();
-    forget(c);
+    if (c.waits <= 1) forget(c);
   }
 
   void wake_watchers(uint64_t line, uint64_t at) {

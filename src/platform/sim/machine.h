@@ -65,7 +65,7 @@ void end_wait();
 void observe(const void* p);
 
 // A step of a wait (SpinWait::once): parks the core until a line its
-// condition read since the wait began or it last woke is written, or the
+// condition read since the (outermost) wait began or last woke is written, or the
 // core's clock reaches `deadline_cycles` (~0: none). A condition that read
 // more lines than the core can watch also wakes it after a polling step
 // that grows with `step`. Never spins the host.
