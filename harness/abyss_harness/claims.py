@@ -394,8 +394,8 @@ def check(claim: Claim, results: Results) -> Verdict:
         return Verdict(claim, None, f"untested: {claim.untestable}")
     negate = bool(claim.args.get("negate", False))
     v = _check(claim, results)
-    if negate and v.agrees is not None:
-        v.agrees = not v.agrees
+    if v.agrees is not None:
+        v.agrees = bool(v.agrees) != negate   # a numpy bool from the tests becomes Python's
     return v
 
 

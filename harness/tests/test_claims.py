@@ -85,7 +85,7 @@ def test_each_test_agrees_and_departs_as_the_numbers_say(test, args, agrees):
               "b": {"frac_wait": 0.6, "frac_abort": 0.2, "frac_useful": 0.1, "frac_other": 0.1}}
     df = _frame(_curve("a", LINEAR, **shares["a"]) + _curve("b", BENT, **shares["b"]))
     v = claims.check(_claim(test, **args), _Fixed({"fig": df}))
-    assert v.agrees is agrees, v.measured
+    assert v.agrees is agrees, v.measured   # Python's bools: a departure's reason is shown on `is False`
 
 
 def test_a_point_not_at_steady_state_is_said():
