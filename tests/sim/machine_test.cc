@@ -129,8 +129,11 @@ TEST(SimMachine, SameProgramSameInterleaving) {
   EXPECT_EQ(a, b);
 }
 
-TEST(SimMachine, WaitParksUntilTheLineIsWritten) {
-  ASSERT_EQ(configure(2, shipped("mesh")), "");
+// Two cores: one writes `flag` after a millisecond of virtual time, the
+// other runs `wait(flag)`. Answers how long the waiter took.
+template <class Wait>
+uint64_t woken_after_a_write(Wait&& wait) {
+  EXPECT_EQ(configure(2, shipped("mesh")), "");
   alignas(64) Atomic<bool> flag{false};
   uint64_t seen_at = 0;
   run(2, [&](uint32_t i) {
@@ -139,10 +142,17 @@ TEST(SimMachine, WaitParksUntilTheLineIsWritten) {
       flag.store(true, memory_order_release);
     } else {
       const uint64_t t0 = wall_ns();
-      SpinWait w;
-      while (!flag.load(memory_order_acquire)) w.once();
+      wait(flag);
       seen_at = wall_ns() - t0;
     }
+  });
+  return seen_at;
+}
+
+TEST(SimMachine, WaitParksUntilTheLineIsWritten) {
+  const uint64_t seen_at = woken_after_a_write([](Atomic<bool>& flag) {
+    SpinWait w;
+    while (!flag.load(memory_order_acquire)) w.once();
   });
   // Woken by the write, within a microsecond of it; the condition read one
   // line, so the waiter slept through the millisecond in one park, with no
@@ -157,25 +167,15 @@ TEST(SimMachine, WaitParksUntilTheLineIsWritten) {
 // the line the outer condition read, or the outer one sleeps on the inner
 // one's line, which nobody writes again.
 TEST(SimMachine, AWaitInsideAWaitKeepsTheOuterConditionsLine) {
-  ASSERT_EQ(configure(2, shipped("mesh")), "");
-  alignas(64) Atomic<bool> flag{false};
   alignas(64) Atomic<bool> inner{true};
-  uint64_t seen_at = 0;
-  run(2, [&](uint32_t i) {
-    if (i == 0) {
-      sleep_ms(1);
-      flag.store(true, memory_order_release);
-    } else {
-      const uint64_t t0 = wall_ns();
-      SpinWait outer;
-      while (!flag.load(memory_order_acquire)) {
-        {
-          SpinWait nested;  // satisfied at once: reads its line, never steps
-          while (!inner.load(memory_order_acquire)) nested.once();
-        }
-        outer.once();
+  const uint64_t seen_at = woken_after_a_write([&](Atomic<bool>& flag) {
+    SpinWait outer;
+    while (!flag.load(memory_order_acquire)) {
+      {
+        SpinWait nested;  // satisfied at once: reads its line, never steps
+        while (!inner.load(memory_order_acquire)) nested.once();
       }
-      seen_at = wall_ns() - t0;
+      outer.once();
     }
   });
   EXPECT_GE(seen_at, 1'000'000u);
