@@ -1,6 +1,5 @@
 #include "platform/sim/machine.h"
 
-#include <absl/container/flat_hash_map.h>
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -37,6 +36,7 @@ constexpr uint32_t kScheduler = ~0u;  // the run's own fiber, in place of a core
 constexpr uint16_t kNoOwner = 0xffff;
 constexpr std::size_t kStackBytes = std::size_t{256} * 1024;
 constexpr uint32_t kWatchLines = 4;
+constexpr std::size_t kLayoutPad = 88;
 // A touch of more lines than this is a block (docs/many-core.md).
 constexpr uint32_t kLinesPerBlock = 2;
 // Keys hold 52 bits of picoseconds (75 minutes of virtual time); one wait is
@@ -136,71 +136,93 @@ class CoreHeap final {
   std::vector<uint64_t> key_;
 };
 
-// What the machine knows of one cache line: the version of its data (a
-// global write count, so a dropped and re-created entry never matches an
-// old copy), the core holding it modified, how many cores read it since it
-// was last written, and until when a transfer keeps it busy.
-struct LineState {
-  uint64_t line = 0;  // 0: free slot (line 0 is the null page)
-  uint64_t busy_until = 0;
+// What the machine knows of one cache line: its number, the version of its
+// data (a global write count), the core holding it modified, how many
+// cores read it since it was last written, and until when a transfer keeps
+// it busy. 32 bytes, so a state never straddles two host cache lines.
+struct alignas(32) LineState {
+  uint32_t line = 0;  // 0: none (the machine numbers lines from 1)
   uint32_t version = 0;
+  uint64_t busy_until = 0;
   uint16_t owner = kNoOwner;
   uint16_t sharers = 0;
   bool watched = false;  // a core waits for it to be written (watchers_)
   bool queued = false;   // cores wait for its transfer to end (queues_)
 };
 
-// A sparse directory, as real ones are: a set-associative table of line
-// states, 16 ways a set. A line missing from its set takes the place of the
-// least recently used entry that no core waits on, as if that line had been
-// written back: a later access re-creates it at a new version, so dropping
-// it costs at most a spurious miss.
-class Directory final {
+// The lines a run has touched: the machine's own number for each host line
+// and each line's state (a full-map directory: no line is ever dropped).
+// Host addresses differ from process to process (address-space
+// randomisation moves the heap by pages and the main stack by less), and
+// the caches' sets, the lines' homes and every order that derives from line
+// numbers would follow them; numbering lines in the order the run first
+// touches them makes those a function of the run alone. (Which objects
+// share a host line is the program's layout: data the cores share is
+// allocated on the heap or aligned to lines.) Host lines are found as a
+// page table finds pages: a root per 2^24 host lines, each a leaf of line
+// numbers that the kernel zeroes as its pages are first used; states lie in
+// chunks by number. A lookup is two dependent reads, the leaf's word and
+// the state.
+class LineTable final {
  public:
-  void reset(uint64_t entries) {
-    uint64_t sets = 1;
-    while (sets * 2 * kWays <= entries) sets *= 2;
-    tags_.assign(sets * kWays, 0);
-    slots_.assign(sets * kWays, LineState{});
-    stamps_.assign(sets * kWays, 0);
-    shift_ = 64 - static_cast<uint32_t>(std::countr_zero(sets));
-    single_ = sets == 1;
-    uses_ = 0;
+  LineTable() : roots_(kRoots) {}
+  ~LineTable() { clear(); }
+  LineTable(const LineTable&) = delete;
+  LineTable& operator=(const LineTable&) = delete;
+
+  // Forgets every line (a run starts with none numbered).
+  void clear() {
+    for (uint64_t r : used_roots_) {
+      std::free(roots_[r]);
+      roots_[r] = nullptr;
+    }
+    used_roots_.clear();
+    count_ = 0;
   }
 
-  LineState& get(uint64_t line, uint32_t fresh_version) {
-    const uint64_t base = single_ ? 0 : ((line * 0x9E3779B97F4A7C15ull) >> shift_) * kWays;
-    uses_++;
-    // The tags are kept apart from the states, so a lookup reads two host
-    // cache lines, not a set's worth of states.
-    const uint64_t* tags = &tags_[base];
-    for (uint64_t w = 0; w < kWays; w++) {
-      if (tags[w] == line) {
-        stamps_[base + w] = uses_;
-        return slots_[base + w];
-      }
+  // The machine's number for a host line, numbering it (and making its
+  // state, at data version `version`) the first time.
+  uint64_t number(uint64_t host_line, uint32_t version) {
+    const uint64_t r = host_line >> kLeafBits;
+    if (r >= kRoots) throw std::logic_error("a host address beyond 47 bits");
+    uint32_t* leaf = roots_[r];
+    if (leaf == nullptr) leaf = new_leaf(r);
+    uint32_t& n = leaf[host_line & (kLeafLines - 1)];
+    if (n == 0) {
+      if (count_ + 1 == uint64_t{1} << 32) throw std::length_error("more than 2^32 simulated lines");
+      n = static_cast<uint32_t>(++count_);
+      if ((n >> kChunkBits) == chunks_.size()) chunks_.push_back(std::make_unique<LineState[]>(kChunkLines));
+      LineState& s = state(n);
+      s = LineState{};
+      s.line = n;
+      s.version = version;
     }
-    uint64_t victim = kWays;
-    for (uint64_t w = 0; w < kWays; w++) {
-      const LineState& e = slots_[base + w];
-      if (tags[w] != 0 && (e.watched || e.queued)) continue;
-      if (victim == kWays || stamps_[base + w] < stamps_[base + victim]) victim = w;
-    }
-    if (victim == kWays) throw std::logic_error("a directory set holds only lines that cores wait on");
-    slots_[base + victim] = LineState{line, 0, fresh_version, kNoOwner, 0, false, false};
-    tags_[base + victim] = line;
-    stamps_[base + victim] = uses_;
-    return slots_[base + victim];
+    return n;
   }
+
+  LineState& state(uint64_t line) { return chunks_[line >> kChunkBits][line & (kChunkLines - 1)]; }
 
  private:
-  static constexpr uint64_t kWays = 16;
-  std::vector<uint64_t> tags_;
-  std::vector<LineState> slots_;
-  std::vector<uint64_t> stamps_;
-  uint32_t shift_ = 63;
-  bool single_ = true;
-  uint64_t uses_ = 0;
+  static constexpr uint32_t kLeafBits = 24;
+  static constexpr uint64_t kLeafLines = uint64_t{1} << kLeafBits;
+  static constexpr uint64_t kRoots = uint64_t{1} << (47 - 6 - kLeafBits);  // 47-bit user addresses
+  static constexpr uint32_t kChunkBits = 16;
+  static constexpr uint64_t kChunkLines = uint64_t{1} << kChunkBits;
+
+  uint32_t* new_leaf(uint64_t r) {
+    // calloc: the kernel hands zeroed pages as they are first touched, so a
+    // leaf costs only the pages the run's lines fall in.
+    auto* leaf = static_cast<uint32_t*>(std::calloc(kLeafLines, sizeof(uint32_t)));
+    if (leaf == nullptr) throw std::bad_alloc();
+    roots_[r] = leaf;
+    used_roots_.push_back(r);
+    return leaf;
+  }
+
+  std::vector<uint32_t*> roots_;
+  std::vector<uint64_t> used_roots_;
+  std::vector<std::unique_ptr<LineState[]>> chunks_;
+  uint64_t count_ = 0;
 };
 
 struct Core {
@@ -454,21 +476,8 @@ class Machine final {
   Stats stats() const { return stats_; }
 
  private:
-  // The machine's own line number for a host line. Host addresses differ
-  // from process to process (address-space randomisation moves the heap by
-  // pages and the main stack by less), and the caches' sets, the lines'
-  // homes and the directory's order all derive from line numbers; numbering
-  // lines in the order the run first touches them makes those a function of
-  // the run alone. (Which objects share a host line is the program's layout:
-  // data the cores share is allocated on the heap or aligned to lines.)
-  uint64_t translate(uint64_t host_line) {
-    TlbEntry& e = tlb_[host_line & (kTlbEntries - 1)];
-    if (e.line != host_line) {
-      auto [it, fresh] = lines_.try_emplace(host_line, lines_.size() + 1);
-      e = {host_line, it->second};
-    }
-    return e.vline;
-  }
+  // The machine's own number for a host line (LineTable).
+  uint64_t translate(uint64_t host_line) { return lines_.number(host_line, static_cast<uint32_t>(versions_)); }
 
   // Every run starts with empty caches and an idle memory system, so a run
   // does not depend on the ones before it in the process.
@@ -476,12 +485,8 @@ class Machine final {
     shared_.clear();
     for (uint32_t s = 0; s < slices_; s++) shared_.emplace_back(topo_.shared.bytes / 64, topo_.shared.ways);
     memory_busy_.assign(controllers_, 0);
-    uint64_t private_lines = 0;
-    for (const auto& l : topo_.private_levels) private_lines += l.bytes / 64;
-    dir_.reset(std::clamp<uint64_t>(private_lines * cores_ * 2, uint64_t{1} << 16, uint64_t{1} << 22));
     counter_busy_ = base_;
     lines_.clear();
-    for (auto& e : tlb_) e = TlbEntry{};
   }
 
   // Every core that has not ended waits for a write no core will make: which
@@ -584,7 +589,7 @@ class Machine final {
   LineState* settle(Core& c, uint64_t line) {
     for (;;) {
       sync(c);
-      LineState& s = dir_.get(line, static_cast<uint32_t>(versions_));
+      LineState& s = lines_.state(line);
       if (s.busy_until <= c.clock) return &s;
       s.queued = true;
       auto& q = queues_[line];
@@ -819,7 +824,7 @@ class Machine final {
         if (line == 0) continue;
         watchers_[line].push_back(c.id);
         c.watching.push_back(line);
-        dir_.get(line, static_cast<uint32_t>(versions_)).watched = true;
+        lines_.state(line).watched = true;
       }
     }
     yield(c);
@@ -842,7 +847,7 @@ class Machine final {
       ids.erase(std::remove(ids.begin(), ids.end(), c.id), ids.end());
       if (ids.empty()) {
         watchers_.erase(it);
-        dir_.get(line, static_cast<uint32_t>(versions_)).watched = false;
+        lines_.state(line).watched = false;
       }
     }
     c.watching.clear();
@@ -912,20 +917,12 @@ class Machine final {
   std::vector<uint64_t> numa_invalidation_ps_;  // per socket: invalidating sharers anywhere in use
   std::vector<TagArray> shared_;
   std::vector<uint64_t> memory_busy_;
-  Directory dir_;
   uint64_t versions_ = 1;
-  struct TlbEntry {
-    uint64_t line = ~uint64_t{0};
-    uint64_t vline = 0;
-  };
-  static constexpr uint64_t kTlbEntries = 1 << 16;
-  std::vector<TlbEntry> tlb_ = std::vector<TlbEntry>(kTlbEntries);
-  absl::flat_hash_map<uint64_t, uint64_t> lines_;
-  // Keeps the Machine's heap block the size it had with a node-based map
-  // here, so engine objects allocated after it keep their place in the heap
-  // (and which of them share a cache line).
-  [[maybe_unused]] char layout_pad_[sizeof(std::unordered_map<uint64_t, uint64_t>) -
-                                    sizeof(absl::flat_hash_map<uint64_t, uint64_t>)] = {};
+  LineTable lines_;
+  // Keeps the Machine's heap block the size it had before the line table,
+  // so engine objects allocated after it keep their place in the heap (and
+  // which of them share a cache line).
+  [[maybe_unused]] char layout_pad_[kLayoutPad] = {};
   std::unordered_map<uint64_t, std::vector<uint32_t>> watchers_;
   std::unordered_map<uint64_t, std::deque<uint32_t>> queues_;
   std::vector<Core> run_cores_;
