@@ -3,10 +3,14 @@
 // entry per line holding the line number and the version of the line it
 // holds. A lookup hits only if the version is still the line's current one,
 // so a write anywhere invalidates every other copy without a sharer list.
+// The entries lie in zeroed pages (an all-zero entry is empty: the machine
+// numbers lines from 1), so a set of up to 8 ways is one host cache line
+// and an unused set costs nothing.
 #include <algorithm>
 #include <bit>
 #include <cstdint>
-#include <vector>
+
+#include "platform/sim/mapped.h"
 
 namespace abyss::platform::sim {
 
@@ -20,7 +24,7 @@ class TagArray final {
     while (sets * 2 * ways_ <= lines) sets *= 2;
     set_mask_ = sets - 1;
     shift_ = 64 - static_cast<uint32_t>(std::countr_zero(sets));
-    slots_.assign(sets * ways_, kEmpty);
+    slots_ = Mapped<uint64_t>(sets * ways_, false);
   }
 
   bool empty() const { return slots_.empty(); }
@@ -75,7 +79,7 @@ class TagArray final {
  private:
   static constexpr uint32_t kVersionBits = 20;
   static constexpr uint64_t kLineMask = (uint64_t{1} << (64 - kVersionBits)) - 1;
-  static constexpr uint64_t kEmpty = ~uint64_t{0};
+  static constexpr uint64_t kEmpty = 0;  // line 0 is never a line's number
   static constexpr uint64_t kFiller = ~uint64_t{0} - 1;  // a block's other lines: never a hit
 
   static uint64_t pack(uint64_t line, uint32_t version) {
@@ -87,7 +91,7 @@ class TagArray final {
     return sets_are_one() ? 0 : ((line * 0x9E3779B97F4A7C15ull) >> shift_) * ways_;
   }
 
-  std::vector<uint64_t> slots_;
+  Mapped<uint64_t> slots_;
   bool sets_are_one() const { return set_mask_ == 0; }
 
   uint64_t set_mask_ = 0;

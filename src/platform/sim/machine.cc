@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "platform/sim/cache.h"
+#include "platform/sim/mapped.h"
 
 namespace abyss::platform::sim {
 
@@ -166,16 +167,10 @@ struct alignas(32) LineState {
 class LineTable final {
  public:
   LineTable() : roots_(kRoots) {}
-  ~LineTable() { clear(); }
-  LineTable(const LineTable&) = delete;
-  LineTable& operator=(const LineTable&) = delete;
 
   // Forgets every line (a run starts with none numbered).
   void clear() {
-    for (uint64_t r : used_roots_) {
-      std::free(roots_[r]);
-      roots_[r] = nullptr;
-    }
+    for (uint64_t r : used_roots_) roots_[r] = Mapped<uint32_t>();
     used_roots_.clear();
     count_ = 0;
   }
@@ -185,13 +180,16 @@ class LineTable final {
   uint64_t number(uint64_t host_line, uint32_t version) {
     const uint64_t r = host_line >> kLeafBits;
     if (r >= kRoots) throw std::logic_error("a host address beyond 47 bits");
-    uint32_t* leaf = roots_[r];
-    if (leaf == nullptr) leaf = new_leaf(r);
+    Mapped<uint32_t>& leaf = roots_[r];
+    if (leaf.empty()) {
+      leaf = Mapped<uint32_t>(kLeafLines, true);
+      used_roots_.push_back(r);
+    }
     uint32_t& n = leaf[host_line & (kLeafLines - 1)];
     if (n == 0) {
       if (count_ + 1 == uint64_t{1} << 32) throw std::length_error("more than 2^32 simulated lines");
       n = static_cast<uint32_t>(++count_);
-      if ((n >> kChunkBits) == chunks_.size()) chunks_.push_back(std::make_unique<LineState[]>(kChunkLines));
+      if ((n >> kChunkBits) == chunks_.size()) chunks_.emplace_back(kChunkLines, true);
       LineState& s = state(n);
       s = LineState{};
       s.line = n;
@@ -206,22 +204,12 @@ class LineTable final {
   static constexpr uint32_t kLeafBits = 24;
   static constexpr uint64_t kLeafLines = uint64_t{1} << kLeafBits;
   static constexpr uint64_t kRoots = uint64_t{1} << (47 - 6 - kLeafBits);  // 47-bit user addresses
-  static constexpr uint32_t kChunkBits = 16;
+  static constexpr uint32_t kChunkBits = 16;  // 2 MiB of states
   static constexpr uint64_t kChunkLines = uint64_t{1} << kChunkBits;
 
-  uint32_t* new_leaf(uint64_t r) {
-    // calloc: the kernel hands zeroed pages as they are first touched, so a
-    // leaf costs only the pages the run's lines fall in.
-    auto* leaf = static_cast<uint32_t*>(std::calloc(kLeafLines, sizeof(uint32_t)));
-    if (leaf == nullptr) throw std::bad_alloc();
-    roots_[r] = leaf;
-    used_roots_.push_back(r);
-    return leaf;
-  }
-
-  std::vector<uint32_t*> roots_;
+  std::vector<Mapped<uint32_t>> roots_;
   std::vector<uint64_t> used_roots_;
-  std::vector<std::unique_ptr<LineState[]>> chunks_;
+  std::vector<Mapped<LineState>> chunks_;
   uint64_t count_ = 0;
 };
 
