@@ -79,7 +79,7 @@ class TagArray final {
  private:
   static constexpr uint32_t kVersionBits = 20;
   static constexpr uint64_t kLineMask = (uint64_t{1} << (64 - kVersionBits)) - 1;
-  static constexpr uint64_t kEmpty = 0;  // line 0 is never a line's number
+  static constexpr uint64_t kEmpty = 0;                  // line 0 is never a line's number
   static constexpr uint64_t kFiller = ~uint64_t{0} - 1;  // a block's other lines: never a hit
 
   static uint64_t pack(uint64_t line, uint32_t version) {

@@ -204,7 +204,7 @@ class LineTable final {
   static constexpr uint32_t kLeafBits = 24;
   static constexpr uint64_t kLeafLines = uint64_t{1} << kLeafBits;
   static constexpr uint64_t kRoots = uint64_t{1} << (47 - 6 - kLeafBits);  // 47-bit user addresses
-  static constexpr uint32_t kChunkBits = 16;  // 2 MiB of states
+  static constexpr uint32_t kChunkBits = 16;                               // 2 MiB of states
   static constexpr uint64_t kChunkLines = uint64_t{1} << kChunkBits;
 
   std::vector<Mapped<uint32_t>> roots_;
