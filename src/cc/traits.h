@@ -33,6 +33,7 @@ struct SchemeTraits {
   bool waits = false;                 // a conflict can make a transaction wait for another
   bool aborts = true;                 // a conflict can abort a transaction: --backoff applies
   bool keeps_versions = false;        // keeps older row versions beside the newest
+  bool writes_in_place = false;       // holds a written row exclusively until the end: writes it in place, no copy
 };
 
 }  // namespace abyss::cc

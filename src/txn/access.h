@@ -23,7 +23,8 @@ struct Access {
   bool next_key_only = false;  // written only as an insert's or a removal's next key: its data is unchanged
   bool visited = false;        // read by Txn::read_with in place, uncopied: `view` and `local` are null
   const char* view = nullptr;  // what the transaction reads: the row in place or `local`
-  char* local = nullptr;       // private copy that a write modifies
+  char* local = nullptr;       // private copy that a write modifies, or the row itself (write_in_place)
+  char* undo = nullptr;        // a write in place: the row's data before it, put back if the transaction rolls back
   TxnId seen{};                // history: the version read, or replaced by a write
   typename CC::AccessMeta cc{};
 };

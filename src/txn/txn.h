@@ -344,6 +344,7 @@ class Txn final {
   Rc begin(bool restart) {
     accesses_.clear();
     changes_ = 0;
+    in_place_ = false;
     scan_records_.clear();
     scan_seen_.clear();
     next_key_writes_ = false;
@@ -376,9 +377,10 @@ class Txn final {
   bool logged() const { return logged_; }
 
   // Rolls back a CC abort or a logical abort: nothing was installed, so this
-  // releases the scheme's state. Rows it inserted were never indexed: their
-  // slots are retired.
+  // puts back what was written in place and releases the scheme's state.
+  // Rows it inserted were never indexed: their slots are retired.
   void abort() {
+    if (in_place_) put_back();
     cc_.abort(*this);
     if (w_.epochs == nullptr) return;
     for (const AccessT& a : accesses_) {
@@ -423,6 +425,25 @@ class Txn final {
     a.view = a.local;
   }
 
+  // The access writes the row in place: `local` is the row's own data, and
+  // what it held before is kept privately, to put back if the transaction
+  // rolls back. For a scheme that holds the row exclusively from here to
+  // its commit or abort (H-STORE's partitions): the write is the row access
+  // the paper's protocol makes, with no copy to install. A run with a log
+  // copies instead (snapshot()): its fuzzy checkpoint reads rows while
+  // transactions run and must never see data that is not committed.
+  void write_in_place(AccessT& a) {
+    if (w_.log != nullptr) return snapshot(a);
+    const uint32_t size = a.table->schema().size();
+    if (a.undo == nullptr) a.undo = static_cast<char*>(w_.scratch.allocate(size, 64));
+    touch_row(a, platform::Access::Write);
+    a.seen = RowLayout::header(a.row).writer;
+    std::memcpy(a.undo, layout_.data(a.row), size);
+    a.local = layout_.data(a.row);
+    a.view = a.local;
+    in_place_ = true;
+  }
+
   // Copies an older version of the row (MVCC), written by `writer`.
   void snapshot_version(AccessT& a, const char* data, TxnId writer) {
     const uint32_t size = a.table->schema().size();
@@ -451,9 +472,14 @@ class Txn final {
         case AccessType::Read:
           break;
         case AccessType::Write:
-          touch_row(a, platform::Access::Write);
-          if (a.table->index_count() > 1) refuse_key_change(a);
-          platform::store_shared(layout_.data(a.row), a.local, a.table->schema().size());
+          if (a.undo != nullptr) {  // written in place: only the header changes now
+            platform::touch(&h, sizeof(RowHeader), platform::Access::Write);
+            if (a.table->index_count() > 1) refuse_key_change(a, a.undo);
+          } else {
+            touch_row(a, platform::Access::Write);
+            if (a.table->index_count() > 1) refuse_key_change(a, layout_.data(a.row));
+            platform::store_shared(layout_.data(a.row), a.local, a.table->schema().size());
+          }
           platform::store_shared_word(h.writer.value, commit_id_.value);
           break;
         case AccessType::Remove:
@@ -717,8 +743,24 @@ class Txn final {
     a.type = AccessType::Write;
     a.read_first = true;
     changes_++;
-    if (a.local == nullptr) snapshot(a);  // it was read in place
+    if (a.local == nullptr) {  // it was read in place
+      if constexpr (CC::kTraits.writes_in_place) {
+        write_in_place(a);
+      } else {
+        snapshot(a);
+      }
+    }
     return Rc::Ok;
+  }
+
+  // Puts back the rows written in place.
+  [[gnu::noinline]] void put_back() {
+    for (AccessT& a : accesses_) {
+      if (a.undo == nullptr) continue;
+      touch_row(a, platform::Access::Write);
+      std::memcpy(a.local, a.undo, a.table->schema().size());
+    }
+    in_place_ = false;
   }
 
   // Out of line, as are the other steps below that only tables with ordered
@@ -841,11 +883,12 @@ class Txn final {
 
   // An update may not move a row within a secondary index: its entries there
   // stay where the insert or the load put them.
-  [[gnu::noinline]] void refuse_key_change(const AccessT& a) const {
+  // `before` is the row's data as the transaction found it.
+  [[gnu::noinline]] void refuse_key_change(const AccessT& a, const char* before) const {
     const Table& t = *a.table;
     for (uint32_t i = 1; i < t.index_count(); i++) {
       const Table::KeyOf key_of = t.key_of(i);
-      if (key_of != nullptr && key_of(a.local) != key_of(layout_.data(a.row))) {
+      if (key_of != nullptr && key_of(a.local) != key_of(before)) {
         throw std::logic_error("an update of " + t.name() + " changed its key in index " + t.index(i).name());
       }
     }
@@ -1040,7 +1083,8 @@ class Txn final {
   Worker& w_;
   RowLayout layout_;
   std::vector<AccessT> accesses_;
-  uint32_t changes_ = 0;  // accesses that change their row (changes())
+  uint32_t changes_ = 0;   // accesses that change their row (changes())
+  bool in_place_ = false;  // an access wrote its row in place (write_in_place)
   std::vector<uint32_t> partitions_;
   bool next_key_writes_ = false;  // an insert or removal in a table with an ordered index
   std::vector<OwnInsert> own_;

@@ -8,7 +8,7 @@
 // transaction only waits for a partition above all those it holds: no cycle,
 // no deadlock, no CC abort. Rows have no concurrency control at all; a
 // multi-partition transaction reads and writes remote partitions' rows
-// directly in shared memory.
+// directly in shared memory, and writes them in place (Txn::write_in_place).
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -37,6 +37,7 @@ class Hstore final {
       .declares_partitions = true,   // partitions are locked before the first access
       .waits = true,                 // a transaction queues for busy partitions
       .aborts = false,               // partitions are taken in id order: no deadlock, no abort
+      .writes_in_place = true,       // a held partition's rows are the transaction's alone (Abyss §2.2)
   };
   static constexpr uint32_t kMaxParts = 64;
 
@@ -90,7 +91,7 @@ class Hstore final {
     return Rc::Ok;
   }
   Rc write(auto& t, auto& a) {
-    t.snapshot(a);
+    t.write_in_place(a);
     return Rc::Ok;
   }
   Rc upgrade(auto& /*t*/, auto& /*a*/) { return Rc::Ok; }
