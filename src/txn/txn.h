@@ -428,8 +428,9 @@ class Txn final {
   // The access writes the row in place: `local` is the row's own data, and
   // what it held before is kept privately, to put back if the transaction
   // rolls back. For a scheme that holds the row exclusively from here to
-  // its commit or abort (H-STORE's partitions): the write is the row access
-  // the paper's protocol makes, with no copy to install. A run with a log
+  // its commit or abort (a 2PL exclusive lock, an H-STORE partition): the
+  // write is the row access the papers' protocols make (DBx1000 too writes
+  // in place, keeping a before-image), with no copy to install. A run with a log
   // copies instead (snapshot()): its fuzzy checkpoint reads rows while
   // transactions run and must never see data that is not committed.
   void write_in_place(AccessT& a) {

@@ -1,10 +1,10 @@
 #pragma once
 // Strict two-phase locking over the queued row lock (cc/lock/row_lock.h), the
 // part that WAIT_DIE, WOUND_WAIT and DL_DETECT share: a read holds a shared
-// lock and reads the row in place, a write holds an exclusive lock and works
-// on a private copy, and every lock is held until after the install (Abyss
-// §2.1). The schemes differ only in what a conflicting request does: whether
-// it may queue, and how long it waits once queued.
+// lock and reads the row in place, a write holds an exclusive lock and writes
+// the row in place (Txn::write_in_place: its old data is kept to put back on
+// an abort), and every lock is held until after the commit (Abyss §2.1). The schemes differ only in what a conflicting
+// request does: whether it may queue, and how long it waits once queued.
 //
 // A scheme derives from QueuedLocking<Scheme> and defines
 //   Rc acquire(auto& t, auto& a, LockMode mode)
@@ -42,7 +42,7 @@ class QueuedLocking {
 
   Rc write(auto& t, auto& a) {
     if (Rc rc = scheme().acquire(t, a, LockMode::Exclusive); rc != Rc::Ok) return rc;
-    t.snapshot(a);
+    t.write_in_place(a);
     return Rc::Ok;
   }
 

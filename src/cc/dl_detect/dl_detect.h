@@ -40,8 +40,9 @@ class DlDetect final : public QueuedLocking<DlDetect> {
       .summary = "2PL, waits queue and a waits-for graph search breaks deadlocks",
       .paper = "Abyss §2.1, §4.2",
       .family = Family::Locking,
-      .uses_latch = true,  // the row's lock queue sits behind a latch
-      .waits = true,       // every conflicting request queues, up to --dl-timeout
+      .uses_latch = true,       // the row's lock queue sits behind a latch
+      .waits = true,            // every conflicting request queues, up to --dl-timeout
+      .writes_in_place = true,  // a written row is locked exclusively until the end (strict 2PL)
   };
 
   DlDetect(const Config& config, uint32_t workers)

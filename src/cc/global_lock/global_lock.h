@@ -27,6 +27,7 @@ class GlobalLock final {
       .uses_latch = false,            // the lock is one word taken with compare-and-swap
       .waits = true,                  // every other transaction waits for the one running
       .aborts = false,                // one transaction at a time never conflicts
+      .writes_in_place = true,        // the running transaction is the only one
   };
   struct RowMeta {};
   struct AccessMeta {};
@@ -51,7 +52,7 @@ class GlobalLock final {
     return Rc::Ok;
   }
   Rc write(auto& t, auto& a) {
-    t.snapshot(a);
+    t.write_in_place(a);
     return Rc::Ok;
   }
   Rc upgrade(auto& /*t*/, auto& /*a*/) { return Rc::Ok; }

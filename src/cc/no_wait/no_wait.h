@@ -23,6 +23,7 @@ class NoWait final {
       .allocates_timestamps = false,  // nobody waits, so nobody needs an age
       .uses_latch = false,            // the row lock is one word taken with compare-and-swap
       .waits = false,                 // a conflict aborts, it never queues
+      .writes_in_place = true,        // a written row is locked exclusively until the end (strict 2PL)
   };
   static constexpr uint64_t kExclusive = uint64_t{1} << 63;  // else: the count of readers
 
@@ -57,7 +58,7 @@ class NoWait final {
       return Rc::Abort;
     }
     a.cc.held = Held::Exclusive;
-    t.snapshot(a);
+    t.write_in_place(a);
     return Rc::Ok;
   }
 

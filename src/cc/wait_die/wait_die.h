@@ -26,6 +26,7 @@ class WaitDie final : public QueuedLocking<WaitDie> {
       .allocates_timestamps = true,  // a transaction's age decides whether it waits or dies
       .uses_latch = true,            // the row's lock queue sits behind a latch
       .waits = true,                 // an older requester queues for the lock
+      .writes_in_place = true,       // a written row is locked exclusively until the end (strict 2PL)
   };
 
   WaitDie(const Config& config, uint32_t /*workers*/) : QueuedLocking(config) {}

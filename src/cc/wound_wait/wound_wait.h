@@ -31,6 +31,7 @@ class WoundWait final : public QueuedLocking<WoundWait> {
       .allocates_timestamps = true,  // a transaction's age decides whom it wounds
       .uses_latch = true,            // the row's lock queue sits behind a latch
       .waits = true,                 // a younger requester queues for the lock
+      .writes_in_place = true,       // a written row is locked exclusively until the end (strict 2PL)
   };
 
   WoundWait(const Config& config, uint32_t workers) : QueuedLocking(config), wounded_(new Slot[workers]) {}
