@@ -151,7 +151,9 @@ TEST(SimTimeSample, OneAttemptInEightGivesTheBreakdownOfEvery) {
   };
   const nlohmann::json all = breakdown("1");
   const nlohmann::json sampled = breakdown("8");
-  for (const char* cat : {"index", "cc_manager", "commit", "abort", "backoff"}) {
+  // (Not commit: a scheme that writes in place installs nothing, so its
+  // commit holds under 1% of the time here.)
+  for (const char* cat : {"index", "cc_manager", "abort", "backoff"}) {
     SCOPED_TRACE(cat);
     const double a = all[cat]["fraction"].get<double>();
     const double s = sampled[cat]["fraction"].get<double>();
