@@ -404,13 +404,13 @@ class Txn final {
   std::vector<uint32_t>& partitions() { return partitions_; }
 
   // The access reads the row in place (the scheme holds it stable).
-  // The data's memory time is charged as useful work, as in DBx1000's
+  // The row's memory time is charged as useful work, as in DBx1000's
   // breakdown, where a scheme that reads in place hands the row over and
-  // the transaction's logic reads it (a copy, by contrast, is the scheme's).
+  // the transaction's logic reads it (a copy, by contrast, is the scheme's;
+  // a lock word on the header's line was the scheme's when it took it).
   void view_in_place(AccessT& a) {
-    platform::touch(&RowLayout::header(a.row), sizeof(RowHeader), platform::Access::Read);
     const uint64_t t0 = w_.clock();
-    platform::touch(layout_.data(a.row), a.table->schema().size(), platform::Access::Read);
+    touch_row(a, platform::Access::Read);
     w_.charge(TimeCat::Useful, w_.clock() - t0);
     a.seen = RowLayout::header(a.row).writer;
     a.view = layout_.data(a.row);
