@@ -232,6 +232,8 @@ class Ctx:
 
     def series(self, df: pd.DataFrame | None = None) -> list[tuple[Any, float]]:
         df = self.df if df is None else df
+        if df.empty:
+            raise ClaimError(f"no points of {self.claim.spec} match the claim's selection")
         df = df.sort_values(self.x)
         self.note(df)
         return [(x, float(v)) for x, v in zip(df[self.x], values(df, self.metric))]

@@ -113,6 +113,9 @@ def test_missing_results_and_untestable_claims_count_as_neither():
     assert claims.check(c, _Fixed({})).measured == "untested: needs 1024 warehouses"
     bad = claims.check(_claim("bound", where={"nothing": 1}), _Fixed({"fig": _frame(_curve("a", LINEAR))}))
     assert bad.agrees is None and "nothing" in bad.measured
+    # A sweep half made (a reproduction still running) selects no points for a curve.
+    empty = claims.check(_claim("rises", where={"cc": "z"}), _Fixed({"fig": _frame(_curve("a", LINEAR))}))
+    assert empty.agrees is None and "no points of fig" in empty.measured
     text = claims.markdown([missing, bad, claims.check(_claim("scales"), _Fixed({"fig": _frame(
         _curve("a", LINEAR))}))])
     assert "1 of 1 agree (2 untested)" in text
