@@ -168,10 +168,16 @@ def prime(run: Run, count: int, exp_dir: Path, run_fn: RunFn, console: Console) 
         outcome = run_fn(run.argv, tmp)
         tmp.unlink(missing_ok=True)
         if outcome.returncode == 2:
-            first_line = (outcome.output.strip().splitlines() or [""])[0]
+            first_line = _reason(outcome.output)
             raise EngineUsageError(first_line or f"abyss {' '.join(run.argv)}: exit 2")
         if not outcome.ok:
             console.print(f"[red]priming run failed[/] ({outcome.returncode}); going on", highlight=False)
+
+
+def _reason(output: str) -> str:
+    """The line of a failed run's output that says why: the first that is not a note."""
+    lines = output.strip().splitlines()
+    return next((line for line in lines if not line.startswith("abyss: note:")), lines[0] if lines else "")
 
 
 def _finish(run: Run, outcome: Outcome, exp_dir: Path, result: SweepResult, console: Console) -> Outcome:
@@ -197,7 +203,7 @@ def _finish(run: Run, outcome: Outcome, exp_dir: Path, result: SweepResult, cons
     err.write_text(f"abyss {' '.join(run.argv)}\nexit {outcome.returncode}\n{outcome.output}",
                    encoding="utf-8")
     result.failed.append((run, outcome))
-    first_line = (outcome.output.strip().splitlines() or [""])[0]
+    first_line = _reason(outcome.output)
     console.print(f"[red]failed[/] ({outcome.returncode}) {run.label()}: {first_line}", highlight=False)
     if outcome.returncode == 2:
         raise EngineUsageError(first_line or f"abyss {' '.join(run.argv)}: exit 2")

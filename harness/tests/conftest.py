@@ -89,11 +89,12 @@ class FakeEngine:
     """A RunFn: records each call; writes a fake report; can fail on demand."""
 
     def __init__(self, fail_on: set[int] | None = None, interrupt_after: int | None = None,
-                 returncode: int = 1) -> None:
+                 returncode: int = 1, output: str = "abyss: something went wrong\n") -> None:
         self.calls: list[list[str]] = []
         self.fail_on = fail_on or set()
         self.interrupt_after = interrupt_after
         self.returncode = returncode
+        self.output = output
 
     def __call__(self, argv: list[str], json_path: Path) -> Outcome:
         if self.interrupt_after is not None and len(self.calls) == self.interrupt_after:
@@ -101,7 +102,7 @@ class FakeEngine:
             raise KeyboardInterrupt
         self.calls.append(list(argv))
         if len(self.calls) in self.fail_on:
-            return Outcome(self.returncode, "abyss: something went wrong\n", 0.01)
+            return Outcome(self.returncode, self.output, 0.01)
         json_path.write_text(json.dumps(fake_report(argv)), encoding="utf-8")
         return Outcome(0, "", 0.01)
 

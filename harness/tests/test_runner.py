@@ -70,6 +70,14 @@ def test_engine_usage_error_stops_the_sweep(tmp_path: Path, spec_file: Path) -> 
     assert len(fake.calls) == 1
 
 
+def test_a_refused_run_names_its_error_not_a_note_before_it(tmp_path: Path, spec_file: Path) -> None:
+    spec = load_spec(spec_file, cores=2)
+    fake = FakeEngine(fail_on={1}, returncode=2,
+                      output="abyss: note: --read-copy has no effect\nabyss: this run needs 10 GiB, 9 available\n")
+    with pytest.raises(runner.EngineUsageError, match="needs 10 GiB"):
+        runner.sweep(spec, tmp_path, fake, quiet())
+
+
 def test_a_changed_spec_ignores_the_old_runs(tmp_path: Path, spec_file: Path) -> None:
     runner.sweep(load_spec(spec_file, cores=2), tmp_path, FakeEngine(), quiet())
     spec_file.write_text(spec_file.read_text().replace("rows = 4096", "rows = 8192"))
