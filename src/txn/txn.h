@@ -344,7 +344,6 @@ class Txn final {
   Rc begin(bool restart) {
     accesses_.clear();
     changes_ = 0;
-    in_place_ = false;
     scan_records_.clear();
     scan_seen_.clear();
     next_key_writes_ = false;
@@ -380,7 +379,7 @@ class Txn final {
   // puts back what was written in place and releases the scheme's state.
   // Rows it inserted were never indexed: their slots are retired.
   void abort() {
-    if (in_place_) put_back();
+    if constexpr (CC::kTraits.writes_in_place) put_back();
     cc_.abort(*this);
     if (w_.epochs == nullptr) return;
     for (const AccessT& a : accesses_) {
@@ -434,12 +433,14 @@ class Txn final {
   // The access writes the row in place: `local` is the row's own data, and
   // what it held before is kept privately, to put back if the transaction
   // rolls back. For a scheme that holds the row exclusively from here to
-  // its commit or abort (a 2PL exclusive lock, an H-STORE partition): the
-  // write is the row access the papers' protocols make (DBx1000 too writes
-  // in place, keeping a before-image), with no copy to install. A run with a log
-  // copies instead (snapshot()): its fuzzy checkpoint reads rows while
-  // transactions run and must never see data that is not committed.
+  // its commit or abort (a 2PL exclusive lock, an H-STORE partition), which
+  // says so in kTraits.writes_in_place: the write is the row access the
+  // papers' protocols make (DBx1000 too writes in place, keeping a
+  // before-image), with no copy to install. A run with a log copies instead
+  // (snapshot()): its fuzzy checkpoint reads rows while transactions run and
+  // must never see data that is not committed.
   void write_in_place(AccessT& a) {
+    static_assert(CC::kTraits.writes_in_place, "abort() puts back in-place writes only for such schemes");
     if (w_.log != nullptr) return snapshot(a);
     const uint32_t size = a.table->schema().size();
     if (a.undo == nullptr) a.undo = static_cast<char*>(w_.scratch.allocate(size, 64));
@@ -448,7 +449,6 @@ class Txn final {
     std::memcpy(a.undo, layout_.data(a.row), size);
     a.local = layout_.data(a.row);
     a.view = a.local;
-    in_place_ = true;
   }
 
   // Copies an older version of the row (MVCC), written by `writer`.
@@ -767,7 +767,6 @@ class Txn final {
       touch_row(a, platform::Access::Write);
       std::memcpy(a.local, a.undo, a.table->schema().size());
     }
-    in_place_ = false;
   }
 
   // Out of line, as are the other steps below that only tables with ordered
@@ -1090,8 +1089,7 @@ class Txn final {
   Worker& w_;
   RowLayout layout_;
   std::vector<AccessT> accesses_;
-  uint32_t changes_ = 0;   // accesses that change their row (changes())
-  bool in_place_ = false;  // an access wrote its row in place (write_in_place)
+  uint32_t changes_ = 0;  // accesses that change their row (changes())
   std::vector<uint32_t> partitions_;
   bool next_key_writes_ = false;  // an insert or removal in a table with an ordered index
   std::vector<OwnInsert> own_;
