@@ -123,6 +123,28 @@ TEST(MemoryEstimate, TpccMatchesTheLoadedStructures) {
   }
 }
 
+// --tpcc-materialize queried: the estimate bounds what the load and every
+// worker's queries build, and is a small part of a whole load's.
+TEST(MemoryEstimate, TpccQueriedBoundsTheLoadedStructures) {
+  Config cfg = tpcc_config(8, TpccSchema::Small);
+  cfg.threads = 8;
+  cfg.queries_per_worker = 128;
+  cfg.settings<TpccConfig>().mix = {50, 50, 0, 0, 0};
+  const Config whole = cfg;
+  cfg.settings<TpccConfig>().materialize = Materialize::Queried;
+  Database db(RowLayout::for_meta(kMeta, kAlign), cfg.storage);
+  Tpcc tpcc(cfg);
+  tpcc.load(db, 2, init_meta);
+  for (uint32_t w = 0; w < cfg.threads; w++) {
+    Rng rng(w + 1);
+    tpcc.generate(w, cfg.queries_per_worker, rng);
+  }
+  const uint64_t built = built_bytes(db);
+  const uint64_t estimate = Tpcc::estimate_load_bytes(cfg, kMeta, kAlign, 2);
+  EXPECT_GE(estimate, built);
+  EXPECT_LT(estimate, Tpcc::estimate_load_bytes(whole, kMeta, kAlign, 2) / 4);
+}
+
 TEST(MemoryEstimate, YcsbGrowsLinearlyWithRows) {
   for (const uint64_t rows : {uint64_t{1} << 20, uint64_t{1} << 22, uint64_t{1} << 26}) {
     const auto one = static_cast<double>(Ycsb::estimate_load_bytes(ycsb_config(rows, 10, 100), kMeta, kAlign, 4));

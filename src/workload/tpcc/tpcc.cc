@@ -31,11 +31,28 @@ std::array<Schema, 9> tpcc_schemas() {
           order_schema(),     order_line_schema(), item_schema(),     stock_schema()};
 }
 
+// With --tpcc-materialize queried, the most CUSTOMER or STOCK rows one
+// query can name: a NewOrder's 15 items, or a Payment's customers of one
+// last name (about 3 in 3,000 on average; 15 bounds all but the rarest).
+constexpr uint64_t kQueriedRowsPerQuery = 15;
+
+// The most CUSTOMER or STOCK rows a --tpcc-materialize queried load can
+// make: those its queries name, at most.
+uint64_t queried_rows(const Config& config) {
+  return uint64_t{config.threads} * config.queries_per_worker * kQueriedRowsPerQuery;
+}
+
 // Each table's index size: its loaded rows (run-time inserts lengthen chains).
-std::array<uint64_t, 9> index_sizes(const TpccConfig& cfg) {
+std::array<uint64_t, 9> index_sizes(const Config& config) {
+  const TpccConfig& cfg = config.settings<TpccConfig>();
   const uint64_t W = cfg.warehouses;
   const uint64_t districts = W * kDistrictsPerWarehouse;
   const uint64_t cust = cfg.customers_per_district();
+  if (cfg.materialize == Materialize::Queried) {
+    const uint64_t queried = queried_rows(config);
+    return {W, districts, std::min(districts * cust, queried), 1, 1, 1, 1, cfg.items(),
+            std::min(W * cfg.items(), queried)};
+  }
   return {W,
           districts,
           districts * cust,
@@ -112,6 +129,51 @@ void Tpcc::last_name(uint32_t n, char* out) {
   }
 }
 
+Rng Tpcc::row_stream(uint64_t table, uint64_t key) const {
+  return Rng((seed_ + 0x5851f42d4c957f2dULL * (table + 1)) * 0x9e3779b97f4a7c15ULL ^ key * 0xd1b54a32d192ed03ULL);
+}
+
+Tpcc::CustomerName Tpcc::customer_name(Rng& rng, uint64_t c) const {
+  CustomerName n{c <= 1000 ? static_cast<uint32_t>(c - 1) : nurand(rng, 255, c_last_load_, 0, 999), {}};
+  astring(rng, n.first.data(), 8, 16);
+  return n;
+}
+
+void Tpcc::fill_customer(char* r, uint64_t w, uint64_t d, uint64_t c) const {
+  Rng rng = row_stream(kC, customer_key(w, d, c));
+  const CustomerName name = customer_name(rng, c);
+  set_int64(r, c_.id, static_cast<int64_t>(c));
+  set_int64(r, c_.d_id, static_cast<int64_t>(d));
+  set_int64(r, c_.w_id, static_cast<int64_t>(w));
+  last_name(name.last, r + c_.last.offset);
+  std::memcpy(r + c_.middle.offset, "OE", 2);
+  std::memcpy(r + c_.first.offset, name.first.data(), name.first.size());
+  astring(rng, r + c_.street_1.offset, 10, 20);
+  astring(rng, r + c_.street_2.offset, 10, 20);
+  astring(rng, r + c_.city.offset, 10, 20);
+  state(rng, r + c_.state.offset);
+  zip(rng, r + c_.zip.offset);
+  nstring(rng, r + c_.phone.offset, 16);
+  set_int64(r, c_.since, kStartDate);
+  std::memcpy(r + c_.credit.offset, rng.uniform(10) == 0 ? "BC" : "GC", 2);
+  set_int64(r, c_.credit_lim, 5'000'000);
+  set_double(r, c_.discount, rate(rng, 5000));
+  set_int64(r, c_.balance, -1000);
+  set_int64(r, c_.ytd_payment, 1000);
+  set_int64(r, c_.payment_cnt, 1);
+  set_int64(r, c_.delivery_cnt, 0);
+  astring(rng, r + c_.data.offset, 300, 500);
+}
+
+void Tpcc::fill_stock(char* r, uint64_t w, uint64_t i) const {
+  Rng rng = row_stream(kS, stock_key(w, i));
+  set_int64(r, s_.i_id, static_cast<int64_t>(i));
+  set_int64(r, s_.w_id, static_cast<int64_t>(w));
+  set_int64(r, s_.quantity, static_cast<int64_t>(rng.range(10, 100)));
+  for (const Column& dist : s_.dist) astring(rng, r + dist.offset, 24, 24);
+  data_string(rng, r + s_.data.offset);
+}
+
 void Tpcc::resume(const Database& /*db*/) {
   // history_run_key: bit 62, the worker in bits 40..61, its count below.
   constexpr uint64_t kSeqMask = (uint64_t{1} << 40) - 1;
@@ -126,6 +188,7 @@ void Tpcc::resume(const Database& /*db*/) {
 
 Tpcc::Tpcc(const Config& config)
     : cfg_(config.settings<TpccConfig>()),
+      sizes_(index_sizes(config)),
       seed_(config.seed),
       history_seq_(config.threads),
       delivery_hints_(std::make_unique<DeliveryHint[]>(std::size_t{cfg_.warehouses} * kDistrictsPerWarehouse)) {
@@ -173,7 +236,8 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
   const uint64_t items = cfg_.items();
   const uint64_t cust = cfg_.customers_per_district();
   const uint64_t districts = W * kDistrictsPerWarehouse;
-  const std::array<uint64_t, 9> sizes = index_sizes(cfg_);
+  const std::array<uint64_t, 9>& sizes = sizes_;
+  const bool queried = cfg_.materialize == Materialize::Queried;
   warehouse_ = &db.create_table(kWarehouse, warehouse_schema(), sizes[kW]);
   district_ = &db.create_table(kDistrict, district_schema(), sizes[kD]);
   customer_ = &db.create_table(kCustomer, customer_schema(), sizes[kC]);
@@ -244,14 +308,9 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
             set_int64(r, w_.ytd, d_ytd * kDistrictsPerWarehouse);  // 300,000.00 in the full schema
           });
         }
+        if (queried) continue;  // generate() loads the STOCK rows the queries name
         for (uint64_t i = chunk * kLoadChunk + 1; i <= std::min(items, (chunk + 1) * kLoadChunk); i++) {  // STOCK
-          ld.add(kS, stock_key(w, i), kLoadBlockRows[kS], [&](char* r) {
-            set_int64(r, s_.i_id, static_cast<int64_t>(i));
-            set_int64(r, s_.w_id, static_cast<int64_t>(w));
-            set_int64(r, s_.quantity, static_cast<int64_t>(rng.range(10, 100)));
-            for (const Column& dist : s_.dist) astring(rng, r + dist.offset, 24, 24);
-            data_string(rng, r + s_.data.offset);
-          });
+          ld.add(kS, stock_key(w, i), kLoadBlockRows[kS], [&](char* r) { fill_stock(r, w, i); });
         }
       } else {
         const uint64_t di = u - item_units - stock_units;
@@ -278,34 +337,12 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
         std::vector<Named> names;
         names.reserve(cust);
         for (uint64_t c = 1; c <= cust; c++) {  // CUSTOMER and its HISTORY row
-          // Clause 4.3.3.1: C_LAST from 0..999 for the first 1,000, then NURand(255, 0, 999).
-          const uint32_t last = c <= 1000 ? static_cast<uint32_t>(c - 1) : nurand(rng, 255, c_last_load_, 0, 999);
-          Named named{last, {}, static_cast<uint32_t>(c)};
-          ld.add(kC, customer_key(w, d, c), kLoadBlockRows[kC], [&](char* r) {
-            set_int64(r, c_.id, static_cast<int64_t>(c));
-            set_int64(r, c_.d_id, static_cast<int64_t>(d));
-            set_int64(r, c_.w_id, static_cast<int64_t>(w));
-            last_name(last, r + c_.last.offset);
-            std::memcpy(r + c_.middle.offset, "OE", 2);
-            astring(rng, r + c_.first.offset, 8, 16);
-            std::memcpy(named.first.data(), r + c_.first.offset, 16);
-            astring(rng, r + c_.street_1.offset, 10, 20);
-            astring(rng, r + c_.street_2.offset, 10, 20);
-            astring(rng, r + c_.city.offset, 10, 20);
-            state(rng, r + c_.state.offset);
-            zip(rng, r + c_.zip.offset);
-            nstring(rng, r + c_.phone.offset, 16);
-            set_int64(r, c_.since, kStartDate);
-            std::memcpy(r + c_.credit.offset, rng.uniform(10) == 0 ? "BC" : "GC", 2);
-            set_int64(r, c_.credit_lim, 5'000'000);
-            set_double(r, c_.discount, rate(rng, 5000));
-            set_int64(r, c_.balance, -1000);
-            set_int64(r, c_.ytd_payment, 1000);
-            set_int64(r, c_.payment_cnt, 1);
-            set_int64(r, c_.delivery_cnt, 0);
-            astring(rng, r + c_.data.offset, 300, 500);
-          });
+          Rng own = row_stream(kC, customer_key(w, d, c));
+          const CustomerName name = customer_name(own, c);
+          const Named named{name.last, name.first, static_cast<uint32_t>(c)};
           names.push_back(named);
+          if (queried) continue;  // generate() loads the CUSTOMER rows the queries name
+          ld.add(kC, customer_key(w, d, c), kLoadBlockRows[kC], [&](char* r) { fill_customer(r, w, d, c); });
           ld.add(kH, customer_key(w, d, c), kLoadBlockRows[kH], [&](char* r) {
             set_int64(r, h_.c_id, static_cast<int64_t>(c));
             set_int64(r, h_.c_d_id, static_cast<int64_t>(d));
@@ -329,6 +366,7 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
           ix.c_ids.push_back(n.c_id);
         }
         std::partial_sum(ix.offsets.begin(), ix.offsets.end(), ix.offsets.begin());
+        if (queried) continue;  // no initial ORDER, ORDER-LINE or NEW-ORDER row
 
         // ORDER, ORDER-LINE, NEW-ORDER: O_C_ID is a random permutation of the customers.
         std::vector<uint32_t> perm(cust);
@@ -373,6 +411,44 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
     }
     ld.finish();
   });
+  if (queried) {
+    init_row_ = init_row;
+    customer_loaded_.assign(districts * cust, false);
+    stock_loaded_.assign(W * items, false);
+  }
+}
+
+void Tpcc::load_customer(Arena& nodes, uint64_t w, uint64_t d, uint64_t c) const {
+  const uint64_t at = ((w - 1) * kDistrictsPerWarehouse + (d - 1)) * cfg_.customers_per_district() + (c - 1);
+  if (customer_loaded_[at]) return;
+  customer_loaded_[at] = true;
+  customer_->load_row(customer_cursor_, nodes, kLoadBlockRows[kC], customer_key(w, d, c), init_row_,
+                      [&](char* r) { fill_customer(r, w, d, c); });
+}
+
+void Tpcc::load_queried(const Queries& qs) const {
+  Arena nodes(std::size_t{1} << 20, "the TPC-C index nodes");
+  const uint64_t items = cfg_.items();
+  for (const Query& q : qs.queries) {
+    if (q.type == kNewOrderTxn) {
+      load_customer(nodes, q.w_id, q.d_id, q.c_id);
+      for (uint32_t k = 0; k < q.ol_cnt; k++) {
+        const OrderItem& it = q.items[k];
+        if (it.i_id > items) continue;  // the unused item of a rolled-back NewOrder
+        const uint64_t at = (uint64_t{it.supply_w_id} - 1) * items + (it.i_id - 1);
+        if (stock_loaded_[at]) continue;
+        stock_loaded_[at] = true;
+        stock_->load_row(stock_cursor_, nodes, kLoadBlockRows[kS], stock_key(it.supply_w_id, it.i_id), init_row_,
+                         [&](char* r) { fill_stock(r, it.supply_w_id, it.i_id); });
+      }
+    } else if (q.by_last_name) {  // Payment (validate() admits no other type): every customer of the name
+      const auto [first, last] = customers_by_last_name(q.c_w_id, q.c_d_id, q.c_last);
+      for (const uint32_t* c = first; c != last; c++) load_customer(nodes, q.c_w_id, q.c_d_id, *c);
+    } else {
+      load_customer(nodes, q.c_w_id, q.c_d_id, q.c_id);
+    }
+  }
+  customer_->adopt(std::move(nodes));
 }
 
 uint64_t Tpcc::estimate_load_bytes(const Config& config, std::size_t meta_size, std::size_t meta_align,
@@ -386,7 +462,8 @@ uint64_t Tpcc::estimate_load_bytes(const Config& config, std::size_t meta_size, 
   const uint64_t districts = W * kDistrictsPerWarehouse;
 
   uint64_t bytes = 0;
-  const std::array<uint64_t, 9> sizes = index_sizes(cfg);
+  const bool queried = cfg.materialize == Materialize::Queried;
+  const std::array<uint64_t, 9> sizes = index_sizes(config);
   for (std::size_t t = 0; t < sizes.size(); t++) {
     if (!(cfg.scans() && kScanned[t])) bytes += footprint::hash_index(sizes[t], config.storage);
   }
@@ -406,8 +483,10 @@ uint64_t Tpcc::estimate_load_bytes(const Config& config, std::size_t meta_size, 
         r[kI] += chunk_items;
       } else {
         r[kW] += chunk == 0 ? 1 : 0;
-        r[kS] += chunk_items;
+        r[kS] += queried ? 0 : chunk_items;
       }
+    } else if (queried) {
+      r[kD] += 1;
     } else {
       // A district: its customers, their HISTORY rows and orders, 5..15 lines
       // per order (10 expected, clause 4.3.3.1) and the undelivered 900 orders.
@@ -418,6 +497,11 @@ uint64_t Tpcc::estimate_load_bytes(const Config& config, std::size_t meta_size, 
       r[kOL] += cust * 10;
       r[kNO] += kNewOrdersPerDistrict + (cfg.scans() ? 1 : 0);  // and the district's fence
     }
+  }
+  if (queried) {  // CUSTOMER and STOCK rows, loaded by generate() on one thread
+    std::array<uint64_t, 9>& r = rows.emplace_back();
+    r[kC] = sizes[kC];
+    r[kS] = sizes[kS];
   }
   for (const auto& r : rows) {
     uint64_t nodes = 0;
@@ -518,6 +602,7 @@ Tpcc::Queries Tpcc::generate(uint32_t worker, uint32_t count, Rng& rng) const {
     }
     qs.queries.push_back(q);
   }
+  if (cfg_.materialize == Materialize::Queried) load_queried(qs);
   return qs;
 }
 
@@ -549,6 +634,16 @@ constexpr WorkloadMetric kTpccMetrics[] = {
 
 std::span<const WorkloadMetric> Tpcc::metrics() { return kTpccMetrics; }
 
+std::string Tpcc::validate(const Config& config) {
+  const TpccConfig& cfg = config.settings<TpccConfig>();
+  if (cfg.materialize == Materialize::Queried && cfg.scans()) {
+    return "--tpcc-materialize queried loads no initial orders, which Delivery, Order-Status and Stock-Level read "
+           "(--tpcc-mix " +
+           tpcc_mix_string(cfg.mix) + "): run NewOrder and Payment alone, or use --tpcc-materialize all";
+  }
+  return {};
+}
+
 std::vector<Knob> Tpcc::knobs() {
   using knob_detail::lower;
   std::vector<Knob> t;
@@ -564,6 +659,11 @@ std::vector<Knob> Tpcc::knobs() {
   t.push_back(on_off(
       "tpcc-inserts", "tpcc.inserts", +[](Config& c) -> bool& { return c.settings<TpccConfig>().inserts; },
       "TPC-C: insert ORDER, NEW-ORDER, ORDER-LINE and HISTORY rows: on | off (DBx1000's variant)"));
+  t.push_back(choice(
+      "tpcc-materialize", "tpcc.materialize", kMaterializeNames,
+      +[](Config& c) -> Materialize& { return c.settings<TpccConfig>().materialize; },
+      "TPC-C rows the load makes: all, or of CUSTOMER and STOCK only those the workers' pre-generated queries name "
+      "(the papers' 1,024 warehouses without their memory; NewOrder and Payment only)"));
   k = Knob{};
   k.name = "tpcc-mix";
   k.json = "tpcc.mix";

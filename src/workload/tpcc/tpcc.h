@@ -44,8 +44,8 @@ class Tpcc final {
   static std::span<const WorkloadMetric> metrics();
   // --warehouses, --tpcc-schema, ... (tpcc.cc).
   static std::vector<Knob> knobs();
-  // No cross-field constraint beyond the per-flag ranges.
-  static std::string validate(const Config& /*config*/) { return {}; }
+  // --tpcc-materialize queried runs NewOrder and Payment only.
+  static std::string validate(const Config& config);
   // One partition per warehouse (Abyss §5.6).
   static uint32_t partitions(const Config& config) { return config.settings<TpccConfig>().warehouses; }
   // Order matches TpccConfig::mix and kTpccTxnNames.
@@ -98,6 +98,9 @@ class Tpcc final {
   // made twice. Payment's HISTORY keys go on from each worker's last.
   void resume(const Database& db);
 
+  // A worker's queries. With --tpcc-materialize queried it also loads the
+  // CUSTOMER and STOCK rows they name that no earlier worker's queries did
+  // (set-up, before the run).
   Queries generate(uint32_t worker, uint32_t count, Rng& rng) const;
 
   // The resident bytes load() takes with `loaders` threads under a scheme
@@ -190,7 +193,24 @@ class Tpcc final {
 
   class Loader;
 
+  // A CUSTOMER or STOCK row's own random stream, from the run's seed and the
+  // row's key, so a row is the same whichever rows are loaded beside it.
+  Rng row_stream(uint64_t table, uint64_t key) const;
+  // The first draws of a customer's stream: C_LAST's number (clause
+  // 4.3.3.1: 0..999 for the first 1,000, then NURand(255, 0, 999)) and C_FIRST.
+  struct CustomerName {
+    uint32_t last;
+    std::array<char, 16> first;
+  };
+  CustomerName customer_name(Rng& rng, uint64_t c) const;
+  void fill_customer(char* r, uint64_t w, uint64_t d, uint64_t c) const;
+  void fill_stock(char* r, uint64_t w, uint64_t i) const;
+  // --tpcc-materialize queried: loads the rows `qs` names that are not loaded yet.
+  void load_queried(const Queries& qs) const;
+  void load_customer(Arena& nodes, uint64_t w, uint64_t d, uint64_t c) const;
+
   const TpccConfig& cfg_;
+  std::array<uint64_t, 9> sizes_;  // each table's index size, by load order
   uint64_t seed_;
   // NURand's run-time constants C (clause 2.1.6): for C_LAST, one that
   // differs from the load's by the delta clause 2.1.6.1 requires.
@@ -222,6 +242,13 @@ class Tpcc final {
   std::vector<LastNameIndex> by_last_;
   mutable std::vector<HistorySeq> history_seq_;     // one per worker; only that worker touches its entry
   std::unique_ptr<DeliveryHint[]> delivery_hints_;  // per district: (w - 1) * 10 + d - 1
+  // --tpcc-materialize queried: the scheme's row set-up, which CUSTOMER and
+  // STOCK rows are loaded so far, and where the next ones go.
+  void (*init_row_)(void* meta) = nullptr;
+  mutable std::vector<bool> customer_loaded_;  // by ((w - 1) * 10 + d - 1) * customers + c - 1
+  mutable std::vector<bool> stock_loaded_;     // by (w - 1) * items + i - 1
+  mutable RowCursor customer_cursor_;
+  mutable RowCursor stock_cursor_;
 };
 
 // ---- NewOrder (clause 2.4.2) -------------------------------------------------

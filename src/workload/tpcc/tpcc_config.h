@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "workload/materialize.h"
+
 namespace abyss {
 
 // full: the spec's cardinalities (clause 4.3.3.1). small: DBx1000's reduced
@@ -25,6 +27,12 @@ struct TpccConfig {
   TpccSchema schema = TpccSchema::Full;
   bool inserts = true;              // off: DBx1000's insert-less variant (Tale §4.3)
   TpccMix mix = {45, 43, 4, 4, 4};  // percent per kTpccTxnNames entry; sums to 100 (clause 5.2.3)
+  // Queried: the load makes WAREHOUSE, DISTRICT, ITEM and the last-name
+  // index whole, and of CUSTOMER and STOCK only the rows the workers'
+  // queries name, the same rows a whole load makes (each is drawn from its
+  // own random stream); no initial ORDER, NEW-ORDER, ORDER-LINE or HISTORY
+  // row, so only NewOrder and Payment can run.
+  Materialize materialize = Materialize::All;
 
   // Whether a transaction of the mix reads a key range (Delivery,
   // Order-Status, Stock-Level): ORDER, NEW-ORDER and ORDER-LINE then have

@@ -6,17 +6,12 @@
 #include <string_view>
 
 #include "common/storage_options.h"
+#include "workload/materialize.h"
 
 namespace abyss {
 
 enum class KeyOrder : uint8_t { Random, Sorted };
 inline constexpr std::array<std::string_view, 2> kKeyOrderNames = {"random", "sorted"};
-
-// Which rows the load makes: every one, or only those the workers'
-// pre-generated queries name, so the key space can be the paper's 20 M rows
-// without the 20 GiB (the others are never read).
-enum class Materialize : uint8_t { All, Queried };
-inline constexpr std::array<std::string_view, 2> kMaterializeNames = {"all", "queried"};
 
 struct YcsbConfig {
   uint64_t rows = 1 << 20;           // Abyss §3.3 used 20 M; this default loads in about a second
