@@ -32,6 +32,10 @@ threads):
 - same_peak: the peak lies within a factor `factor` (default 2) of the
   peak of `other` (a selection, usually another spec's); with `differ`,
   it does not.
+- same_slope: the speedup from one core to `at` (default the largest core
+  count both hold) lies within a factor `factor` (default 1.15) of that of
+  `other` (a selection, usually another spec's); with `differ`, it does
+  not; with `below`, it is below the other's by more than the factor.
 
 With `each` (a parameter), the test runs for each of its values and the
 claim agrees when `need` of them pass (default all).
@@ -58,7 +62,7 @@ from .metrics import FRACTION_COLUMNS
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 CLAIM_KEYS = ("id", "figure", "says", "spec", "sweep", "test", "where", "metric", "x", "each", "need", "reason",
               "negate", "untestable", "factor", "at", "within", "falls", "after", "slack", "by", "higher", "lower",
-              "num", "den", "category", "at_least", "at_most", "min", "max", "other", "differ")
+              "num", "den", "category", "at_least", "at_most", "min", "max", "other", "differ", "below")
 SELECTION_KEYS = ("spec", "sweep", "where", "metric")
 
 
@@ -376,6 +380,27 @@ def t_same_peak(c: Ctx, a: dict[str, Any]) -> tuple[bool, str]:
     return same != bool(a.get("differ", False)), f"peak at {_xs(x)} ({_fmt(v)}); the other's at {_xs(ox)} ({_fmt(ov)})"
 
 
+def t_same_slope(c: Ctx, a: dict[str, Any]) -> tuple[bool, str]:
+    mine = dict(c.series())
+    other_df = c.points(a["other"])
+    if other_df.empty:
+        raise ClaimError(f"the selection {a['other']} holds no points")
+    theirs = dict(c.series(other_df))
+    shared = sorted(set(mine) & set(theirs))
+    if 1 not in shared or len(shared) < 2:
+        raise ClaimError("the two selections share no core count beyond one core")
+    n = a.get("at", shared[-1])
+    if n not in shared:
+        raise ClaimError(f"the two selections do not both hold {_xs(n)}")
+    sp, osp = mine[n] / mine[1], theirs[n] / theirs[1]
+    factor = a.get("factor", 1.15)
+    if a.get("below"):
+        ok = sp * factor < osp
+    else:
+        ok = (osp / factor <= sp <= osp * factor) != bool(a.get("differ", False))
+    return ok, f"{sp:.0f}x from 1 to {_xs(n)}; the other's {osp:.0f}x ({sp / osp:.2f} of it)"
+
+
 TESTS: dict[str, Callable[[Ctx, dict[str, Any]], tuple[bool, str]]] = {
     "scales": t_scales,
     "sublinear": lambda c, a: t_scales(c, a, sublinear=True),
@@ -388,6 +413,7 @@ TESTS: dict[str, Callable[[Ctx, dict[str, Any]], tuple[bool, str]]] = {
     "largest": t_largest,
     "bound": t_bound,
     "same_peak": t_same_peak,
+    "same_slope": t_same_slope,
 }
 
 

@@ -79,6 +79,12 @@ BENT = {1: 1.0, 4: 3.0, 16: 6.0, 64: 4.0}
     ("same_peak", {"where": {"cc": "b"}, "other": {"where": {"cc": "a"}}}, False),
     ("same_peak", {"where": {"cc": "b"}, "other": {"where": {"cc": "a"}}, "differ": True}, True),
     ("same_peak", {"where": {"cc": "b"}, "other": {"where": {"cc": "a"}}, "factor": 4}, True),
+    ("same_slope", {"where": {"cc": "a"}, "other": {"where": {"cc": "a"}}}, True),
+    ("same_slope", {"where": {"cc": "b"}, "other": {"where": {"cc": "a"}}}, False),
+    ("same_slope", {"where": {"cc": "b"}, "other": {"where": {"cc": "a"}}, "differ": True}, True),
+    ("same_slope", {"where": {"cc": "b"}, "other": {"where": {"cc": "a"}}, "below": True}, True),
+    ("same_slope", {"where": {"cc": "a"}, "other": {"where": {"cc": "b"}}, "below": True}, False),
+    ("same_slope", {"where": {"cc": "b"}, "other": {"where": {"cc": "a"}}, "at": 4, "factor": 1.4}, True),
 ])
 def test_each_test_agrees_and_departs_as_the_numbers_say(test, args, agrees):
     shares = {"a": {"frac_wait": 0.1, "frac_abort": 0.3, "frac_useful": 0.5, "frac_other": 0.1},
