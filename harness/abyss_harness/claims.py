@@ -381,11 +381,11 @@ def t_same_peak(c: Ctx, a: dict[str, Any]) -> tuple[bool, str]:
 
 
 def t_same_slope(c: Ctx, a: dict[str, Any]) -> tuple[bool, str]:
-    mine = dict(c.series())
-    other_df = c.points(a["other"])
-    if other_df.empty:
-        raise ClaimError(f"the selection {a['other']} holds no points")
-    theirs = dict(c.series(other_df))
+    mine, theirs = c.series(), c.series(c.points(a["other"]))
+    for name, s in (("the claim's", mine), (f"the selection {a['other']}", theirs)):
+        if len({x for x, _ in s}) != len(s):
+            raise ClaimError(f"{name} selection holds more than one point a core count; narrow its `where`")
+    mine, theirs = dict(mine), dict(theirs)
     shared = sorted(set(mine) & set(theirs))
     if 1 not in shared or len(shared) < 2:
         raise ClaimError("the two selections share no core count beyond one core")

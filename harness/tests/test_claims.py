@@ -94,6 +94,12 @@ def test_each_test_agrees_and_departs_as_the_numbers_say(test, args, agrees):
     assert v.agrees is agrees, v.measured   # Python's bools: a departure's reason is shown on `is False`
 
 
+def test_a_slope_needs_one_point_a_core_count_on_each_side():
+    df = _frame(_curve("a", LINEAR) + _curve("b", BENT))
+    v = claims.check(_claim("same_slope", where={"cc": "a"}, other={}), _Fixed({"fig": df}))
+    assert v.agrees is None and "more than one point" in v.measured
+
+
 def test_a_point_not_at_steady_state_is_said():
     rows = _curve("a", LINEAR)
     rows[-1]["steady"] = False
