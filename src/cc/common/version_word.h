@@ -28,8 +28,8 @@ struct VersionWord {
   static bool is_locked(uint64_t word) { return (word & kLockBit) != 0; }
 
   // Copies the row and passes `record` the word it was copied under. A locked
-  // row, or one installed while it was copied, is waited for and copied
-  // again, charged to Wait.
+  // row is waited for and copied again, charged to Wait; one installed and
+  // unlocked while it was copied is copied again at once.
   template <class Record>
   static void copy(auto& t, auto& a, Record&& record) {
     const auto& word = t.row_meta(a.row).*kWord;
@@ -38,7 +38,8 @@ struct VersionWord {
       if (is_locked(before)) return Attempt::Retry;
       t.snapshot(a);  // acquire loads: the re-read below cannot move above them
       const uint64_t after = word.load(platform::memory_order_relaxed);
-      if (is_locked(after) || ((before ^ after) & kVersionMask) != 0) return Attempt::Retry;
+      if (is_locked(after)) return Attempt::Retry;
+      if (((before ^ after) & kVersionMask) != 0) return Attempt::Again;
       record(before);
       return Attempt::Done;
     });

@@ -43,18 +43,30 @@ bool wait_for_grant(auto& worker, const Request& r, GiveUp&& give_up) {
   return granted;
 }
 
-// Calls `attempt()` until it returns a value other than `Retry`, spinning in
-// between, and charges the time spent retrying to Wait.
-enum class Attempt : uint8_t { Done, Retry };
+// What an attempt found: it is done; another transaction holds what it needs,
+// so it waits until what it read changes (Retry); or another transaction
+// changed what it read and is already done with it, so it tries again at
+// once (Again): a copy raced by an install, a CAS that lost to one. Waiting
+// then would wait for a write that may never come (on a simulated core, a
+// wait that parks until what it read is written again).
+enum class Attempt : uint8_t { Done, Retry, Again };
 
+// Calls `attempt()` until it returns Done, spinning before each retry it
+// asks to wait for, and charges the time spent retrying to Wait.
 template <class Fn>
 void retry_until_done(auto& worker, Fn&& attempt) {
   platform::SpinWait spin;
-  if (attempt() == Attempt::Done) return;
+  auto settle = [&] {
+    Attempt r;
+    while ((r = attempt()) == Attempt::Again) {
+    }
+    return r;
+  };
+  if (settle() == Attempt::Done) return;
   const uint64_t t0 = platform::cycles();
   do {
     spin.once();
-  } while (attempt() == Attempt::Retry);
+  } while (settle() == Attempt::Retry);
   worker.charge(TimeCat::Wait, platform::cycles() - t0);
 }
 

@@ -113,7 +113,8 @@ class Occ final {
   // Copies the row and records the version copied, writing no shared memory:
   // the copy is taken between two reads of the latch and wts, and again if a
   // committer latched or installed the row meanwhile (a seqlock,
-  // platform/shared_copy.h). Waiting for a committer is charged to Wait.
+  // platform/shared_copy.h): a latched row is waited for, charged to Wait;
+  // one installed and released meanwhile is copied again at once.
   static void copy(auto& t, auto& a) {
     auto& m = t.row_meta(a.row);
     retry_until_done(t.worker(), [&] {
@@ -122,7 +123,7 @@ class Occ final {
       t.snapshot(a);  // acquire loads: the re-reads below cannot move above them
       // Acquire: a latch released since carries the wts installed under it.
       if (m.latch.load(platform::memory_order_acquire) == kExclusive) return Attempt::Retry;
-      if (m.wts.load(platform::memory_order_relaxed) != before) return Attempt::Retry;
+      if (m.wts.load(platform::memory_order_relaxed) != before) return Attempt::Again;  // installed meanwhile
       a.cc.observed = before;
       return Attempt::Done;
     });

@@ -168,10 +168,13 @@ class Silo final {
     retry_until_done(t.worker(), [&] {
       uint64_t v = m.tid.load(platform::memory_order_relaxed);
       if ((v & kLockBit) != 0) return Attempt::Retry;
-      return m.tid.compare_exchange_weak(v, v | kLockBit, platform::memory_order_seq_cst,
-                                         platform::memory_order_relaxed)
-                 ? Attempt::Done
-                 : Attempt::Retry;
+      if (m.tid.compare_exchange_weak(v, v | kLockBit, platform::memory_order_seq_cst,
+                                      platform::memory_order_relaxed)) {
+        return Attempt::Done;
+      }
+      // Lost to another committer: wait while it holds the row, else (it
+      // has installed already, or the CAS failed spuriously) try at once.
+      return (v & kLockBit) != 0 ? Attempt::Retry : Attempt::Again;
     });
   }
 
