@@ -50,8 +50,8 @@ std::array<uint64_t, 9> index_sizes(const Config& config) {
   const uint64_t cust = cfg.customers_per_district();
   if (cfg.materialize == Materialize::Queried) {
     const uint64_t queried = queried_rows(config);
-    return {W, districts, std::min(districts * cust, queried), 1, 1, 1, 1, cfg.items(),
-            std::min(W * cfg.items(), queried)};
+    return {W, districts,   std::min(districts * cust, queried), 1, 1, 1,
+            1, cfg.items(), std::min(W * cfg.items(), queried)};
   }
   return {W,
           districts,
