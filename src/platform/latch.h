@@ -177,12 +177,18 @@ struct Latch::Guard {
 // wake-up does, rather than every waiter retrying at once.
 class Mutex final {
  public:
-  void lock() { latch_.lock(nodes_[sim::current_core()]); }
-  void unlock() { latch_.unlock(nodes_[sim::current_core()]); }
+  void lock() { latch_.lock(nodes_[sim::current_core()].node); }
+  void unlock() { latch_.unlock(nodes_[sim::current_core()].node); }
 
  private:
+  // A line each, as a blocked thread's wait state is its own: nodes that
+  // shared a line would make each waiter's hand-off a miss for its
+  // neighbours.
+  struct alignas(kCacheLine) CoreNode {
+    McsLatch::Node node;
+  };
   McsLatch latch_;
-  std::unique_ptr<McsLatch::Node[]> nodes_ = std::make_unique<McsLatch::Node[]>(sim::kMaxCores);
+  std::unique_ptr<CoreNode[]> nodes_ = std::make_unique<CoreNode[]>(sim::kMaxCores);
 };
 #else
 class Mutex final {

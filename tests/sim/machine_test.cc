@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -111,6 +112,18 @@ uint64_t counter_run(uint32_t cores, uint32_t adds, std::vector<uint64_t>* order
     for (const auto& s : seen) order->insert(order->end(), s.begin(), s.end());
   }
   return now_ps() - start;
+}
+
+// Every heap block starts on a line (sim/new.cc), so the objects that share
+// a line are one allocation's, whatever was allocated before it.
+TEST(SimHeap, EveryAllocationStartsOnALine) {
+  std::vector<std::unique_ptr<char[]>> blocks;
+  for (const std::size_t bytes : {0, 1, 8, 16, 24, 63, 64, 65, 200, 4096}) {
+    blocks.push_back(std::make_unique<char[]>(bytes));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(blocks.back().get()) % kCacheLine, 0u) << bytes << " bytes";
+  }
+  const auto one = std::make_unique<uint64_t>(1);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(one.get()) % kCacheLine, 0u);
 }
 
 TEST(SimMachine, ContendedCounterSerialises) {

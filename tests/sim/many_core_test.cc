@@ -119,6 +119,26 @@ TEST(SimProbe, RefusedWithTheNativeBinaryNamed) {
   EXPECT_NE(refused.err.find("native build"), std::string::npos) << refused.err;
 }
 
+// A run does not follow the host heap's layout: with --json paths 8, 16
+// and 24 characters longer (strings the configuration allocates before the
+// objects the workers share), the mutex timestamp source at 4 cores commits
+// the same transactions. Its lock queue's nodes are per core, and when they
+// fell on lines as the heap left them, the counts were 39 K to 60 K.
+TEST(SimLayout, AMutexRunDoesNotFollowTheLengthOfItsOutputPath) {
+  std::vector<uint64_t> commits;
+  for (const std::string pad : {"", "12345678", "1234567812345678", "123456781234567812345678"}) {
+    const std::string json = temp_path("layout" + pad + ".json");
+    const auto ran =
+        run_abyss({"run", "--sim-cores", "4", "--workload", "tsalloc", "--cc", "none", "--ts-alloc", "mutex",
+                   "--ts-per-txn", "1", "--duration", "0.0005", "--warmup", "0.0001", "--json", json});
+    ASSERT_EQ(ran.exit_code, 0) << ran.err;
+    commits.push_back(nlohmann::json::parse(slurp(json))["results"]["commits"].get<uint64_t>());
+    std::filesystem::remove(json);
+  }
+  EXPECT_GT(commits[0], 0u);
+  for (const uint64_t c : commits) EXPECT_EQ(c, commits[0]);
+}
+
 // --ts-per-txn sets the timestamps per transaction, and timestamps/s counts
 // them: with one per transaction the two rates are equal.
 TEST(SimTsalloc, TimestampsPerSecondCountsTsPerTxn) {

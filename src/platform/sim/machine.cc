@@ -37,7 +37,6 @@ constexpr uint32_t kScheduler = ~0u;  // the run's own fiber, in place of a core
 constexpr uint16_t kNoOwner = 0xffff;
 constexpr std::size_t kStackBytes = std::size_t{256} * 1024;
 constexpr uint32_t kWatchLines = 4;
-constexpr std::size_t kLayoutPad = 88;
 // A touch of more lines than this is a block (docs/many-core.md).
 constexpr uint32_t kLinesPerBlock = 2;
 // Keys hold 52 bits of picoseconds (75 minutes of virtual time); one wait is
@@ -158,8 +157,9 @@ struct alignas(32) LineState {
 // the caches' sets, the lines' homes and every order that derives from line
 // numbers would follow them; numbering lines in the order the run first
 // touches them makes those a function of the run alone. (Which objects
-// share a host line is the program's layout: data the cores share is
-// allocated on the heap or aligned to lines.) Host lines are found as a
+// share a host line is the program's layout: every heap block starts on a
+// line, sim/new.cc, and data the cores share is allocated on the heap or
+// aligned to lines.) Host lines are found as a
 // page table finds pages: a root per 2^24 host lines, each a leaf of line
 // numbers that the kernel zeroes as its pages are first used; states lie in
 // chunks by number. A lookup is two dependent reads, the leaf's word and
@@ -215,9 +215,6 @@ class LineTable final {
 
 struct Core {
   ctx::fiber fiber;  // the core's own context while it is not running
-  // Unused since cores switch to one another directly. It keeps Core's size,
-  // so the host heap's layout, which engine objects follow, stays as it was.
-  ctx::fiber unused;
   uint64_t clock = 0;
   uint64_t wake_key = 0;  // while parked: when it resumes at the latest
   uint32_t id = 0;
@@ -907,19 +904,12 @@ class Machine final {
   std::vector<uint64_t> memory_busy_;
   uint64_t versions_ = 1;
   LineTable lines_;
-  // Keeps the Machine's heap block the size it had before the line table,
-  // so engine objects allocated after it keep their place in the heap (and
-  // which of them share a cache line).
-  [[maybe_unused]] char layout_pad_[kLayoutPad] = {};
   std::unordered_map<uint64_t, std::vector<uint32_t>> watchers_;
   std::unordered_map<uint64_t, std::deque<uint32_t>> queues_;
   std::vector<Core> run_cores_;
   CoreHeap heap_;
   Core* cur_ = nullptr;
-  // The run's own context while the cores run. (With hand_, which fills
-  // padding, it leaves the Machine's heap block the same size as before:
-  // engine objects allocated after it keep their place in the heap, and so
-  // which of them share a cache line.)
+  // The run's own context while the cores run.
   ctx::fiber scheduler_;
   uint64_t threshold_ = kNever;
   uint64_t base_ = 0;
