@@ -226,6 +226,40 @@ TEST(SimMachine, QueueLatchExcludesAndHandsOverInsideWaits) {
   EXPECT_GE(total, 800u);
 }
 
+// A write that lands after the waiter read its condition but before it
+// spins (another core ran while the waiter read its next line) has already
+// happened when it spins: it must read the condition again, not sleep until
+// a write that was the last. (WOUND_WAIT at 2 cores waited so for a grant
+// made between its two reads, and the run ended in a stall.)
+TEST(SimMachine, AWriteBetweenTheReadAndTheSpinIsNotMissed) {
+  ASSERT_EQ(configure(2, shipped("mesh")), "");
+  alignas(64) Atomic<bool> flag{false};
+  struct alignas(64) Line {
+    Atomic<uint32_t> v{0};
+  };
+  std::vector<Line> cold(3);  // with the flag, no more lines than a core watches
+  bool seen = false;
+  uint64_t loads_ns = 0;
+  run(2, [&](uint32_t i) {
+    if (i == 0) {
+      sleep_ns(100);
+      flag.store(true, memory_order_release);
+      return;  // writes nothing more
+    }
+    SpinWait w;
+    for (;;) {
+      const uint64_t t0 = wall_ns();
+      if (flag.load(memory_order_acquire)) break;
+      for (auto& l : cold) (void)l.v.load(memory_order_acquire);  // misses to memory: the other core writes meanwhile
+      if (loads_ns == 0) loads_ns = wall_ns() - t0;
+      w.once();
+    }
+    seen = true;
+  });
+  EXPECT_TRUE(seen);
+  EXPECT_GT(loads_ns, 100u);  // the write did fall between the read and the spin
+}
+
 TEST(SimMachine, AWaitWithADeadlineWakesAtItWhenNothingIsWritten) {
   ASSERT_EQ(configure(2, shipped("mesh")), "");
   alignas(64) Atomic<bool> flag{false};

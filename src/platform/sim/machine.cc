@@ -226,8 +226,9 @@ struct Core {
   // wait condition read. More than kWatchLines of them and the set is not
   // the whole condition (watch_lost()), so a wait polls as well.
   uint64_t watch[kWatchLines] = {};
-  uint32_t watch_next = 0;  // lines noted, with those that overwrote others
-  uint32_t waits = 0;       // SpinWaits alive on this core, nested
+  uint32_t watch_version[kWatchLines] = {};  // each line's data version when last read
+  uint32_t watch_next = 0;                   // lines noted, with those that overwrote others
+  uint32_t waits = 0;                        // SpinWaits alive on this core, nested
   std::vector<uint64_t> watching;
   std::vector<TagArray> caches;  // private levels, nearest first
 
@@ -344,7 +345,7 @@ class Machine final {
     const uint64_t line = translate(reinterpret_cast<uintptr_t>(p) >> 6);
     LineState* s = settle(c, line);
     const uint64_t lat = op == Op::Load ? read_line(c, *s, 1) : write_line(c, *s, op == Op::Rmw, 1);
-    if (op == Op::Load) remember(c, line);
+    if (op == Op::Load) remember(c, *s);
     c.clock += lat;
     if (s->queued) pass_on(c, *s);
   }
@@ -399,7 +400,7 @@ class Machine final {
 
   void observe(const void* p) {
     Core& c = *cur_;
-    remember(c, translate(reinterpret_cast<uintptr_t>(p) >> 6));
+    remember(c, lines_.state(translate(reinterpret_cast<uintptr_t>(p) >> 6)));
   }
 
   void spin(uint32_t step, uint64_t deadline_cycles) {
@@ -419,6 +420,8 @@ class Machine final {
       const uint64_t quantum_ns = step < 16 ? 1000 : 20'000;
       until = std::min(until, c.clock + quantum_ns * 1000);
     }
+    // What it waits for may already have happened: it reads its condition again.
+    if (watched_line_changed(c)) return;
     park(c, std::max(until, c.clock), true);
   }
 
@@ -789,11 +792,26 @@ class Machine final {
     return lat;
   }
 
-  void remember(Core& c, uint64_t line) {
-    for (uint64_t w : c.watch) {
-      if (w == line) return;
+  // Notes a line the core read and the version it read (again: the later).
+  void remember(Core& c, const LineState& s) {
+    for (uint32_t k = 0; k < kWatchLines; k++) {
+      if (c.watch[k] == s.line) {
+        c.watch_version[k] = s.version;
+        return;
+      }
     }
-    c.watch[c.watch_next++ % kWatchLines] = line;
+    const uint32_t k = c.watch_next++ % kWatchLines;
+    c.watch[k] = s.line;
+    c.watch_version[k] = s.version;
+  }
+  // Whether a line the core's condition read was written since it read it:
+  // by a core that ran between the read and the spin (cores yield at every
+  // access). Parking then would wait for a write that has already happened.
+  bool watched_line_changed(const Core& c) {
+    for (uint32_t k = 0; k < kWatchLines; k++) {
+      if (c.watch[k] != 0 && lines_.state(c.watch[k]).version != c.watch_version[k]) return true;
+    }
+    return false;
   }
   void forget(Core& c) {
     for (uint64_t& w : c.watch) w = 0;
