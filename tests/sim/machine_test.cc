@@ -339,6 +339,30 @@ TEST(SimMachine, CoresWaitingForAWriteNoCoreMakesEndTheRunNamingThem) {
   }
 }
 
+// The cores a stall leaves waiting are never unwound: their clean-up (an
+// engine's abort that puts rows back) would run after the run, on objects
+// gone by then (a stalled run ended in a segfault at the next run or at
+// exit). The process ends with them.
+TEST(SimMachine, AStalledRunsCoresAreNeverUnwound) {
+  ASSERT_EQ(configure(2, shipped("mesh")), "");
+  alignas(64) Atomic<bool> never{false};
+  bool unwound = false;
+  struct CleanUp {
+    bool& ran;
+    ~CleanUp() { ran = true; }
+  };
+  EXPECT_THROW(run(2,
+                   [&](uint32_t i) {
+                     if (i == 0) return;
+                     const CleanUp clean{unwound};
+                     SpinWait w;
+                     while (!never.load(memory_order_acquire)) w.once();
+                   }),
+               std::runtime_error);
+  run(2, [](uint32_t /*i*/) {});  // a run after it starts afresh
+  EXPECT_FALSE(unwound);
+}
+
 TEST(SimMachine, ExceptionsEndTheRunAndAreRethrown) {
   ASSERT_EQ(configure(4, shipped("mesh")), "");
   EXPECT_THROW(run(4,

@@ -318,7 +318,9 @@ class Machine final {
       Core* c = next_core();
       if (c == nullptr) {
         cur_ = nullptr;
-        throw std::runtime_error(stalled());
+        const std::string error = stalled();
+        abandon_cores();
+        throw std::runtime_error(error);
       }
       switch_to(c->fiber, kScheduler);
       Core& last = *cur_;
@@ -475,6 +477,21 @@ class Machine final {
     memory_busy_.assign(controllers_, 0);
     counter_busy_ = base_;
     lines_.clear();
+  }
+
+  // After a stall the cores that have not ended can never go on. Destroying
+  // a fiber unwinds its stack, which would run the engine's clean-up (an
+  // abort that puts rows back) on the simulated machine after the run, with
+  // the objects it cleans up gone by then: the run's cores are moved to a
+  // heap block that is never freed, their fibers never resumed nor
+  // destroyed, and the process ends with them.
+  void abandon_cores() {
+    auto kept = std::make_unique<std::vector<Core>>(std::move(run_cores_));
+    abandoned_.push_back(kept.get());
+    kept.release();  // owned by no one: see above
+    run_cores_.clear();
+    watchers_.clear();
+    queues_.clear();
   }
 
   // Every core that has not ended waits for a write no core will make: which
@@ -925,6 +942,7 @@ class Machine final {
   std::unordered_map<uint64_t, std::vector<uint32_t>> watchers_;
   std::unordered_map<uint64_t, std::deque<uint32_t>> queues_;
   std::vector<Core> run_cores_;
+  std::vector<std::vector<Core>*> abandoned_;  // stalled runs' cores, never freed (abandon_cores)
   CoreHeap heap_;
   Core* cur_ = nullptr;
   // The run's own context while the cores run.
