@@ -486,9 +486,7 @@ class Machine final {
   // heap block that is never freed, their fibers never resumed nor
   // destroyed, and the process ends with them.
   void abandon_cores() {
-    auto kept = std::make_unique<std::vector<Core>>(std::move(run_cores_));
-    abandoned_.push_back(kept.get());
-    kept.release();  // owned by no one: see above
+    abandoned_.push_back(std::make_unique<std::vector<Core>>(std::move(run_cores_)).release());
     run_cores_.clear();
     watchers_.clear();
     queues_.clear();
