@@ -42,6 +42,7 @@ class Arena final {
   // system allocator that Tale §5 replaces with the arena: --alloc malloc).
   // Only before the first allocation.
   void use_system_allocator() { system_ = true; }
+  bool uses_system_allocator() const { return system_; }
 
   // Memory for `bytes` aligned to `align` (a power of two, at most 4096).
   void* allocate(std::size_t bytes, std::size_t align = 16) {

@@ -1,7 +1,6 @@
 #include "embed/store.h"
 
 #include <algorithm>
-#include <new>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -9,11 +8,11 @@
 #include "cc/registry.h"
 #include "cc/schemes.h"
 #include "common/arena.h"
-#include "platform/backoff.h"
+#include "engine/run_context.h"
 #include "storage/database.h"
-#include "txn/ts_source.h"
+#include "txn/attempts.h"
 #include "txn/txn.h"
-#include "txn/worker.h"
+#include "txn/worker_set.h"
 
 namespace abyss {
 
@@ -47,16 +46,15 @@ class TransactionOf final : public Transaction {
 
 template <class CC>
 class StoreOf final : public Store::Impl {
-  using RowMeta = typename CC::RowMeta;
-
  public:
+  // The run's set-up (engine/run_context.h) without a load: the caller
+  // creates and loads the tables, so each session keeps a cursor for as
+  // many as a store may hold.
   StoreOf(const Config& config, uint32_t sessions)
-      : Impl(config.cc), cfg_(config), ts_(cfg_.ts_alloc), cc_(cfg_, sessions) {
-    for (uint32_t i = 0; i < sessions; i++) {
-      auto& w = workers_.emplace_back(std::make_unique<Worker>(WorkerId{i}, sessions, cfg_.seed, kMaxTables));
-      if (CC::kTraits.allocates_timestamps) w->ts = &ts_;
-      txns_.push_back(std::make_unique<Txn<CC>>(cc_, *w, db_.layout()));
-    }
+      : Impl(config.cc), ctx_(config, config.partitions), cfg_(ctx_.config()), db_(ctx_.db()) {
+    WorkerSet& workers = ctx_.start_workers(kMaxTables);
+    CC& cc = ctx_.start_cc();
+    for (uint32_t i = 0; i < sessions; i++) txns_.push_back(std::make_unique<Txn<CC>>(cc, workers[i], db_.layout()));
   }
 
   Table& create_table(std::string name, Schema schema, uint64_t expected_rows) override {
@@ -70,9 +68,7 @@ class StoreOf final : public Store::Impl {
     if (t.index().find(key) != nullptr) {
       throw std::invalid_argument("table " + t.name() + " already holds key " + std::to_string(key));
     }
-    t.load_row(
-        load_cursors_[t.id()], load_nodes_, Table::kDefaultBlockRows, key, [](void* meta) { new (meta) RowMeta(); },
-        fill);
+    t.load_row(load_cursors_[t.id()], load_nodes_, Table::kDefaultBlockRows, key, &RunContext<CC>::init_row, fill);
   }
 
   uint32_t sessions() const override { return static_cast<uint32_t>(txns_.size()); }
@@ -83,33 +79,37 @@ class StoreOf final : public Store::Impl {
       throw std::invalid_argument("session " + std::to_string(session) + " of a store with " +
                                   std::to_string(txns_.size()) + " sessions");
     }
-    Txn<CC>& txn = *txns_[session];
-    Worker& w = *workers_[session];
-    TransactionOf<CC> view(txn);
-    for (uint32_t aborts = 0;; aborts++) {
-      w.reset_attempt();
-      if constexpr (CC::kTraits.declares_partitions) declare(txn, partitions);
-      Rc rc = txn.begin(aborts > 0);
-      if (rc == Rc::Ok) {
-        try {
-          rc = body(view);
-        } catch (...) {
-          txn.abort();  // releases what the body's accesses took, then the caller sees the exception
-          throw;
-        }
-      }
-      if (rc == Rc::Ok) rc = txn.commit();
-      if (rc == Rc::Ok) return {Rc::Ok, aborts};
-      txn.abort();
-      if (rc != Rc::Abort) return {rc, aborts};
-      // The runner's backoff (engine/runner.h).
-      if (cfg_.backoff != BackoffKind::None) platform::pause_for_ns(w.rng.uniform(cfg_.backoff_bound_ns(aborts) + 1));
+    Session hooks{{}, *this, body, partitions, TransactionOf<CC>(*txns_[session])};
+    Attempts a;
+    try {
+      a = run_attempts(*txns_[session], ctx_.workers()[session], cfg_, false, 0, hooks);
+    } catch (...) {
+      ctx_.worker_left(session);
+      throw;
     }
+    // Between transactions a session holds no row: the other sessions'
+    // removed rows' slots may be used again without waiting for it.
+    ctx_.worker_left(session);
+    return {a.rc, a.aborts};
   }
 
  private:
   // Tables a store may hold: each session keeps an insert cursor per table.
   static constexpr std::size_t kMaxTables = 64;
+
+  // The attempt loop's hooks (txn/attempts.h): the caller's body, restarted
+  // after every CC abort until it commits.
+  struct Session : AttemptHooks {
+    StoreOf& store;
+    const std::function<Rc(Transaction&)>& body_of;
+    std::span<const uint32_t> partitions;
+    TransactionOf<CC> view;
+
+    void declare(Txn<CC>& txn) {
+      if constexpr (CC::kTraits.declares_partitions) store.declare(txn, partitions);
+    }
+    Rc body(Txn<CC>& /*txn*/) { return body_of(view); }
+  };
 
   void declare(Txn<CC>& txn, std::span<const uint32_t> partitions) {
     std::vector<uint32_t>& out = txn.partitions();
@@ -129,13 +129,11 @@ class StoreOf final : public Store::Impl {
     out.erase(std::unique(out.begin(), out.end()), out.end());
   }
 
-  Config cfg_;
-  Arena load_nodes_{std::size_t{1} << 20, "the loaded rows' index nodes"};  // outlives db_
-  Database db_{RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta)), {}, [](void* meta) { new (meta) RowMeta(); }};
+  Arena load_nodes_{std::size_t{1} << 20, "the loaded rows' index nodes"};  // outlives the database
+  RunContext<CC> ctx_;
+  const Config& cfg_;
+  Database& db_;
   std::vector<RowCursor> load_cursors_ = std::vector<RowCursor>(kMaxTables);
-  TsSource ts_;
-  CC cc_;
-  std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::unique_ptr<Txn<CC>>> txns_;
 };
 
@@ -147,6 +145,12 @@ Store::Store(const Config& config, uint32_t sessions) {
   if (s == nullptr) {
     throw std::invalid_argument("unknown scheme '" + config.cc + "' (one of " + cc::scheme_names() + ")");
   }
+  // What a run keeps beside its transactions, a store does not.
+  if (!config.history_path.empty()) throw std::invalid_argument("a store records no history: leave history_path empty");
+  if (config.log.policy != LogPolicy::Off || config.log.recover) {
+    throw std::invalid_argument("a store keeps no log: leave log.policy off and log.recover false");
+  }
+  if (!config.dump_dir.empty()) throw std::invalid_argument("a store dumps no tables: leave dump_dir empty");
   Config cfg = config;
   cfg.cc = std::string(s->name);
   cfg.threads = sessions;

@@ -4,26 +4,20 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
-#include <new>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "cc/registry.h"
-#include "engine/checkpoint.h"
 #include "engine/recover.h"
+#include "engine/run_context.h"
 #include "engine/runner.h"
-#include "log/logger.h"
 #include "platform/clock.h"
 #include "platform/latch.h"
 #include "platform/machine.h"
 #include "platform/process.h"
 #include "platform/thread.h"
-#include "storage/database.h"
 #include "storage/footprint.h"
-#include "txn/epochs.h"
-#include "txn/ts_source.h"
 #include "workload/registry.h"
 
 namespace abyss {
@@ -85,9 +79,8 @@ std::vector<Sample> samples_of(const RunResult& r, const std::vector<std::vector
 
 template <class CC, class W>
 RunResult run_with(const Config& given) {
-  using RowMeta = typename CC::RowMeta;
-  Config cfg = given;
-  cfg.partitions = W::partitions(given);  // what a scheme that locks partitions sizes its table by
+  RunContext<CC> ctx(given, W::partitions(given));
+  const Config& cfg = ctx.config();
   RunResult result;
   result.config = cfg;
   const platform::MachineInfo machine = platform::machine_info();
@@ -104,74 +97,28 @@ RunResult run_with(const Config& given) {
   result.type_names.assign(W::kTypeNames.begin(), W::kTypeNames.end());
   result.metrics = W::metrics();
 
-  const RowLayout layout = RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta), cfg.storage.align);
-  void (*const init_row)(void*) = [](void* meta) { new (meta) RowMeta(); };
-  Database db(layout, cfg.storage, init_row);
   W workload(cfg);
-  const uint64_t load_start = platform::wall_ns();
-  workload.load(db, platform::hardware_cores(), init_row);
-  result.load_seconds = static_cast<double>(platform::wall_ns() - load_start) / 1e9;
-  // --recover: the load is the logged run's (adopt_logged_workload); its
-  // log brings it to where that run's durable commits left it.
-  std::optional<Recovered> recovered;
-  if (cfg.log.recover) {
-    recovered.emplace(recover_into(db, init_row, cfg.log.dir, platform::hardware_cores()));
-    workload.resume(db);
-    const RecoverResult& rr = recovered->result;
-    result.recovery = {rr.durable_epoch,   rr.records_applied, rr.writes_applied,
-                       rr.checkpoint_rows, rr.journal_bytes,   rr.replay_seconds};
+  result.load_seconds = ctx.load(workload);
+  if (const RecoverResult* rr = ctx.recover()) {
+    workload.resume(ctx.db());
+    result.recovery = {rr->durable_epoch,   rr->records_applied, rr->writes_applied,
+                       rr->checkpoint_rows, rr->journal_bytes,   rr->replay_seconds};
   }
   result.rss_after_load = platform::resident_bytes();
 
-  // What the workers share is on the heap, never on this thread's stack: the
-  // simulated machine numbers cache lines by first touch, and a stack's
-  // offset within its page differs from process to process (docs/many-core.md).
-  auto ts = std::make_unique<TsSource>(cfg.ts_alloc);
-  // With checkpoints, the checkpointer holds the last slot of the epochs.
-  const bool checkpoints = cfg.log.policy == LogPolicy::File && cfg.log.checkpoint_every_ms > 0;
-  auto epochs = std::make_unique<Epochs>(cfg.threads + (checkpoints ? 1 : 0));
-  std::vector<std::unique_ptr<Worker>> workers;
+  // What the workers share is on the heap (txn/worker_set.h, and RunState
+  // below), never on this thread's stack: the simulated machine numbers cache
+  // lines by first touch, and a stack's offset within its page differs from
+  // process to process (docs/many-core.md).
+  WorkerSet& workers = ctx.start_workers();
   std::vector<typename W::Queries> queries;
+  queries.reserve(cfg.threads);
   for (uint32_t i = 0; i < cfg.threads; i++) {
-    auto& w = workers.emplace_back(std::make_unique<Worker>(WorkerId{i}, cfg.threads, cfg.seed, db.tables().size()));
-    w->ts = ts.get();
-    w->epochs = epochs.get();
-    w->prefetch = cfg.prefetch;
-    w->phantom_protection = cfg.phantom_protection;
-    w->bypass_read_only = cfg.read_only_tables == ReadOnlyTables::Bypass;
-    w->read_copy = cfg.read_copy;
-    if (cfg.alloc == AllocKind::Malloc) {
-      w->scratch.use_system_allocator();
-      w->persistent.use_system_allocator();
-    }
-    if (!cfg.history_path.empty()) {
-      w->history = std::make_unique<HistoryWriter>(cfg.history_path + ".part" + std::to_string(i));
-    }
-    queries.push_back(workload.generate(i, cfg.queries_per_worker, w->rng));
-    // Commit ids go on rising past the recovered log's, so each row's
-    // versions stay ordered in the log this run writes over them.
-    if (recovered) w->last_commit_id = recovered->result.max_commit_id;
+    queries.push_back(workload.generate(i, cfg.queries_per_worker, workers[i].rng));
   }
-
-  // The log (docs/durability.md): its files are written before any worker
-  // commits, so a crash from here on leaves a directory recovery can read.
-  std::unique_ptr<log::Logger> logger;
-  uint64_t log_start = 0;
-  uint64_t first_checkpoint = 1;  // after the one a recovered run starts from
-  if (cfg.log.policy != LogPolicy::Off) {
-    OpenLog log =
-        recovered ? open_log(cfg, db, cfg.threads, true, recovered->checkpoint_number, recovered->result.durable_epoch)
-                  : open_log(cfg, db, cfg.threads, false, 0, 0);
-    logger = std::move(log.logger);
-    first_checkpoint = log.first_checkpoint;
-    for (uint32_t i = 0; i < cfg.threads; i++) workers[i]->log = &logger->worker(i);
-    log_start = platform::wall_ns();
-  }
-  std::unique_ptr<Checkpointer> checkpointer;
-  if (checkpoints) checkpointer = std::make_unique<Checkpointer>(*logger, db, *epochs, cfg.threads);
+  ctx.open_log();
   std::string checkpoint_error;
-
-  auto cc = std::make_unique<CC>(cfg, cfg.threads);
+  CC& cc = ctx.start_cc();
   const uint64_t host_start = platform::host_ns();
   struct RunState {
     alignas(platform::kCacheLine) platform::Atomic<uint32_t> phase{static_cast<uint32_t>(Phase::Warmup)};
@@ -335,11 +282,11 @@ RunResult run_with(const Config& given) {
   };
   // Threads 0..threads-1 are workers; the next one keeps time, and the one
   // after it, with --checkpoint-every-ms, takes checkpoints.
-  platform::run_threads(cfg.threads + 1 + (checkpoints ? 1 : 0), cfg.pin, [&](uint32_t i) {
-    if (i == cfg.threads + 1) {
+  platform::run_threads(ctx.threads(1), cfg.pin, [&](uint32_t i) {
+    if (ctx.is_checkpointer(i, 1)) {
       auto done = [&] { return phase_of(phase.load(platform::memory_order_acquire)) == Phase::Done; };
       while (ready.load(platform::memory_order_acquire) < cfg.threads) platform::sleep_ns(kReadyPollNs);
-      checkpoint_error = take_checkpoints(*checkpointer, first_checkpoint, cfg.log.checkpoint_every_ms, done);
+      checkpoint_error = ctx.take_checkpoints(done);
       return;
     }
     if (i == cfg.threads) {
@@ -361,43 +308,26 @@ RunResult run_with(const Config& given) {
     }
     bool counted = false;
     try {
-      result.workers[i] = run_worker(cfg, *cc, workload, queries[i], *workers[i], layout, phase, state->boundaries,
+      result.workers[i] = run_worker(cfg, cc, workload, queries[i], workers[i], ctx.layout(), phase, state->boundaries,
                                      snapshots[i], &published[i].commits, oversubscribed, [&] {
                                        ready.fetch_add(1, platform::memory_order_release);
                                        counted = true;
                                      });
-      if (logger) logger->worker(i).finish();
+      ctx.worker_finished(i);
     } catch (const std::exception& e) {
       errors[i] = e.what();
       state->failed.fetch_add(1, platform::memory_order_release);
       // A worker that failed before it counted itself never keeps the clock from starting.
       if (!counted) ready.fetch_add(1, platform::memory_order_release);
     }
-    epochs->leave(i);  // holds no slot any more: the others' epochs move on without it
+    ctx.worker_left(i);
   });
-  // A journal that failed stopped every worker: its error, not theirs.
-  if (logger && logger->failed()) throw std::runtime_error("the log failed: " + logger->error());
+  ctx.throw_if_log_failed();
   if (!checkpoint_error.empty()) throw std::runtime_error(checkpoint_error);
   for (const auto& e : errors) {
     if (!e.empty()) throw std::runtime_error("worker failed: " + e);
   }
-  if (logger) {
-    if (auto err = logger->close(); !err.empty()) throw std::runtime_error("the log failed: " + err);
-    const log::LogTotals t = logger->totals();
-    result.log.records = t.records;
-    result.log.bytes = t.bytes;
-    result.log.flushes = t.flushes;
-    result.log.fsyncs = t.fsyncs;
-    result.log.durable_epoch = t.durable_epoch;
-    result.log.seconds = static_cast<double>(platform::wall_ns() - log_start) / 1e9;
-    if (checkpointer) {
-      const CheckpointTotals& c = checkpointer->totals();
-      result.log.checkpoints = c.checkpoints;
-      result.log.checkpoint_rows = c.rows;
-      result.log.checkpoint_bytes = c.bytes;
-      result.log.checkpoint_seconds = c.seconds;
-    }
-  }
+  result.log = ctx.close_log();
   result.host_seconds = static_cast<double>(platform::host_ns() - host_start) / 1e9;
   result.machine_counters = platform::machine_counters();
   result.seconds = static_cast<double>(window_end - window_start) / 1e9;
@@ -412,21 +342,11 @@ RunResult run_with(const Config& given) {
   result.total = WorkerStats(W::kTypeNames.size());
   for (const auto& w : result.workers) result.total.merge(w);
   result.rss_at_end = platform::resident_bytes();
-  for (const auto& w : workers) {
-    for (const RowCursor& c : w->cursors) result.rows_reused += c.reused;
-  }
-  for (const auto& t : db.tables()) result.table_bytes += t->reserved_bytes();
+  result.rows_reused = workers.rows_reused();
+  for (const auto& t : ctx.db().tables()) result.table_bytes += t->reserved_bytes();
   if (interval_s > 0) result.samples = samples_of(result, snapshots, boundary_ns, W::kTypeNames.size());
 
-  if (!cfg.history_path.empty()) {
-    std::vector<std::string> parts;
-    parts.reserve(workers.size());
-    for (auto& w : workers) parts.push_back(w->history->close());
-    if (auto err = HistoryWriter::merge(cfg.history_path, parts); !err.empty()) throw std::runtime_error(err);
-  }
-  if (!cfg.dump_dir.empty()) {
-    if (auto err = db.dump(cfg.dump_dir); !err.empty()) throw std::runtime_error(err);
-  }
+  ctx.finish();
   return result;
 }
 

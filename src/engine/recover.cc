@@ -15,6 +15,7 @@
 #include "common/arena.h"
 #include "common/build_info.h"
 #include "engine/knobs.h"
+#include "engine/run_context.h"
 #include "log/logger.h"
 #include "log/record.h"
 #include "platform/clock.h"
@@ -373,20 +374,16 @@ void replay_log(Database& db, void (*init_row)(void*), const std::string& dir, c
 
 template <class CC, class W>
 void recover_with(const Config& given, const RecoverOptions& options, const Sources& src, RecoverResult& out) {
-  using RowMeta = typename CC::RowMeta;
-  Config cfg = given;
-  cfg.partitions = W::partitions(given);
-  auto init_row = [](void* meta) { new (meta) RowMeta(); };
-  const RowLayout layout = RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta), cfg.storage.align);
-  Database db(layout, cfg.storage, init_row);
-  W workload(cfg);
-  const uint64_t load_start = platform::wall_ns();
-  workload.load(db, platform::hardware_cores(), init_row);
-  out.load_seconds = static_cast<double>(platform::wall_ns() - load_start) / 1e9;
+  // The logged run's set-up up to its load (engine/run_context.h); the log
+  // does the rest.
+  RunContext<CC> ctx(given, W::partitions(given));
+  Database& db = ctx.db();
+  W workload(ctx.config());
+  out.load_seconds = ctx.load(workload);
 
   std::vector<Arena> nodes;
   std::vector<Replayed> all;
-  replay_log(db, init_row, options.dir, src, options.threads, nodes, out,
+  replay_log(db, &RunContext<CC>::init_row, options.dir, src, options.threads, nodes, out,
              options.versions_path.empty() ? nullptr : &all);
   const auto& tables = db.tables();
 

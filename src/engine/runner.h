@@ -13,6 +13,7 @@
 #include "platform/backoff.h"
 #include "platform/clock.h"
 #include "stats/stats.h"
+#include "txn/attempts.h"
 #include "txn/txn.h"
 #include "txn/worker.h"
 
@@ -44,33 +45,114 @@ inline uint32_t window_of(uint32_t word) { return word >> 2; }
 // `published`, when not null, is where the worker keeps its count of commits
 // since it started, warm-up included, for the timekeeper to read (a line of
 // its own): the window's halves, the steady-state rule, a progress line.
-template <class CC, class W, class MarkReady>
-WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typename W::Queries& queries, Worker& w,
-                       RowLayout layout, const platform::Atomic<uint32_t>& phase,
-                       const platform::Atomic<uint32_t>& boundaries, std::vector<WorkerStats>& snapshots,
-                       platform::Atomic<uint64_t>* published, bool yield_after_abort, MarkReady&& mark_ready) {
-  Txn<CC> txn(cc, w, layout);
-  const std::size_t types = W::kTypeNames.size();
-  WorkerStats stats(types);
-  const double cycles_per_ns = platform::cycles_per_ns();
-  bool measuring = false;
-  const bool sampling = cfg.sample_interval() > 0;
-  uint64_t window_start = 0;
-  uint32_t window = 0;  // the number of the window the statistics are of
-  uint64_t sink = 0;    // keeps reads from being optimised away
-  // --time-sample N: one attempt in N times its sampled sections.
-  const uint32_t time_sample = cfg.time_sample;
-  uint32_t until_timed = 0;
+template <class CC, class W>
+class Runner final : public AttemptHooks {
+ public:
+  Runner(const Config& cfg, CC& cc, const W& workload, const typename W::Queries& queries, Worker& w, RowLayout layout,
+         const platform::Atomic<uint32_t>& phase, const platform::Atomic<uint32_t>& boundaries,
+         std::vector<WorkerStats>& snapshots, platform::Atomic<uint64_t>* published, bool yield_after_abort)
+      : cfg_(cfg),
+        workload_(workload),
+        queries_(queries),
+        w_(w),
+        txn_(cc, w, layout),
+        phase_(phase),
+        boundaries_(boundaries),
+        snapshots_(snapshots),
+        published_(published),
+        yield_after_abort_(yield_after_abort),
+        stats_(W::kTypeNames.size()),
+        cycles_per_ns_(platform::cycles_per_ns()) {
+    parked_.reserve(cfg.abort_buffer);
+  }
+
+  template <class MarkReady>
+  WorkerStats run(MarkReady&& mark_ready) {
+    mark_ready();
+    for (;;) {
+      if (sampling_ && measuring_) {
+        const uint32_t passed = boundaries_.load(platform::memory_order_acquire);
+        if (snapshots_.size() < passed) {
+          WorkerStats now = stats_;
+          now.total_cycles = platform::cycles() - window_start_;
+          snapshots_.resize(passed, now);
+        }
+      }
+      if (phase_of(phase_.load(platform::memory_order_acquire)) == Phase::Done) break;
+      uint64_t first_start = 0;
+      uint32_t first_aborts = 0;
+      if (!resume_parked(first_start, first_aborts)) {
+        query_ = next_++ % queries_.size();
+        first_start = platform::cycles();
+      }
+      type_ = workload_.type_of(queries_, query_);
+      parking_first_start_ = first_start;
+      const Attempts a = run_attempts(txn_, w_, cfg_, yield_after_abort_, first_aborts, *this);
+      if (a.rc == Rc::NotFound) throw std::runtime_error("workload left a missing key unhandled");
+      if (a.rc == Rc::Ok && published_ != nullptr) {
+        published_->store(published_->load(platform::memory_order_relaxed) + 1, platform::memory_order_relaxed);
+      }
+      if (a.rc == Rc::Ok || a.rc == Rc::LogicalAbort) ended(a, first_start);
+      // A commit is acknowledged once its log record is durable
+      // (log/logger.h); its latency runs to then.
+      if (w_.log != nullptr) {
+        const uint64_t spent = w_.log->poll([&](const log::WorkerLog::Pending& p, uint64_t at) {
+          if (!p.measured || !measuring_ || p.token != window_) return;  // a commit of an earlier window
+          TypeStats& ts = stats_.types[p.type];
+          ts[Counter::Acknowledged]++;
+          ts.latency.record(static_cast<uint64_t>(static_cast<double>(at - p.start) / cycles_per_ns_));
+        });
+        if (measuring_) stats_[TimeCat::Log] += spent;
+      }
+    }
+    if (measuring_) stats_.total_cycles = platform::cycles() - window_start_;
+    stats_.finish();
+    w_.sink = sink_;
+    return stats_;
+  }
+
+  // The attempt loop's hooks (txn/attempts.h).
   // Checked before every attempt, so a transaction that is restarting when
-  // the window opens has its later attempts counted.
-  auto enter_window_if_open = [&] {
-    const uint32_t word = phase.load(platform::memory_order_acquire);
-    if (phase_of(word) != Phase::Measure || window_of(word) == window) return;
-    stats = WorkerStats(types);
-    measuring = true;
-    window = window_of(word);
-    window_start = platform::cycles();
-  };
+  // the window opens has its later attempts counted; --time-sample N: one
+  // attempt in N times its sampled sections.
+  void prepare() {
+    const uint32_t word = phase_.load(platform::memory_order_acquire);
+    if (phase_of(word) == Phase::Measure && window_of(word) != window_) {
+      stats_ = WorkerStats(W::kTypeNames.size());
+      measuring_ = true;
+      window_ = window_of(word);
+      window_start_ = platform::cycles();
+    }
+    w_.timing = until_timed_ == 0;
+    until_timed_ = until_timed_ + 1 == cfg_.time_sample ? 0 : until_timed_ + 1;
+  }
+  void declare(Txn<CC>& txn) {
+    if constexpr (CC::kTraits.declares_partitions) {
+      txn.timed(TimeCat::CcManager, [&] {
+        workload_.partitions_of(queries_, query_, txn.partitions());
+        return 0;
+      });
+    }
+  }
+  Rc body(Txn<CC>& txn) { return workload_.run(txn, queries_, query_, sink_); }
+  void aborted(uint64_t start, uint64_t rolled_back) {
+    if (!measuring_) return;
+    stats_[TimeCat::Abort] += rolled_back - start;
+    stats_.types[type_][Counter::CcAborts]++;
+  }
+  // --abort-buffer: the transaction waits out its penalty parked.
+  bool park(uint64_t penalty_ns, uint64_t rolled_back, uint32_t aborts) {
+    if (cfg_.abort_buffer == 0) return false;
+    parked_.push_back({query_, rolled_back + static_cast<uint64_t>(static_cast<double>(penalty_ns) * cycles_per_ns_),
+                       parking_first_start_, aborts + 1});
+    return true;
+  }
+  void backed_off(uint64_t rolled_back) {
+    if (measuring_) stats_[TimeCat::Backoff] += platform::cycles() - rolled_back;
+  }
+  bool stop() const { return phase_of(phase_.load(platform::memory_order_relaxed)) == Phase::Done; }
+
+ private:
   // --abort-buffer: aborted transactions waiting out their penalty while
   // the worker runs others (DBx1000's abort buffer), oldest first.
   struct Parked {
@@ -79,165 +161,102 @@ WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typen
     uint64_t first_start;  // cycles: its first attempt began
     uint32_t aborts;
   };
-  std::vector<Parked> parked;
-  parked.reserve(cfg.abort_buffer);
-  std::size_t next = 0;
-  mark_ready();
 
-  for (;;) {
-    if (sampling && measuring) {
-      const uint32_t passed = boundaries.load(platform::memory_order_acquire);
-      if (snapshots.size() < passed) {
-        WorkerStats now = stats;
-        now.total_cycles = platform::cycles() - window_start;
-        snapshots.resize(passed, now);
-      }
+  // A parked transaction whose penalty is over goes first, then a new one
+  // while the buffer has room; with the buffer full, the worker waits for
+  // the parked one that is ready first. True when it took a parked one.
+  bool resume_parked(uint64_t& first_start, uint32_t& first_aborts) {
+    if (parked_.empty()) return false;
+    const uint64_t now = platform::cycles();
+    auto it = std::find_if(parked_.begin(), parked_.end(), [&](const Parked& p) { return p.ready <= now; });
+    if (it == parked_.end() && parked_.size() >= cfg_.abort_buffer) {
+      it = std::min_element(parked_.begin(), parked_.end(),
+                            [](const Parked& a, const Parked& b) { return a.ready < b.ready; });
+      platform::pause_for_ns(static_cast<uint64_t>(static_cast<double>(it->ready - now) / cycles_per_ns_));
+      if (measuring_) stats_[TimeCat::Backoff] += platform::cycles() - now;
     }
-    if (phase_of(phase.load(platform::memory_order_acquire)) == Phase::Done) break;
-    // --abort-buffer: a parked transaction whose penalty is over goes first,
-    // then a new one while the buffer has room; with the buffer full, the
-    // worker waits for the parked one that is ready first.
-    std::size_t i = 0;
-    uint64_t first_start = 0;
-    uint32_t first_aborts = 0;
-    bool resumed = false;
-    if (!parked.empty()) {
-      const uint64_t now = platform::cycles();
-      auto it = std::find_if(parked.begin(), parked.end(), [&](const Parked& p) { return p.ready <= now; });
-      if (it == parked.end() && parked.size() >= cfg.abort_buffer) {
-        it = std::min_element(parked.begin(), parked.end(),
-                              [](const Parked& a, const Parked& b) { return a.ready < b.ready; });
-        platform::pause_for_ns(static_cast<uint64_t>(static_cast<double>(it->ready - now) / cycles_per_ns));
-        if (measuring) stats[TimeCat::Backoff] += platform::cycles() - now;
-      }
-      if (it != parked.end()) {
-        i = it->query;
-        first_start = it->first_start;
-        first_aborts = it->aborts;
-        parked.erase(it);
-        resumed = true;
-      }
-    }
-    if (!resumed) {
-      i = next++ % queries.size();
-      first_start = platform::cycles();
-    }
-    const uint8_t type = workload.type_of(queries, i);
-    // A transaction taken from the buffer begins afresh (a new timestamp
-    // where its scheme keeps one across restarts); one retried in place
-    // after its backoff is a restart.
-    bool restart = false;
-    for (uint32_t aborts = first_aborts;; aborts++) {
-      enter_window_if_open();
-      w.reset_attempt();
-      w.timing = until_timed == 0;
-      until_timed = until_timed + 1 == time_sample ? 0 : until_timed + 1;
-      const uint64_t start = platform::cycles();
-      if constexpr (CC::kTraits.declares_partitions) {
-        txn.timed(TimeCat::CcManager, [&] {
-          workload.partitions_of(queries, i, txn.partitions());
-          return 0;
-        });
-      }
-      Rc rc = Rc::Ok;
-      try {
-        rc = txn.begin(restart);
-        if (rc == Rc::Ok) rc = workload.run(txn, queries, i, sink);
-        if (rc == Rc::Ok) {
-          rc = txn.commit();
-        } else if (rc == Rc::LogicalAbort) {
-          txn.abort();
+    if (it == parked_.end()) return false;
+    query_ = it->query;
+    first_start = it->first_start;
+    first_aborts = it->aborts;
+    parked_.erase(it);
+    return true;
+  }
+
+  // A commit or a logical abort: the attempt's statistics, and a commit's
+  // record handed to the log.
+  void ended(const Attempts& a, uint64_t first_start) {
+    if (measuring_) {
+      const uint64_t took = a.end - a.start;
+      for (std::size_t c = 0; c < kTimeCats; c++) stats_.cycles[c] += w_.attempt[c];
+      // A logical abort did the work the transaction asked for: useful.
+      const uint64_t useful = took - std::min(took, w_.charged);
+      // The attempt's time outside waits and logging, which are timed in every attempt.
+      const uint64_t always_timed =
+          w_.attempt[static_cast<std::size_t>(TimeCat::Wait)] + w_.attempt[static_cast<std::size_t>(TimeCat::Log)];
+      const uint64_t span = took - std::min(took, always_timed);
+      if (w_.timing) {
+        stats_[TimeCat::Useful] += useful;
+        for (std::size_t c = 0; c < kTimeCats; c++) {
+          if (sampled_category(static_cast<TimeCat>(c))) stats_.timed[c] += w_.attempt[c];
         }
-      } catch (...) {
-        // The run fails; the other workers must not wait forever for what
-        // this transaction holds.
-        txn.abort();
-        throw;
+        stats_.timed[static_cast<std::size_t>(TimeCat::Useful)] += useful;
+        stats_.timed_span += span;
+        stats_.timed_attempts++;
+      } else {
+        stats_.untimed_span += span;  // finish() splits it as the timed attempts' time splits
       }
-      if (rc == Rc::NotFound) {
-        txn.abort();  // releases what other workers may be waiting for
-        throw std::runtime_error("workload left a missing key unhandled");
-      }
-      const uint64_t end = platform::cycles();
-      if (rc == Rc::Ok && published != nullptr) {
-        published->store(published->load(platform::memory_order_relaxed) + 1, platform::memory_order_relaxed);
-      }
-      if (rc == Rc::Ok || rc == Rc::LogicalAbort) {
-        if (measuring) {
-          for (std::size_t c = 0; c < kTimeCats; c++) stats.cycles[c] += w.attempt[c];
-          // A logical abort did the work the transaction asked for: useful.
-          const uint64_t useful = (end - start) - std::min(end - start, w.charged);
-          // The attempt's time outside waits and logging, which are timed in every attempt.
-          const uint64_t always_timed =
-              w.attempt[static_cast<std::size_t>(TimeCat::Wait)] + w.attempt[static_cast<std::size_t>(TimeCat::Log)];
-          const uint64_t span = (end - start) - std::min(end - start, always_timed);
-          if (w.timing) {
-            stats[TimeCat::Useful] += useful;
-            for (std::size_t c = 0; c < kTimeCats; c++) {
-              if (sampled_category(static_cast<TimeCat>(c))) stats.timed[c] += w.attempt[c];
-            }
-            stats.timed[static_cast<std::size_t>(TimeCat::Useful)] += useful;
-            stats.timed_span += span;
-            stats.timed_attempts++;
-          } else {
-            stats.untimed_span += span;  // finish() splits it as the timed attempts' time splits
-          }
-          TypeStats& ts = stats.types[type];
-          if (rc == Rc::Ok) {
-            ts[Counter::Commits]++;
-            if (w.log == nullptr) {
-              ts[Counter::Acknowledged]++;
-              ts.latency.record(static_cast<uint64_t>(static_cast<double>(end - first_start) / cycles_per_ns));
-            }
-          } else {
-            ts[Counter::LogicalAborts]++;
-          }
+      TypeStats& ts = stats_.types[type_];
+      if (a.rc == Rc::Ok) {
+        ts[Counter::Commits]++;
+        if (w_.log == nullptr) {
+          ts[Counter::Acknowledged]++;
+          ts.latency.record(static_cast<uint64_t>(static_cast<double>(a.end - first_start) / cycles_per_ns_));
         }
-        if (rc == Rc::Ok && w.log != nullptr) {
-          w.log->committed(
-              {txn.commit_epoch(), txn.logged() ? txn.commit_id().value : 0, first_start, type, measuring, window});
-        }
-        break;
+      } else {
+        ts[Counter::LogicalAborts]++;
       }
-      // A CC abort: the whole attempt, and its roll-back, is wasted work.
-      txn.abort();
-      const uint64_t rolled_back = platform::cycles();
-      if (measuring) {
-        stats[TimeCat::Abort] += rolled_back - start;
-        stats.types[type][Counter::CcAborts]++;
-      }
-      // Tale §5: a random wait below a bound that doubles per abort (exp);
-      // DBx1000: below a fixed bound (penalty).
-      const uint64_t penalty_ns =
-          cfg.backoff == BackoffKind::None ? 0 : w.rng.uniform(cfg.backoff_bound_ns(aborts) + 1);
-      if (cfg.abort_buffer > 0) {
-        parked.push_back({i, rolled_back + static_cast<uint64_t>(static_cast<double>(penalty_ns) * cycles_per_ns),
-                          first_start, aborts + 1});
-        if (yield_after_abort) platform::yield_thread();
-        break;
-      }
-      if (penalty_ns > 0) platform::pause_for_ns(penalty_ns);
-      restart = true;
-      if (yield_after_abort) platform::yield_thread();
-      if (measuring) stats[TimeCat::Backoff] += platform::cycles() - rolled_back;
-      if (phase_of(phase.load(platform::memory_order_relaxed)) == Phase::Done) break;
     }
-    // A commit is acknowledged once its log record is durable
-    // (log/logger.h); its latency runs to then.
-    if (w.log != nullptr) {
-      const uint64_t spent = w.log->poll([&](const log::WorkerLog::Pending& p, uint64_t at) {
-        if (!p.measured || !measuring || p.token != window) return;  // a commit of an earlier window
-        TypeStats& ts = stats.types[p.type];
-        ts[Counter::Acknowledged]++;
-        ts.latency.record(static_cast<uint64_t>(static_cast<double>(at - p.start) / cycles_per_ns));
-      });
-      if (measuring) stats[TimeCat::Log] += spent;
+    if (a.rc == Rc::Ok && w_.log != nullptr) {
+      w_.log->committed(
+          {txn_.commit_epoch(), txn_.logged() ? txn_.commit_id().value : 0, first_start, type_, measuring_, window_});
     }
   }
-  if (measuring) stats.total_cycles = platform::cycles() - window_start;
-  stats.finish();
-  w.sink = sink;
-  return stats;
+
+  const Config& cfg_;
+  const W& workload_;
+  const typename W::Queries& queries_;
+  Worker& w_;
+  Txn<CC> txn_;
+  const platform::Atomic<uint32_t>& phase_;
+  const platform::Atomic<uint32_t>& boundaries_;
+  std::vector<WorkerStats>& snapshots_;
+  platform::Atomic<uint64_t>* published_;
+  const bool yield_after_abort_;
+  const bool sampling_ = cfg_.sample_interval() > 0;
+  WorkerStats stats_;
+  const double cycles_per_ns_;
+  bool measuring_ = false;
+  uint64_t window_start_ = 0;
+  uint32_t window_ = 0;  // the number of the window the statistics are of
+  uint64_t sink_ = 0;    // keeps reads from being optimised away
+  uint32_t until_timed_ = 0;
+  std::vector<Parked> parked_;
+  std::size_t next_ = 0;
+  std::size_t query_ = 0;  // the transaction being run: its query and type
+  uint8_t type_ = 0;
+  uint64_t parking_first_start_ = 0;
+};
+
+// One worker's whole run: a Runner's (above).
+template <class CC, class W, class MarkReady>
+WorkerStats run_worker(const Config& cfg, CC& cc, const W& workload, const typename W::Queries& queries, Worker& w,
+                       RowLayout layout, const platform::Atomic<uint32_t>& phase,
+                       const platform::Atomic<uint32_t>& boundaries, std::vector<WorkerStats>& snapshots,
+                       platform::Atomic<uint64_t>* published, bool yield_after_abort, MarkReady&& mark_ready) {
+  Runner<CC, W> runner(cfg, cc, workload, queries, w, layout, phase, boundaries, snapshots, published,
+                       yield_after_abort);
+  return runner.run(mark_ready);
 }
 
 }  // namespace abyss

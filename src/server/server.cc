@@ -5,8 +5,6 @@
 #include <cstring>
 #include <deque>
 #include <memory>
-#include <new>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -15,11 +13,9 @@
 
 #include "cc/registry.h"
 #include "common/build_info.h"
-#include "engine/checkpoint.h"
-#include "engine/recover.h"
+#include "engine/run_context.h"
 #include "log/logger.h"
 #include "platform/atomic.h"
-#include "platform/backoff.h"
 #include "platform/clock.h"
 #include "platform/file.h"
 #include "platform/latch.h"
@@ -28,9 +24,8 @@
 #include "platform/thread.h"
 #include "server/resp.h"
 #include "server/schedule.h"
-#include "storage/database.h"
+#include "txn/attempts.h"
 #include "txn/epochs.h"
-#include "txn/ts_source.h"
 #include "txn/txn.h"
 #include "txn/worker.h"
 #include "workload/kv/kv.h"
@@ -746,53 +741,65 @@ class ServerWorker {
     return true;
   }
 
-  void run_claimed(Connection& c, std::span<const std::vector<std::string_view>> commands, bool exec) {
-    const uint64_t first_start = platform::cycles();
+  // The attempt loop's hooks (txn/attempts.h): the commands of one
+  // transaction, their replies built anew at every attempt.
+  struct Commands : AttemptHooks {
+    ServerWorker& worker;
+    std::span<const std::vector<std::string_view>> commands;
+    bool exec;
     std::string reply;
-    if (w_.log != nullptr) w_.log->resume();  // before the commit reads its epoch
-    for (uint32_t aborts = 0;; aborts++) {
-      w_.reset_attempt();
-      if constexpr (CC::kTraits.declares_partitions) txn_.partitions() = parts_;
+    std::size_t mark = 0;  // where the running command's reply starts
+
+    void prepare() {
       reply.clear();
       if (exec) append_array(reply, commands.size());
+    }
+    void declare(Txn<CC>& txn) {
+      if constexpr (CC::kTraits.declares_partitions) txn.partitions() = worker.parts_;
+    }
+    Rc body(Txn<CC>& txn) {
       Rc rc = Rc::Ok;
-      std::size_t mark = 0;  // where the running command's reply starts
-      try {
-        rc = txn_.begin(aborts > 0);
-        for (std::size_t i = 0; rc == Rc::Ok && i < commands.size(); i++) {
-          // A command that fails its own way (MSET of a key with no free
-          // slot) rolls the whole transaction back: its reply says why.
-          mark = reply.size();
-          rc = run_data(txn_, kv_, *find_command(commands[i][0]), commands[i], reply, value_);
-        }
-        if (rc == Rc::Ok) {
-          rc = txn_.commit();
-        }
-      } catch (const std::runtime_error& e) {
-        // Too many rows for one transaction: it rolls back, and says so.
-        txn_.abort();
-        reply_now(c, "-ERR " + std::string(e.what()) + "\r\n");
-        return;
+      for (std::size_t i = 0; rc == Rc::Ok && i < commands.size(); i++) {
+        // A command that fails its own way (MSET of a key with no free
+        // slot) rolls the whole transaction back: its reply says why.
+        mark = reply.size();
+        rc = run_data(txn, worker.kv_, *find_command(commands[i][0]), commands[i], reply, worker.value_);
       }
-      if (rc == Rc::LogicalAbort) {
-        txn_.abort();
-        reply_now(c, reply.substr(mark));
-        return;
-      }
-      if (rc == Rc::Ok) break;
-      txn_.abort();
-      totals_.cc_aborts++;
-      if (cfg_.backoff != BackoffKind::None) platform::pause_for_ns(w_.rng.uniform(cfg_.backoff_bound_ns(aborts) + 1));
-      if (yield_after_abort_) platform::yield_thread();
+      return rc;
+    }
+    void aborted(uint64_t /*start*/, uint64_t /*rolled_back*/) { worker.totals_.cc_aborts++; }
+  };
+
+  void run_claimed(Connection& c, std::span<const std::vector<std::string_view>> commands, bool exec) {
+    const uint64_t first_start = platform::cycles();
+    if (w_.log != nullptr) w_.log->resume();  // before the commit reads its epoch
+    Commands hooks{{}, *this, commands, exec, {}, 0};
+    Attempts a;
+    try {
+      a = run_attempts(txn_, w_, cfg_, yield_after_abort_, 0, hooks);
+    } catch (const std::runtime_error& e) {
+      // Too many rows for one transaction: it rolled back, and says so.
+      reply_now(c, "-ERR " + std::string(e.what()) + "\r\n");
+      return;
+    }
+    if (a.rc == Rc::LogicalAbort) {
+      reply_now(c, hooks.reply.substr(hooks.mark));
+      return;
+    }
+    if (a.rc == Rc::NotFound) {
+      // The commands answer a missing key themselves; one that did not is
+      // this server's fault, said as such rather than retried forever.
+      reply_now(c, "-ERR internal: a command missed a key it did not handle\r\n");
+      return;
     }
     totals_.transactions++;
     if (w_.log == nullptr) {
       totals_.latency.record(ns_since(first_start));
-      reply_now(c, std::move(reply));
+      reply_now(c, std::move(hooks.reply));
       return;
     }
     w_.log->committed({txn_.commit_epoch(), txn_.logged() ? txn_.commit_id().value : 0, first_start, 0, true, c.id});
-    hold(c, std::move(reply), true);
+    hold(c, std::move(hooks.reply), true);
   }
 
   uint64_t ns_since(uint64_t start) const {
@@ -859,6 +866,13 @@ class ServerWorker {
     s += "partition_waits_worker:" + std::to_string(totals_.waits) + "\r\n";
     s += "dropped_worker:" + std::to_string(totals_.dropped) + "\r\n";
     s += "worker:" + std::to_string(index_) + "\r\n";
+    // The run flags that act within its transactions, as this worker holds them.
+    auto on_off = [](bool on) { return on ? "on" : "off"; };
+    s += std::string("prefetch_worker:") + on_off(w_.prefetch) + "\r\n";
+    s += std::string("alloc_worker:") + (w_.scratch.uses_system_allocator() ? "malloc" : "arena") + "\r\n";
+    s += std::string("read_copy_worker:") + on_off(w_.read_copy) + "\r\n";
+    s += std::string("read_only_tables_worker:") + (w_.bypass_read_only ? "bypass" : "cc") + "\r\n";
+    s += std::string("phantom_protection_worker:") + on_off(w_.phantom_protection) + "\r\n";
     return s;
   }
 
@@ -927,47 +941,17 @@ void accept_loop(platform::Socket& listener, Shared& shared, uint32_t workers, u
 template <class CC>
 ServeResult serve_with(const Config& given, const ServeOptions& options,
                        const std::function<void(uint16_t port, uint32_t threads)>& listening) {
-  using RowMeta = typename CC::RowMeta;
-  Config cfg = given;
-  cfg.partitions = Kv::partitions(cfg);
+  RunContext<CC> ctx(given, Kv::partitions(given));
+  const Config& cfg = ctx.config();
   ServeResult result;
-  const RowLayout layout = RowLayout::for_meta(sizeof(RowMeta), alignof(RowMeta), cfg.storage.align);
-  void (*const init_row)(void*) = [](void* meta) { new (meta) RowMeta(); };
-  Database db(layout, cfg.storage, init_row);
   KvTable kv(cfg.settings<KvConfig>());
-  kv.load(db, platform::hardware_cores(), init_row);
-  std::optional<Recovered> recovered;
-  if (cfg.log.recover) {
-    recovered.emplace(recover_into(db, init_row, cfg.log.dir, platform::hardware_cores()));
+  ctx.load(kv);
+  if (const RecoverResult* rr = ctx.recover()) {
     result.recovered = true;
-    result.recovered_writes = recovered->result.writes_applied;
+    result.recovered_writes = rr->writes_applied;
   }
-
-  auto ts = std::make_unique<TsSource>(cfg.ts_alloc);
-  const bool checkpoints = cfg.log.policy == LogPolicy::File && cfg.log.checkpoint_every_ms > 0;
-  auto epochs = std::make_unique<Epochs>(cfg.threads + (checkpoints ? 1 : 0));
-  std::vector<std::unique_ptr<Worker>> workers;
-  for (uint32_t i = 0; i < cfg.threads; i++) {
-    auto& w = workers.emplace_back(std::make_unique<Worker>(WorkerId{i}, cfg.threads, cfg.seed, db.tables().size()));
-    w->ts = ts.get();
-    w->epochs = epochs.get();
-    w->phantom_protection = cfg.phantom_protection;
-    if (!cfg.history_path.empty()) {
-      w->history = std::make_unique<HistoryWriter>(cfg.history_path + ".part" + std::to_string(i));
-    }
-    if (recovered) w->last_commit_id = recovered->result.max_commit_id;
-  }
-  std::unique_ptr<log::Logger> logger;
-  uint64_t first_checkpoint = 1;
-  if (cfg.log.policy != LogPolicy::Off) {
-    OpenLog log = open_log(cfg, db, cfg.threads, recovered.has_value(), recovered ? recovered->checkpoint_number : 0,
-                           recovered ? recovered->result.durable_epoch : 0);
-    logger = std::move(log.logger);
-    first_checkpoint = log.first_checkpoint;
-    for (uint32_t i = 0; i < cfg.threads; i++) workers[i]->log = &logger->worker(i);
-  }
-  std::unique_ptr<Checkpointer> checkpointer;
-  if (checkpoints) checkpointer = std::make_unique<Checkpointer>(*logger, db, *epochs, cfg.threads);
+  WorkerSet& workers = ctx.start_workers();
+  ctx.open_log();
 
   platform::Socket listener;
   uint16_t port = 0;
@@ -983,7 +967,7 @@ ServeResult serve_with(const Config& given, const ServeOptions& options,
     }
     if (!err.empty()) throw std::invalid_argument(options.port_file + ": " + err);
   }
-  auto cc = std::make_unique<CC>(cfg, cfg.threads);
+  CC& cc = ctx.start_cc();
   auto shared = std::make_unique<Shared>(cfg.threads, cfg.partitions);
   for (const auto& p : shared->pollers) {
     if (!p->error().empty()) throw std::runtime_error(p->error());
@@ -997,29 +981,28 @@ ServeResult serve_with(const Config& given, const ServeOptions& options,
   std::vector<Totals> totals(cfg.threads);
   std::vector<std::string> errors(cfg.threads + 2);
   const uint64_t start = platform::wall_ns();
-  platform::run_threads(cfg.threads + 1 + (checkpoints ? 1 : 0), cfg.pin, [&](uint32_t i) {
+  platform::run_threads(ctx.threads(1), cfg.pin, [&](uint32_t i) {
     try {
       if (i == cfg.threads) {
         accept_loop(listener, *shared, cfg.threads, options.max_clients);
         return;
       }
-      if (i == cfg.threads + 1) {
-        errors[i] = take_checkpoints(*checkpointer, first_checkpoint, cfg.log.checkpoint_every_ms,
-                                     [&] { return shared->stop.load(platform::memory_order_acquire); });
+      if (ctx.is_checkpointer(i, 1)) {
+        errors[i] = ctx.take_checkpoints([&] { return shared->stop.load(platform::memory_order_acquire); });
         return;
       }
-      ServerWorker<CC> worker(i, cfg, options, *cc, *workers[i], layout, kv, *shared, info_head);
-      totals[i] = worker.run(epochs.get(), oversubscribed);
-      if (logger) logger->worker(i).finish();
+      ServerWorker<CC> worker(i, cfg, options, cc, workers[i], ctx.layout(), kv, *shared, info_head);
+      totals[i] = worker.run(&workers.epochs(), oversubscribed);
+      ctx.worker_finished(i);
     } catch (const std::exception& e) {
       errors[i] = e.what();
       // One failed worker stops the server: the others would wait on it.
       platform::request_termination();
     }
-    if (i < cfg.threads) epochs->leave(i);
+    if (i < cfg.threads) ctx.worker_left(i);
   });
   result.seconds = static_cast<double>(platform::wall_ns() - start) / 1e9;
-  if (logger && logger->failed()) throw std::runtime_error("the log failed: " + logger->error());
+  ctx.throw_if_log_failed();
   for (const auto& e : errors) {
     if (!e.empty()) throw std::runtime_error(e);
   }
@@ -1035,23 +1018,12 @@ ServeResult serve_with(const Config& given, const ServeOptions& options,
   result.dropped = all.dropped;
   result.latency = all.latency;
   result.refused = shared->refused.load(platform::memory_order_relaxed);
-  if (logger) {
-    if (auto err = logger->close(); !err.empty()) throw std::runtime_error("the log failed: " + err);
-    const log::LogTotals t = logger->totals();
-    result.log_records = t.records;
-    result.log_bytes = t.bytes;
-    result.durable_epoch = t.durable_epoch;
-    if (checkpointer) result.checkpoints = checkpointer->totals().checkpoints;
-  }
-  if (!cfg.history_path.empty()) {
-    std::vector<std::string> parts;
-    parts.reserve(workers.size());
-    for (auto& w : workers) parts.push_back(w->history->close());
-    if (auto err = HistoryWriter::merge(cfg.history_path, parts); !err.empty()) throw std::runtime_error(err);
-  }
-  if (!cfg.dump_dir.empty()) {
-    if (auto err = db.dump(cfg.dump_dir); !err.empty()) throw std::runtime_error(err);
-  }
+  const RunResult::Log log = ctx.close_log();
+  result.log_records = log.records;
+  result.log_bytes = log.bytes;
+  result.durable_epoch = log.durable_epoch;
+  result.checkpoints = log.checkpoints;
+  ctx.finish();
   return result;
 }
 

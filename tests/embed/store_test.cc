@@ -103,6 +103,29 @@ TEST_P(StoreTest, InsertedRowsAreReadAndRemovedRowsAreGone) {
   EXPECT_EQ(gone.rc, Rc::NotFound);
 }
 
+// A row inserted by a transaction that rolls back takes a slot no index
+// ever names; the sessions' epochs (txn/epochs.h) give it to a later insert,
+// so once each session holds a block of slots for its inserts, inserts
+// rolled back over and over take no more. Without reclamation each would
+// take a new slot.
+TEST_P(StoreTest, RolledBackInsertsSlotsAreUsedAgain) {
+  Store& s = open(2);
+  auto insert_and_roll_back = [&](uint64_t rounds) {
+    for (uint64_t i = 0; i < rounds; i++) {
+      const Outcome o = s.run(static_cast<uint32_t>(i % 2), [&](Transaction& t) {
+        char* row = nullptr;
+        if (Rc rc = t.insert(*accounts_, kAccounts + 1, row); rc != Rc::Ok) return rc;
+        return Rc::LogicalAbort;
+      });
+      ASSERT_EQ(o.rc, Rc::LogicalAbort);
+    }
+  };
+  insert_and_roll_back(1'000);
+  const uint64_t settled = accounts_->reserved_bytes();
+  insert_and_roll_back(20'000);  // tens of blocks of rows, were no slot used again
+  EXPECT_EQ(accounts_->reserved_bytes(), settled) << "a rolled-back insert's slot was never used again";
+}
+
 // A body that throws leaves nothing behind: its write is rolled back and
 // its row is free for the next transaction, under every scheme.
 TEST_P(StoreTest, AThrowingBodyRollsBackAndReleasesItsRows) {
@@ -165,6 +188,20 @@ TEST(StoreInput, UnknownSchemesAndSessionsAreRefusedByName) {
   Store s(cfg, 1);
   EXPECT_EQ(s.scheme(), "silo");
   EXPECT_THROW(s.run(1, [](Transaction&) { return Rc::Ok; }), std::invalid_argument);
+}
+
+// What a run keeps beside its transactions (a history, a log, a dump), a
+// store does not: a config asking for one is refused, not quietly ignored.
+TEST(StoreInput, AHistoryALogOrADumpIsRefused) {
+  Config history;
+  history.history_path = "/tmp/h";
+  EXPECT_THROW(Store(history, 1), std::invalid_argument);
+  Config logged;
+  logged.log.policy = LogPolicy::Memory;
+  EXPECT_THROW(Store(logged, 1), std::invalid_argument);
+  Config dumped;
+  dumped.dump_dir = "/tmp/d";
+  EXPECT_THROW(Store(dumped, 1), std::invalid_argument);
 }
 
 }  // namespace

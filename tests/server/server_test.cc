@@ -11,7 +11,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <future>
+#include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -256,6 +258,46 @@ TEST_F(ServerTest, EveryCommandAnswersAsRedisDoes) {
   EXPECT_EQ(show(p.read()), "$7");
   const std::string info = p.call({"INFO"}).text;
   EXPECT_NE(info.find("cc:no_wait"), std::string::npos) << info;
+}
+
+// The run flags that act within a transaction reach every served worker as
+// they reach a run's (txn/worker_set.h), each way: INFO tells the worker's own.
+TEST_F(ServerTest, RunFlagsReachEveryWorker) {
+  for (const bool given : {false, true}) {
+    Config cfg = config_for("silo");
+    if (given) {
+      cfg.prefetch = false;
+      cfg.alloc = AllocKind::Malloc;
+      cfg.read_copy = true;
+      cfg.read_only_tables = ReadOnlyTables::Cc;
+      cfg.phantom_protection = false;
+    }
+    Served s(cfg);
+    // Each connection goes to the worker with the fewest; kept open, they
+    // reach every worker.
+    std::set<std::string> workers;
+    std::vector<std::unique_ptr<Client>> clients;
+    for (int i = 0; i < 16 && workers.size() < cfg.threads; i++) {
+      Client& c = *clients.emplace_back(std::make_unique<Client>(s.port()));
+      const std::string info = c.call({"INFO"}).text;
+      const std::size_t at = info.find("\r\nworker:");
+      ASSERT_NE(at, std::string::npos) << info;
+      workers.insert(info.substr(at, info.find('\r', at + 2) - at));
+      for (const char* line : {"prefetch_worker:on", "alloc_worker:arena", "read_copy_worker:off",
+                               "read_only_tables_worker:bypass", "phantom_protection_worker:on"}) {
+        if (!given) {
+          EXPECT_NE(info.find(line), std::string::npos) << line << " in\n" << info;
+        }
+      }
+      for (const char* line : {"prefetch_worker:off", "alloc_worker:malloc", "read_copy_worker:on",
+                               "read_only_tables_worker:cc", "phantom_protection_worker:off"}) {
+        if (given) {
+          EXPECT_NE(info.find(line), std::string::npos) << line << " in\n" << info;
+        }
+      }
+    }
+    EXPECT_EQ(workers.size(), cfg.threads) << "INFO reached only some workers";
+  }
 }
 
 TEST_F(ServerTest, AFullTableRefusesANewKeyButServesTheOthers) {
