@@ -388,6 +388,9 @@ int serve_command(const CLI::App& serve, Config& cfg, const abyss::server::Serve
     return 2;
   };
   if (serve.count("--threads") == 0) cfg.threads = 0;  // one worker per core (server/server.h)
+  if (auto err = abyss::unserved_flag([&](const abyss::Knob& k) { return serve.count(k.flag()) > 0; }); !err.empty()) {
+    return refuse(err);
+  }
   if (cfg.log.recover) {
     std::string err = abyss::check_log(cfg);
     if (err.empty()) {

@@ -107,6 +107,12 @@ def test_sigterm_stops_in_order_with_everything_durable(tmp_path: Path) -> None:
     (["--bind", "no-such-host.invalid"], "no-such-host.invalid"),
     (["--semantic-drop", "on"], "--schedule contention-aware"),
     (["--schedule", "lifo"], "--schedule"),
+    # Run flags a server has nothing to act on (Knob::not_served).
+    (["--duration", "1"], "--duration: abyss serve runs until it is stopped"),
+    (["--abort-buffer", "4"], "--abort-buffer"),
+    (["--time-sample", "8"], "--time-sample"),
+    (["--queries-per-worker", "8"], "--queries-per-worker"),
+    (["--json", "/tmp/x.json"], "--json"),
 ])
 def test_bad_flags_are_refused_with_one_line(flags: list[str], names: str) -> None:
     done = subprocess.run([str(BINARY), "serve", "--port", "0", *flags], capture_output=True, text=True, timeout=60)

@@ -48,6 +48,10 @@ struct Knob {
   // applies. A knob of one scheme (`scheme` set) needs none for the other
   // schemes: ignored_reason (engine/knobs.h) says so from `scheme`.
   std::string (*ignored_because)(const cc::SchemeTraits&, const Config&) = nullptr;
+  // Why `abyss serve` refuses the flag (it shapes a timed run of generated
+  // transactions, which a server does not run); empty: serve honours it as
+  // run does.
+  std::string_view not_served;
   // Stores text into the config; returns an error line naming the value and
   // what is allowed (without the flag, which the caller prefixes), or empty.
   std::function<std::string(Config&, std::string_view)> set;

@@ -35,7 +35,8 @@ nlohmann::json knob_json(const Knob& k) {
                       {"scheme", k.scheme.empty() ? nlohmann::json(nullptr) : nlohmann::json(k.scheme)},
                       {"allowed", k.allowed()},
                       {"help", k.help},
-                      {"default", k.get(Config{})}};
+                      {"default", k.get(Config{})},
+                      {"served", k.not_served.empty()}};
   if (k.kind == KnobKind::Integer) {
     j["min"] = k.min;
     j["max"] = k.max;

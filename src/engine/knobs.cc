@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <stdexcept>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -389,6 +391,33 @@ std::vector<Knob> make_table() {
   t.push_back(on_off(
       "memory-check", "", +[](Config& c) -> bool& { return c.memory_check; },
       "refuse a run whose estimated memory exceeds what this machine has available: on | off"));
+
+  // A server runs on real cores until it is stopped, each command a
+  // transaction as it comes: what shapes a timed run of generated
+  // transactions has nothing to act on there.
+  constexpr std::string_view kUntilStopped = "abyss serve runs until it is stopped, with no warm-up or window";
+  const std::pair<std::string_view, std::string_view> not_served[] = {
+      {"duration", kUntilStopped},
+      {"warmup", kUntilStopped},
+      {"steady-commits", kUntilStopped},
+      {"steady-tolerance", kUntilStopped},
+      {"max-duration", kUntilStopped},
+      {"sample-interval", kUntilStopped},
+      {"time-sample", "abyss serve reports no time breakdown to sample"},
+      {"queries-per-worker", "abyss serve runs the commands its clients send, not generated transactions"},
+      {"abort-buffer",
+       "abyss serve retries an aborted command in place: its worker has no other generated transaction to run "
+       "meanwhile"},
+      {"sim-cores", "abyss serve runs on real cores only"},
+      {"topology", "abyss serve runs on real cores only"},
+      {"json", "abyss serve writes no JSON report"},
+  };
+  for (const auto& row : not_served) {
+    const std::string_view name = row.first;
+    auto it = std::find_if(t.begin(), t.end(), [&](const Knob& k) { return k.name == name; });
+    if (it == t.end()) throw std::logic_error("no run knob " + std::string(name) + " to mark as not served");
+    it->not_served = row.second;
+  }
   return t;
 }
 
@@ -417,6 +446,13 @@ std::span<const Knob> run_knobs() {
 std::string ignored_reason(const Knob& k, const cc::SchemeTraits& s, const Config& cfg) {
   if (!k.scheme.empty() && k.scheme != s.name) return "it applies to --cc " + std::string(k.scheme) + " only";
   return k.ignored_because == nullptr ? "" : k.ignored_because(s, cfg);
+}
+
+std::string unserved_flag(const std::function<bool(const Knob&)>& given) {
+  for (const Knob& k : run_knobs()) {
+    if (!k.not_served.empty() && given(k)) return k.flag() + ": " + std::string(k.not_served);
+  }
+  return {};
 }
 
 const Knob* find_knob(std::string_view name) {

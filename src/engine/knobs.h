@@ -31,6 +31,10 @@ const Knob* find_knob(std::string_view name);
 // otherwise its own `ignored_because` decides.
 std::string ignored_reason(const Knob& k, const cc::SchemeTraits& s, const Config& cfg);
 
+// The first flag `given` says was given that `abyss serve` refuses, with
+// why (Knob::not_served); empty when there is none.
+std::string unserved_flag(const std::function<bool(const Knob&)>& given);
+
 // Config::to_json's content, from the table: every knob that applies to the
 // configured workload, under its JSON key.
 nlohmann::json knobs_to_json(const Config& cfg);
