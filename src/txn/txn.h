@@ -29,7 +29,6 @@
 #include <utility>
 #include <vector>
 
-#include "cc/traits.h"
 #include "common/types.h"
 #include "log/record.h"
 #include "platform/atomic.h"
@@ -42,6 +41,7 @@
 #include "storage/row.h"
 #include "storage/table.h"
 #include "txn/access.h"
+#include "txn/scheme_traits.h"
 #include "txn/worker.h"
 
 namespace abyss {

@@ -1,0 +1,42 @@
+#pragma once
+// What a scheme declares about itself beside its hooks: its `--cc` name, its
+// family and the run-time facts that the rest of abyss derives from (which
+// flags it uses, whether the runner must ask the workload for partitions,
+// which conformance tests apply). Each scheme class defines
+//   static constexpr SchemeTraits kTraits{...};
+// with a one-line reason per field, and src/cc/registry.h lists the classes.
+// They sit here, in the transaction layer, because Txn<CC> reads them
+// (CC::kTraits) and src/cc/ is above it; the schemes include them through
+// cc/traits.h.
+#include <cstdint>
+#include <string_view>
+
+namespace abyss::cc {
+
+// The papers' grouping of schemes (Abyss §2, Tale §2).
+enum class Family : uint8_t {
+  None,               // no concurrency control: the throughput bound and the checker's negative control
+  Locking,            // two-phase locking
+  TimestampOrdering,  // timestamp ordering, single- or multi-version
+  Optimistic,         // read freely, validate at commit
+  PartitionLocking,   // coarse locks on whole partitions (H-STORE)
+};
+inline constexpr std::string_view kFamilyNames[] = {"none", "locking", "timestamp_ordering", "optimistic",
+                                                    "partition_locking"};
+constexpr std::string_view name_of(Family f) { return kFamilyNames[static_cast<std::size_t>(f)]; }
+
+struct SchemeTraits {
+  std::string_view name;     // the --cc name, lower case
+  std::string_view summary;  // one line for `abyss describe`
+  std::string_view paper;    // where the scheme is specified
+  Family family = Family::None;
+  bool allocates_timestamps = false;  // takes timestamps from the shared source: --ts-alloc applies
+  bool uses_latch = false;            // guards row or partition state with a latch: --latch applies
+  bool declares_partitions = false;   // needs each transaction's partitions before it begins
+  bool waits = false;                 // a conflict can make a transaction wait for another
+  bool aborts = true;                 // a conflict can abort a transaction: --backoff applies
+  bool keeps_versions = false;        // keeps older row versions beside the newest
+  bool writes_in_place = false;       // holds a written row exclusively until the end: writes it in place, no copy
+};
+
+}  // namespace abyss::cc
