@@ -24,6 +24,9 @@ using WorkerId = StrongId<struct WorkerIdTag, uint32_t>;
 // A timestamp from the run's timestamp source (--ts-alloc): unique and never 0;
 // ordered within a worker, and across workers with the mutex and atomic methods.
 using Timestamp = StrongId<struct TimestampTag>;
+// A row, addressed by pointer and otherwise opaque: storage/row.h lays out
+// its parts (RowLayout), and an index (src/index/) maps keys to it.
+struct Row;
 
 inline constexpr TxnId kLoadTxn{0};
 // Never allocated, so older than every timestamp: a row's timestamps before

@@ -16,10 +16,10 @@
 
 #include "common/arena.h"
 #include "common/storage_options.h"
+#include "common/types.h"
 #include "platform/atomic.h"
 #include "platform/memory.h"
 #include "platform/touch.h"
-#include "storage/row.h"
 
 namespace abyss {
 

@@ -20,9 +20,9 @@
 
 #include "common/arena.h"
 #include "common/storage_options.h"
+#include "common/types.h"
 #include "index/hash_index.h"
 #include "index/ordered_index.h"
-#include "storage/row.h"
 
 namespace abyss {
 

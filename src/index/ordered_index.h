@@ -42,9 +42,9 @@
 #include <cstdint>
 
 #include "common/arena.h"
+#include "common/types.h"
 #include "platform/atomic.h"
 #include "platform/touch.h"
-#include "storage/row.h"
 
 namespace abyss {
 

@@ -4,6 +4,8 @@
 // cache line, so a row's header never shares a line with another row; packed
 // (--align packed), rows follow each other at 8-byte (or the metadata's)
 // alignment and neighbours share lines: less memory, false sharing.
+// A Row (common/types.h) is opaque: addressed by pointer, its parts
+// reached through RowLayout.
 #include <cstddef>
 #include <cstdint>
 
@@ -11,8 +13,6 @@
 #include "common/types.h"
 
 namespace abyss {
-
-struct Row;  // opaque: a row is addressed by pointer, its parts through RowLayout
 
 struct RowHeader {
   // Id of the committed transaction whose version this is (0 = the load).
