@@ -1,38 +1,34 @@
 #pragma once
 // The transaction API that workloads are written against, once, for every
 // scheme (docs/architecture.md, "The scheme seam"): read / update / insert /
-// remove by primary key, and scans of a key range of an ordered primary index.
+// remove by primary key, and scans of a key range of an ordered index.
 // Txn<CC> is instantiated per scheme, so every hook call is direct.
-//
-// Scans are serializable under every scheme by next-key protection through the
-// scheme's own row hooks (docs/schemes.md, "Scans and phantoms"): a scan reads,
-// under the scheme, every entry of its range and the entry after the range,
-// and an insert into an ordered index writes, at commit, the entry after its
-// key. An insert into a range that a concurrent scan read thus writes a row
-// that the scan read (the next key is in the range, or is the one after it),
-// and the scheme orders the two as it orders any read and write of one row:
-// 2PL by the row's lock (next-key locking), timestamp ordering by the row's
-// read timestamp, the optimistic schemes by the row's version at validation.
-// H-STORE's partition locks already exclude every other transaction from the
-// partitions a range lies in, so it reads and writes no next keys.
 //
 // Writes go to a private copy (taken when the scheme grants the write) and are
 // installed by the scheme's commit through install_all(); a scheme decides
 // whether reads see the row in place (2PL, under a lock) or a copy.
-#include <algorithm>
+//
+// This file holds the class, the API and the access set. The members of each
+// other concern are defined in a file of their own, included at the end:
+//   txn/scan.h           scans, and the next-key writes that protect them
+//                        from phantoms under every scheme
+//   txn/index_upkeep.h   installs into a table's secondary and ordered indexes
+//   txn/reclaim.h        slots and index entries freed once unreachable (epochs)
+//   txn/commit_record.h  the commit's log record and its history line
+// A definition there is declared `inline`, as one inside the class is
+// implicitly, so the compiler weighs inlining it the same; those the class
+// marks noinline are not.
 #include <cstdint>
 #include <cstring>
 #include <deque>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "common/types.h"
-#include "log/record.h"
 #include "platform/atomic.h"
-#include "platform/clock.h"
 #include "platform/machine.h"
 #include "platform/memory.h"
 #include "platform/shared_copy.h"
@@ -209,111 +205,12 @@ class Txn final {
   // own removals are not, its own updates are visited as updated. The index
   // must be ordered, and a secondary one must compute its keys. Answers Abort
   // when reading a row did; whatever was visited before then must be thrown
-  // away.
+  // away. Defined in txn/scan.h.
   template <class Visit>
-  Rc scan(Table& t, uint32_t index_id, uint64_t lo, uint64_t hi, std::size_t limit, ScanOrder order, Visit&& visit) {
-    const OrderedIndex* index = t.index(index_id).ordered();
-    if (index == nullptr) {
-      throw std::logic_error("a scan of table " + t.name() + "'s index " + t.index(index_id).name() + ", a hash index");
-    }
-    if (index_id > 0 && t.key_of(index_id) == nullptr) {
-      throw std::logic_error("a scan of table " + t.name() + "'s index " + t.index(index_id).name() +
-                             ", which has no key function");
-    }
-    hi = std::min(hi, Index::kEndKey - 1);
-    if (lo > hi || limit == 0) return Rc::Ok;
-    const bool next_keys = kNextKeys && w_.phantom_protection;
-    collect_own_inserts(t, index_id, lo, hi, order);
-    ScanRecord* record = nullptr;
-    // The history's scans are ranges of the scanned index's keys
-    // (docs/formats.md); a secondary index's rows are also logged as the
-    // reads they are, under their primary keys.
-    if (w_.history) {
-      record = &scan_records_.emplace_back();
-      record->table = &t;
-      record->index = index_id;
-      record->lo = lo;
-      record->hi = hi;
-      record->first = static_cast<uint32_t>(scan_seen_.size());
-    }
-    std::size_t own = 0;  // own_[own] is the next of the transaction's inserts to visit
-    std::size_t visited = 0;
-    bool more = true;  // the visitor asks for more, and the limit is not reached
-    uint64_t last = 0;
-    auto emit = [&](uint64_t key, const char* data, TxnId seen, bool others) {
-      if (record != nullptr && others) scan_seen_.push_back({key, seen});
-      last = key;
-      more = visit(key, data) && ++visited < limit;
-    };
-    if (order == ScanOrder::Ascending) {
-      uint64_t from = lo;  // the rows below it are visited
-      while (more) {
-        const Entry e = entry_at_or_above(*index, from);
-        const char* data = nullptr;
-        bool live = false;
-        TxnId seen{};
-        if (next_keys || e.key <= hi) {
-          if (Rc rc = scan_read(t, index_id, e, data, live, seen); rc != Rc::Ok) return rc;
-          // The read holds, or will validate, the row: a key inserted below
-          // it from now on writes it. One inserted since the entry was found
-          // is read first.
-          if (next_keys && entry_at_or_above(*index, from).row != e.row) continue;
-        }
-        for (; more && own < own_.size() && own_[own].key < e.key; own++)
-          emit(own_[own].key, own_[own].data, {}, false);
-        if (!more || e.key > hi) break;
-        if (live) emit(e.key, data, seen, true);
-        if (e.key == hi) break;
-        from = e.key + 1;
-      }
-    } else {
-      if (next_keys) {
-        // The entry above the range, read before any below it is looked up:
-        // an insert into the range's top gap writes it. If it left the index
-        // before the read (CC::reclaim), the one now above is read too.
-        for (Entry above = entry_at_or_above(*index, hi + 1);;) {
-          const char* data = nullptr;
-          bool live = false;
-          TxnId seen{};
-          if (Rc rc = scan_read(t, index_id, above, data, live, seen); rc != Rc::Ok) return rc;
-          const Entry now = entry_at_or_above(*index, hi + 1);
-          if (now.row == above.row) break;
-          above = now;
-        }
-      }
-      uint64_t to = hi;  // the rows above it are visited
-      while (more) {
-        Entry e{};
-        // Each entry is looked up after the one above it was read, so an
-        // insert into the gap between them either is found or writes a row
-        // this scan read.
-        const bool any = entry_at_or_below(*index, to, e) && e.key >= lo;
-        for (; more && own < own_.size() && (!any || own_[own].key > e.key); own++) {
-          emit(own_[own].key, own_[own].data, {}, false);
-        }
-        if (!more || !any) break;
-        const char* data = nullptr;
-        bool live = false;
-        TxnId seen{};
-        if (Rc rc = scan_read(t, index_id, e, data, live, seen); rc != Rc::Ok) return rc;
-        if (live) emit(e.key, data, seen, true);
-        if (e.key == lo) break;
-        to = e.key - 1;
-      }
-    }
-    if (record != nullptr) {
-      // A scan cut short by its limit or its visitor observed its range up
-      // to the last key it visited.
-      if (!more) (order == ScanOrder::Ascending ? record->hi : record->lo) = last;
-      record->count = static_cast<uint32_t>(scan_seen_.size()) - record->first;
-    }
-    return Rc::Ok;
-  }
+  Rc scan(Table& t, uint32_t index_id, uint64_t lo, uint64_t hi, std::size_t limit, ScanOrder order, Visit&& visit);
   // A scan of the primary index.
   template <class Visit>
-  Rc scan(Table& t, uint64_t lo, uint64_t hi, std::size_t limit, ScanOrder order, Visit&& visit) {
-    return scan(t, 0, lo, hi, limit, order, std::forward<Visit>(visit));
-  }
+  Rc scan(Table& t, uint64_t lo, uint64_t hi, std::size_t limit, ScanOrder order, Visit&& visit);
 
   // Hints that the transaction will access these keys of `t` next (--prefetch):
   // every key's index bucket is fetched, then every row the index finds, so
@@ -587,157 +484,6 @@ class Txn final {
   // commit the removal of one row, which would free its slot twice.
   static constexpr bool kRetiresRemovals = CC::kTraits.family != cc::Family::None;
 
-  // An entry of an ordered index.
-  struct Entry {
-    uint64_t key = 0;
-    Row* row = nullptr;
-  };
-  // A row this transaction inserted, which a scan of its range visits.
-  struct OwnInsert {
-    uint64_t key;
-    const char* data;
-  };
-  // A row this transaction's committed removal left in ordered indexes
-  // (!kRemovesEntries), under its primary key.
-  struct Removed {
-    Table* table;
-    Row* row;
-    uint64_t key;
-  };
-  // A scan, for the history: its range and the keys it saw from others,
-  // scan_seen_[first, first + count).
-  struct ScanRecord {
-    const Table* table = nullptr;
-    uint32_t index = 0;
-    uint64_t lo = 0;
-    uint64_t hi = 0;
-    uint32_t first = 0;
-    uint32_t count = 0;
-  };
-  struct SeenKey {
-    uint64_t key;
-    TxnId writer;
-  };
-
-  // The first entry at or above `from`: there is one, the end entry at the
-  // latest (Table::end_row).
-  Entry entry_at_or_above(const OrderedIndex& index, uint64_t from) {
-    const uint64_t t0 = w_.clock();
-    Entry e;
-    index.scan(from, Index::kEndKey, 1, [&](uint64_t key, Row* row) {
-      e = {key, row};
-      return false;
-    });
-    w_.charge(TimeCat::Index, w_.clock() - t0);
-    if (e.row == nullptr) throw std::logic_error("an ordered index without its end entry");
-    return e;
-  }
-  // The last entry at or below `to`, if there is one.
-  bool entry_at_or_below(const OrderedIndex& index, uint64_t to, Entry& e) {
-    const uint64_t t0 = w_.clock();
-    bool found = false;
-    index.scan_reverse(0, to, 1, [&](uint64_t key, Row* row) {
-      e = {key, row};
-      found = true;
-      return false;
-    });
-    w_.charge(TimeCat::Index, w_.clock() - t0);
-    return found;
-  }
-
-  // Reads a row a scan of index `index_id` reached, as read() does: `live`
-  // is false when the row is absent to this transaction (deleted, removed by
-  // it, or the end row), else `data` is its contents and `seen` the
-  // version's writer.
-  Rc scan_read(Table& t, uint32_t index_id, const Entry& e, const char*& data, bool& live, TxnId& seen) {
-    if (t.read_only() && w_.bypass_read_only) {
-      data = layout_.data(e.row);
-      platform::touch(data, t.schema().size(), platform::Access::Read);
-      live = (RowLayout::header(e.row).flags & RowHeader::kDeleted) == 0;
-      return Rc::Ok;
-    }
-    if (AccessT* a = find(e.row)) {
-      if (Rc rc = complete(*a); rc != Rc::Ok) return rc;
-      live = a->found && a->type != AccessType::Remove;
-      data = a->view;
-      seen = a->seen;
-      return Rc::Ok;
-    }
-    AccessT* a = nullptr;
-    if (Rc rc = first_read(t, e.key, e.row, a); rc != Rc::Ok) return rc;
-    if (index_id > 0) name_by_primary_key(*a);
-    live = check_live(*a);
-    data = a->view;
-    seen = a->seen;
-    return Rc::Ok;
-  }
-
-  // The transaction's inserts into `t` whose keys in index `index_id` lie in
-  // [lo, hi], in `order`.
-  void collect_own_inserts(const Table& t, uint32_t index_id, uint64_t lo, uint64_t hi, ScanOrder order) {
-    own_.clear();
-    if (!next_key_writes_) return;
-    for (const AccessT& a : accesses_) {
-      if (a.type != AccessType::Insert || a.table != &t) continue;
-      const uint64_t key = index_id == 0 ? a.key : t.key_of(index_id)(a.local);
-      if (key >= lo && key <= hi) own_.push_back({key, a.local});
-    }
-    std::sort(own_.begin(), own_.end(), [&](const OwnInsert& x, const OwnInsert& y) {
-      return order == ScanOrder::Ascending ? x.key < y.key : x.key > y.key;
-    });
-  }
-
-  // Each insert into an ordered index writes the entry after its key there:
-  // the row that a scan of the key's range reads, whichever way it goes (see
-  // the top of this file). Taken at commit, not at the insert: the install
-  // puts the key in the index while the scheme still holds, or is about to
-  // validate, this write, so no key can have come in between unseen.
-  //
-  // A removal that takes its row's entries out of the ordered indexes
-  // (kRemovesEntries) writes the entry after each as well: the gap it leaves
-  // joins the next one, so scans of either must meet the removal there.
-  Rc write_next_keys() {
-    const std::size_t n = accesses_.size();  // the writes added below are neither
-    for (std::size_t i = 0; i < n; i++) {
-      const AccessType type = accesses_[i].type;
-      const bool removal = type == AccessType::Remove && kRemovesEntries && accesses_[i].found;
-      if (type != AccessType::Insert && !removal) continue;
-      Table& t = *accesses_[i].table;
-      // What the row holds: the insert's data, or the copy or view of a removed row.
-      const char* data = accesses_[i].local != nullptr ? accesses_[i].local : accesses_[i].view;
-      for (uint32_t ix = 0; ix < t.index_count(); ix++) {
-        const OrderedIndex* index = t.index(ix).ordered();
-        if (index == nullptr) continue;
-        // A removed row's entry is still in the index: the next key is above it.
-        const uint64_t key = (ix == 0 ? accesses_[i].key : t.key_of(ix)(data)) + (removal ? 1 : 0);
-        // Another insert may have come in below the next key while this
-        // write waited for it; then the new next key is written too. Once
-        // the one written is still the next, no insert can come in below it
-        // unordered with this one.
-        for (Entry next = entry_at_or_above(*index, key);;) {
-          if (Rc rc = write_next_key(t, ix, next); rc != Rc::Ok) return rc;
-          const Entry now = entry_at_or_above(*index, key);
-          if (now.row == next.row) break;
-          next = now;
-        }
-      }
-    }
-    return Rc::Ok;
-  }
-  Rc write_next_key(Table& t, uint32_t index_id, const Entry& next) {
-    if (AccessT* a = find(next.row)) {
-      if (a->type != AccessType::Read) return Rc::Ok;  // written already
-      a->next_key_only = true;
-      return upgrade_to_write(*a);
-    }
-    AccessT& a = add(t, next.key, next.row, AccessType::Write);
-    a.next_key_only = true;
-    if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.write(*this, a); }); rc != Rc::Ok) return rc;
-    if (index_id > 0) name_by_primary_key(a);
-    check_live(a);  // a deleted next key still orders the insert; it is no write in the history
-    return Rc::Ok;
-  }
-
   // A row's first access by this transaction, a read, put to the scheme.
   Rc first_read(Table& t, uint64_t key, Row* row, AccessT*& a) {
     a = &add(t, key, row, AccessType::Read);
@@ -766,137 +512,6 @@ class Txn final {
       if (a.undo == nullptr) continue;
       touch_row(a, platform::Access::Write);
       std::memcpy(a.local, a.undo, a.table->schema().size());
-    }
-  }
-
-  // Out of line, as are the other steps below that only tables with ordered
-  // or secondary indexes take: the common path of insert() and
-  // install_all() stays small enough to inline.
-  //
-  // An insert into a table with an ordered index writes next keys at commit;
-  // one into a table with secondary indexes needs their key functions.
-  [[gnu::noinline]] void note_insert(const Table& t, uint64_t key) {
-    if (t.index().is_ordered() && key == Index::kEndKey) {
-      throw std::logic_error("an insert into " + t.name() + " of its index's end key");
-    }
-    for (uint32_t i = 0; i < t.index_count(); i++) {
-      if (i > 0 && t.key_of(i) == nullptr) {
-        throw std::logic_error("an insert into " + t.name() + ", whose index " + t.index(i).name() +
-                               " has no key function");
-      }
-      next_key_writes_ |= t.index(i).is_ordered();
-    }
-  }
-
-  // The install of an insert into a table with secondary indexes.
-  [[gnu::noinline]] void index_secondaries(const AccessT& a) {
-    for (uint32_t i = 1; i < a.table->index_count(); i++) {
-      a.table->index(i).insert(a.table->key_of(i)(a.local), a.row, w_.persistent);
-    }
-  }
-
-  // A removal from a table with an ordered index writes next keys at commit.
-  void note_removal(const Table& t) {
-    if (!kRemovesEntries) return;
-    for (uint32_t i = 0; i < t.index_count(); i++) next_key_writes_ |= t.index(i).is_ordered();
-  }
-
-  // Under a scheme that keeps removed rows' entries (!kRemovesEntries), a
-  // removal from a table with ordered indexes is noted, and its entries go
-  // once the scheme says no transaction can need them (CC::reclaim): until
-  // then scans pass over them. Removals are noted in commit order, so the
-  // oldest are tried first, at later begins, until one must wait.
-  [[gnu::noinline]] void note_removed(const AccessT& a) {
-    for (uint32_t i = 0; i < a.table->index_count(); i++) {
-      if (a.table->index(i).is_ordered()) {
-        removed_.push_back({a.table, a.row, a.key});
-        return;
-      }
-    }
-  }
-  [[gnu::noinline]] void reclaim_removed() {
-    timed(TimeCat::Index, [&] {
-      while (!removed_.empty() && reclaim(removed_.front())) {
-        const Removed& r = removed_.front();
-        if (w_.epochs != nullptr && r.table->removals_unlink()) retire(r.table, r.row);
-        removed_.pop_front();
-      }
-      return removed_.size();
-    });
-  }
-  // Announces this attempt's epoch, and frees the retired slots that no
-  // transaction can hold any more into their tables' cursors; it tries to
-  // move the epoch on every kAdvanceEvery begins while the oldest must wait.
-  void enter_epoch() {
-    Epochs& epochs = *w_.epochs;
-    epochs.enter(w_.id.value);
-    if (w_.retired.empty()) return;
-    timed(TimeCat::Index, [&] {
-      uint64_t now = epochs.now();
-      if (!Epochs::free_at(w_.retired.front().epoch, now) && ++w_.begins_since_advance >= kAdvanceEvery) {
-        w_.begins_since_advance = 0;
-        now = epochs.try_advance();
-      }
-      for (; !w_.retired.empty() && Epochs::free_at(w_.retired.front().epoch, now); w_.retired.pop_front()) {
-        const Worker::Retired& r = w_.retired.front();
-        w_.cursors[r.table->id()].free.push_back(r.row);
-      }
-      return 0;
-    });
-  }
-  static constexpr uint32_t kAdvanceEvery = 16;
-
-  // A slot no transaction can reach any more, freed once none holds it.
-  void retire(Table* table, Row* row) { w_.retired.push_back({table, row, w_.epochs->now()}); }
-
-  // Takes a removed row's entries out of its ordered indexes, where the
-  // scheme lets it; false if one must stay for now.
-  bool reclaim(const Removed& r) {
-    const char* data = layout_.data(r.row);
-    for (uint32_t i = 0; i < r.table->index_count(); i++) {
-      Index& index = r.table->index(i);
-      if (!index.is_ordered()) continue;
-      const uint64_t key = i == 0 ? r.key : r.table->key_of(i)(data);
-      if (index.find(key) != r.row) continue;  // gone already, or a later row's entry under the same key
-      const OrderedIndex& ordered = *index.ordered();
-      const bool done = cc_.reclaim(
-          *this, r.row, [&] { return entry_at_or_above(ordered, key + 1).row; }, [&] { (void)index.remove(key); });
-      if (!done) return false;
-    }
-    return true;
-  }
-
-  // Takes a removed row's entries out of its table's ordered indexes (the
-  // install of a removal, under the scheme's write of the row and of each
-  // next key).
-  [[gnu::noinline]] void remove_entries(const AccessT& a) {
-    Table& t = *a.table;
-    const uint64_t t0 = w_.clock();
-    for (uint32_t i = 0; i < t.index_count(); i++) {
-      if (!t.index(i).is_ordered()) continue;
-      const uint64_t key = i == 0 ? a.key : t.key_of(i)(layout_.data(a.row));
-      (void)t.index(i).remove(key);
-    }
-    w_.charge(TimeCat::Index, w_.clock() - t0);
-  }
-
-  // An access made through a secondary index is named by the row's primary
-  // key, read from what the scheme gave it (the end row has none: it keeps
-  // the end key).
-  void name_by_primary_key(AccessT& a) const {
-    a.key = a.row == a.table->end_row() ? Index::kEndKey : a.table->key_of(0)(a.view != nullptr ? a.view : a.local);
-  }
-
-  // An update may not move a row within a secondary index: its entries there
-  // stay where the insert or the load put them.
-  // `before` is the row's data as the transaction found it.
-  [[gnu::noinline]] void refuse_key_change(const AccessT& a, const char* before) const {
-    const Table& t = *a.table;
-    for (uint32_t i = 1; i < t.index_count(); i++) {
-      const Table::KeyOf key_of = t.key_of(i);
-      if (key_of != nullptr && key_of(a.local) != key_of(before)) {
-        throw std::logic_error("an update of " + t.name() + " changed its key in index " + t.index(i).name());
-      }
     }
   }
 
@@ -963,127 +578,77 @@ class Txn final {
     return false;
   }
 
-  // With a log, commit ids order the versions of each row for recovery
-  // (docs/durability.md): an id exceeds the id of every version this
-  // transaction replaces (next keys included, so a key inserted again after
-  // its removal comes after it) and the worker's own last one, and stays
-  // unique (it is the worker's id modulo the workers). The epoch is read
-  // here, after every read and while the scheme holds every write.
-  [[gnu::noinline]] TxnId ordered_commit_id() {
-    uint64_t floor = w_.last_commit_id;
-    for (const AccessT& a : accesses_) {
-      if (a.type != AccessType::Read) floor = std::max(floor, RowLayout::header(a.row).writer.value);
-    }
-    commit_epoch_ = w_.log->enter_install();
-    w_.last_commit_id = (floor / w_.count + 1) * w_.count + w_.id.value;
-    return TxnId{w_.last_commit_id};
-  }
+  // The steps below marked noinline are taken only by tables with ordered or
+  // secondary indexes, by removals, or with a log: out of line, the common
+  // paths of insert(), install_all() and commit() stay small enough to inline.
 
-  // Builds the committed writes' log record (log/record.h), in install_all
-  // before any write is installed: an insert's data is the row itself,
-  // which others may change once it is installed. Each row's new contents,
-  // an insert's or a removal's key; writes of next keys leave their rows as
-  // they were and are not logged.
-  [[gnu::noinline]] void build_record() {
-    const uint64_t t0 = platform::cycles();
-    record_bytes_ = 0;
-    if (std::any_of(accesses_.begin(), accesses_.end(), logged_write)) {
-      std::string& buf = w_.log->record_buffer();
-      const std::size_t before = buf.size();
-      log::RecordBuilder record(buf);
-      record.begin(commit_epoch_, commit_id_.value);
-      for (const AccessT& a : accesses_) {
-        if (!logged_write(a)) continue;
-        const uint32_t size = a.table->schema().size();
-        switch (a.type) {
-          case AccessType::Write:
-            record.write(a.table->id(), log::WriteKind::Update, a.key, a.local, size);
-            break;
-          case AccessType::Insert:
-            record.write(a.table->id(), log::WriteKind::Insert, a.key, a.local, size);
-            break;
-          case AccessType::Remove:
-            record.write(a.table->id(), log::WriteKind::Delete, a.key, nullptr, 0);
-            break;
-          case AccessType::Read:
-            break;
-        }
-      }
-      record.end();
-      record_bytes_ = buf.size() - before;
-    }
-    w_.charge(TimeCat::Log, platform::cycles() - t0);
-  }
-  static bool logged_write(const AccessT& a) {
-    return a.found && !a.next_key_only && a.type != AccessType::Read && a.row != a.table->end_row();
-  }
+  // ---- scans and next-key writes (txn/scan.h) ------------------------------
 
-  // Once the scheme's commit returned: hands the record built at install
-  // to the log (after the ack log's line for it).
-  [[gnu::noinline]] void log_commit() {
-    const uint64_t t0 = platform::cycles();
-    log::WorkerLog& log = *w_.log;
-    if (commit_epoch_ == 0) {
-      commit_epoch_ = log.enter_install();  // nothing was installed
-    }
-    log.leave_install();
-    if (record_bytes_ > 0) {
-      if (log.writes_ack_log()) log.ack_log_line(ack_log_commit_line());
-      log.appended(record_bytes_, commit_epoch_);
-      record_bytes_ = 0;
-      logged_ = true;
-    }
-    w_.charge(TimeCat::Log, platform::cycles() - t0);
-  }
-  // "c TID TABLE:KEY:KIND ...": the ack log's line for a commit
-  // (docs/durability.md), written before its record is handed over.
-  std::string ack_log_commit_line() const {
-    std::string line = "c " + std::to_string(commit_id_.value);
-    for (const AccessT& a : accesses_) {
-      if (!logged_write(a)) continue;
-      const char kind = a.type == AccessType::Write ? 'u' : a.type == AccessType::Insert ? 'i' : 'd';
-      line += ' ' + a.table->name() + ':' + std::to_string(a.key) + ':' + kind;
-    }
-    line += '\n';
-    return line;
-  }
+  // An entry of an ordered index.
+  struct Entry {
+    uint64_t key = 0;
+    Row* row = nullptr;
+  };
+  // A row this transaction inserted, which a scan of its range visits.
+  struct OwnInsert {
+    uint64_t key;
+    const char* data;
+  };
+  Entry entry_at_or_above(const OrderedIndex& index, uint64_t from);
+  bool entry_at_or_below(const OrderedIndex& index, uint64_t to, Entry& e);
+  Rc scan_read(Table& t, uint32_t index_id, const Entry& e, const char*& data, bool& live, TxnId& seen);
+  void collect_own_inserts(const Table& t, uint32_t index_id, uint64_t lo, uint64_t hi, ScanOrder order);
+  Rc write_next_keys();
+  Rc write_next_key(Table& t, uint32_t index_id, const Entry& next);
+  [[gnu::noinline]] void note_insert(const Table& t, uint64_t key);
+  void note_removal(const Table& t);
 
-  void record_history() {
-    HistoryWriter& h = *w_.history;
-    h.begin(commit_id_);
-    for (const AccessT& a : accesses_) {
-      if (!a.found) continue;
-      if (a.type == AccessType::Read || a.read_first) h.read(a.table->name(), a.key, a.seen);
-    }
-    for (const ScanRecord& r : scan_records_) {
-      h.scan(r.table->name(), r.lo, r.hi, r.index == 0 ? nullptr : &r.table->index(r.index).name());
-      for (uint32_t i = r.first; i < r.first + r.count; i++) h.scan_saw(scan_seen_[i].key, scan_seen_[i].writer);
-    }
-    for (const AccessT& a : accesses_) {
-      if (!a.found) continue;
-      if (a.type == AccessType::Write) h.write(a.table->name(), a.key, a.seen);
-      if (a.type == AccessType::Remove) {
-        h.write(a.table->name(), a.key, a.seen, HistoryWriter::WriteKind::Delete, index_keys(a, layout_.data(a.row)));
-      }
-      if (a.type == AccessType::Insert) {
-        h.write(a.table->name(), a.key, kLoadTxn, HistoryWriter::WriteKind::Insert, index_keys(a, a.local));
-      }
-    }
-    h.end();
-  }
+  // ---- index upkeep at install (txn/index_upkeep.h) ------------------------
 
-  // The row's keys in its table's ordered secondary indexes, for the history
-  // (a removed row's data stays as it was: its slot is not reused while this
-  // transaction runs).
-  std::span<const HistoryWriter::IndexKey> index_keys(const AccessT& a, const char* data) {
-    index_keys_.clear();
-    const Table& t = *a.table;
-    for (uint32_t i = 1; i < t.index_count(); i++) {
-      if (t.index(i).is_ordered() && t.key_of(i) != nullptr)
-        index_keys_.push_back({&t.index(i).name(), t.key_of(i)(data)});
-    }
-    return index_keys_;
-  }
+  [[gnu::noinline]] void index_secondaries(const AccessT& a);
+  [[gnu::noinline]] void remove_entries(const AccessT& a);
+  void name_by_primary_key(AccessT& a) const;
+  [[gnu::noinline]] void refuse_key_change(const AccessT& a, const char* before) const;
+
+  // ---- slots and entries reclaimed later (txn/reclaim.h) -------------------
+
+  // A row this transaction's committed removal left in ordered indexes
+  // (!kRemovesEntries), under its primary key.
+  struct Removed {
+    Table* table;
+    Row* row;
+    uint64_t key;
+  };
+  [[gnu::noinline]] void note_removed(const AccessT& a);
+  [[gnu::noinline]] void reclaim_removed();
+  void enter_epoch();
+  static constexpr uint32_t kAdvanceEvery = 16;
+  void retire(Table* table, Row* row);
+  bool reclaim(const Removed& r);
+
+  // ---- the commit's log record and history line (txn/commit_record.h) ------
+
+  // A scan, for the history: its range and the keys it saw from others,
+  // scan_seen_[first, first + count).
+  struct ScanRecord {
+    const Table* table = nullptr;
+    uint32_t index = 0;
+    uint64_t lo = 0;
+    uint64_t hi = 0;
+    uint32_t first = 0;
+    uint32_t count = 0;
+  };
+  struct SeenKey {
+    uint64_t key;
+    TxnId writer;
+  };
+  [[gnu::noinline]] TxnId ordered_commit_id();
+  [[gnu::noinline]] void build_record();
+  static bool logged_write(const AccessT& a);
+  [[gnu::noinline]] void log_commit();
+  std::string ack_log_commit_line() const;
+  void record_history();
+  std::span<const HistoryWriter::IndexKey> index_keys(const AccessT& a, const char* data);
 
   CC& cc_;
   Worker& w_;
@@ -1105,3 +670,10 @@ class Txn final {
 };
 
 }  // namespace abyss
+
+// The members of the other concerns (see the top of this file); each of
+// these files includes this one first.
+#include "txn/commit_record.h"
+#include "txn/index_upkeep.h"
+#include "txn/reclaim.h"
+#include "txn/scan.h"
