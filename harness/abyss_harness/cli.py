@@ -3,7 +3,7 @@
 `./abyss sweep|report|reproduce|demo ...` runs `python -m abyss_harness ...`
 inside the checkout's virtual environment (and `./abyss bench ycsb|hstore|
 tpcc|latch ...` runs `sweep harness/specs/bench-NAME.toml ...`, `./abyss bench
-ts ...` `sweep harness/specs/ts-alloc.toml ...`). Exit codes follow the engine's:
+ts ...` `sweep harness/specs/bench-ts.toml ...`). Exit codes follow the engine's:
 0 success, 2 bad input (one line naming the key or value and what is
 allowed; nothing is run), 1 a failure while running.
 

@@ -420,7 +420,7 @@ def _parse_spec(text: str, source: str, *, full_scale: bool, cores: int | None,
     if command == "bench ts":
         raise P.fail("command", "'bench ts' is no longer an engine command: the timestamp allocation "
                                 "micro-benchmark is the tsalloc workload; write command = \"run\" with "
-                                "workload = \"tsalloc\" (see harness/specs/ts-alloc.toml)")
+                                "workload = \"tsalloc\" (see harness/specs/bench-ts.toml)")
     if command != COMMAND:
         raise P.fail("command", f"{command!r}: the only command is {COMMAND!r} (the default)")
     table = engine.RUN_PARAMS

@@ -43,7 +43,7 @@ def test_minimal_spec_resolves() -> None:
 def test_the_command_is_run() -> None:
     assert parse('command = "run"\n' + BASE).command == "run"
     msg = error('command = "bench ts"\n' + BASE)
-    assert "command" in msg and "tsalloc" in msg and "ts-alloc.toml" in msg
+    assert "command" in msg and "tsalloc" in msg and "bench-ts.toml" in msg
     assert "the only command is 'run'" in error('command = "bench"\n' + BASE)
 
 
@@ -165,7 +165,7 @@ def test_invalid_toml_is_one_line() -> None:
 @pytest.mark.parametrize("full_scale", [False, True])
 def test_every_packaged_spec_parses_and_expands(full_scale: bool) -> None:
     paths = reproduce.spec_paths()
-    assert "demo" in paths and "abyss-fig8" in paths and "ts-alloc" in paths
+    assert "demo" in paths and "abyss-fig8" in paths and "bench-ts" in paths
     for name, path in paths.items():
         spec = reproduce.load(name, full_scale=full_scale, cores=2)
         assert spec.name == name, f"{path}: the file is named after its spec"

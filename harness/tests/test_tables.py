@@ -306,7 +306,7 @@ def test_bench_latch_spec() -> None:
 def test_ts_alloc_spec() -> None:
     """`./abyss bench ts`: Abyss Fig. 6 on the tsalloc workload, Fig. 7 on YCSB."""
     methods = ["mutex", "atomic", "batch:8", "batch:16", "clock"]
-    spec = reproduce.load("ts-alloc", cores=4)
+    spec = reproduce.load("bench-ts", cores=4)
     micro, ycsb = spec.sweeps
     assert (micro.label, micro.fixed["workload"], micro.fixed["cc"]) == ("micro", "tsalloc", "none")
     assert micro.axes == {"ts_alloc": methods, "threads": [1, 2, 3, 4]}
@@ -323,7 +323,7 @@ def test_ts_alloc_spec() -> None:
 
 
 def test_ts_alloc_spec_renders_both_tables(tmp_path: Path) -> None:
-    spec = reproduce.load("ts-alloc", cores=2, overrides={"duration": "0.01"})
+    spec = reproduce.load("bench-ts", cores=2, overrides={"duration": "0.01"})
     exp_dir, _ = runner.sweep(spec, tmp_path, FakeEngine(), quiet())
     exp = store.load_experiment(exp_dir)
     micro, ycsb = tables.render_all(exp)

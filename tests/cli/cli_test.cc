@@ -174,7 +174,7 @@ std::vector<BadCase> bad_cases() {
       // The run-based tables are harness specs: the line names the spec.
       {"bench_ycsb_is_a_spec", {"bench", "ycsb", "--reps", "3"}, {"./abyss", "harness/specs/bench-ycsb.toml"}},
       {"bench_latch_is_a_spec", {"bench", "latch"}, {"harness/specs/bench-latch.toml"}},
-      {"bench_ts_is_a_spec", {"bench", "ts", "--duration", "0.1"}, {"./abyss bench ts", "harness/specs/ts-alloc.toml"}},
+      {"bench_ts_is_a_spec", {"bench", "ts", "--duration", "0.1"}, {"./abyss bench ts", "harness/specs/bench-ts.toml"}},
       {"bench_alone_names_the_specs", {"bench"}, {"./abyss bench", "ycsb", "hstore", "tpcc", "latch", "ts"}},
       {"demo_is_a_spec", {"demo"}, {"./abyss", "demo", "harness/specs/demo.toml"}},
       // The index bench runs in the binary: its sizes and names are checked first.

@@ -1,4 +1,4 @@
-#include "engine/index_bench.h"
+#include "bench/index_bench.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "engine/probe.h"
+#include "bench/probe.h"
 
 #include <cstdint>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "engine/scan_bench.h"
+#include "bench/scan_bench.h"
 
 #include <algorithm>
 #include <cstdint>
