@@ -9,7 +9,7 @@
 //
 // Semantic-aware scheduling is the caller's: an operation whose weak
 // consistency lets it go unapplied is dropped instead of waiting
-// (server.cc, --semantic-drop).
+// (worker.h, --semantic-drop).
 #include <cstdint>
 #include <memory>
 #include <span>
