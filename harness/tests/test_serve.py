@@ -113,6 +113,7 @@ def test_sigterm_stops_in_order_with_everything_durable(tmp_path: Path) -> None:
     (["--time-sample", "8"], "--time-sample"),
     (["--queries-per-worker", "8"], "--queries-per-worker"),
     (["--json", "/tmp/x.json"], "--json"),
+    (["--kv-read-ratio", "0.5"], "--kv-read-ratio: abyss serve sets the keys and values its clients send"),
 ])
 def test_bad_flags_are_refused_with_one_line(flags: list[str], names: str) -> None:
     done = subprocess.run([str(BINARY), "serve", "--port", "0", *flags], capture_output=True, text=True, timeout=60)

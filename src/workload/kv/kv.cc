@@ -116,6 +116,9 @@ uint64_t Kv::estimate_worker_bytes(const Config& config, std::size_t /*meta_size
 }
 
 std::vector<Knob> Kv::knobs() {
+  // What shapes a run's generated operations: a served table takes the keys
+  // and values its clients send.
+  constexpr std::string_view kRunOnly = "abyss serve sets the keys and values its clients send";
   std::vector<Knob> t;
   t.push_back(integer<uint64_t>(
       "kv-slots", "kv.slots", 16, uint64_t{1} << 34,
@@ -139,13 +142,16 @@ std::vector<Knob> Kv::knobs() {
       "kv-value-size", "kv.value_size", 0, 1 << 20,
       +[](Config& c) -> uint32_t& { return c.settings<KvConfig>().value_size; },
       "kv: bytes of each value a run's worker sets (random letters)"));
+  t.back().not_served = kRunOnly;
   t.push_back(integer<uint64_t>(
       "kv-keys-per-worker", "kv.keys_per_worker", 1, uint64_t{1} << 32,
       +[](Config& c) -> uint64_t& { return c.settings<KvConfig>().keys_per_worker; },
       "kv: keys of each run worker's own range, set in order, round and round"));
+  t.back().not_served = kRunOnly;
   t.push_back(real(
       "kv-read-ratio", "kv.read_ratio", 0, 1, +[](Config& c) -> double& { return c.settings<KvConfig>().read_ratio; },
       "kv: fraction of a run's operations that get a key of the worker's range instead of setting it"));
+  t.back().not_served = kRunOnly;
   return t;
 }
 
