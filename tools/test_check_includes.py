@@ -107,7 +107,7 @@ def test_allowed_includes_pass() -> None:
     assert not found("apps/x.cc", '#include "engine/engine.h"\n#include <cstdio>\n')
     assert not found("src/cc/silo/silo.h", '#include "platform/atomic.h"\n')
     assert not found("src/cc/common/wait.h", '#include "cc/lock/row_lock.h"\n')
-    assert not found("src/common/config.h", '#include "common/workload_settings.h"\n#include "abyss_git_rev.h"\n')
+    assert not found("src/common/config.h", '#include "common/settings.h"\n#include "abyss_git_rev.h"\n')
 
 
 def with_row(folder: str, **change) -> tuple:

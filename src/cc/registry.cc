@@ -1,10 +1,31 @@
 #include "cc/registry.h"
 
 #include <cctype>
+#include <utility>
+#include <vector>
 
 #include "cc/schemes.h"
 
 namespace abyss::cc {
+
+namespace {
+
+template <class... S>
+std::vector<Knob> knobs_of(SchemeList<S...>* /*tag*/) {
+  std::vector<Knob> all;
+  auto add = [&all]<class CC>() {
+    if constexpr (HasKnobs<CC>) {
+      for (Knob& k : CC::knobs()) {
+        k.scheme = CC::kTraits.name;
+        all.push_back(std::move(k));
+      }
+    }
+  };
+  (add.template operator()<S>(), ...);
+  return all;
+}
+
+}  // namespace
 
 std::span<const SchemeTraits> schemes() { return Registry::kTraits; }
 
@@ -32,5 +53,7 @@ std::string scheme_names() {
   for (const SchemeTraits& s : Registry::kTraits) out += (out.empty() ? "" : ", ") + std::string(s.name);
   return out;
 }
+
+std::vector<Knob> scheme_knobs() { return knobs_of(static_cast<Registry*>(nullptr)); }
 
 }  // namespace abyss::cc

@@ -9,9 +9,11 @@
 // with the return type Rc is checked by its signature, not its body.
 #include <concepts>
 #include <cstdint>
+#include <vector>
 
 #include "cc/traits.h"
 #include "common/config.h"
+#include "common/knob.h"
 #include "common/types.h"
 #include "txn/access.h"
 #include "txn/txn.h"
@@ -58,6 +60,19 @@ concept HasAbort = requires(CC& cc, Txn<CC>& t) {
 template <class CC>
 concept HasConstructor = std::constructible_from<CC, const Config&, uint32_t>;
 
+// A scheme with flags of its own lists them as knob rows (common/knob.h),
+// whose accessors reach a settings struct in its folder through
+// Config::settings<S>(); the registry marks each row with the scheme's name
+// (scheme_knobs in cc/schemes.h). A scheme without flags declares nothing.
+template <class CC>
+concept DeclaresKnobs = requires {
+  CC::knobs();
+};
+template <class CC>
+concept HasKnobs = requires {
+  { CC::knobs() } -> std::same_as<std::vector<Knob>>;
+};
+
 // One static_assert per requirement, so the compiler names the one missing.
 template <class CC>
 consteval bool check_scheme() {
@@ -71,6 +86,7 @@ consteval bool check_scheme() {
   static_assert(HasInsert<CC>, "a scheme defines Rc insert(auto& txn, auto& access)");
   static_assert(HasCommit<CC>, "a scheme defines Rc commit(auto& txn)");
   static_assert(HasAbort<CC>, "a scheme defines void abort(auto& txn)");
+  static_assert(!DeclaresKnobs<CC> || HasKnobs<CC>, "a scheme's own flags are `static std::vector<Knob> knobs()`");
   static_assert(!CC::kTraits.name.empty(), "a scheme's kTraits.name is its --cc name");
   return true;
 }

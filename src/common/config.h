@@ -1,8 +1,8 @@
 #pragma once
 // The run's configuration, built once by the CLI and passed down: the
-// run-wide and scheme knobs are fields here, each workload's settings are a
-// struct in its folder reached with settings<S>(); every one is a row of the
-// knob table with a validated range (engine/knobs.cc).
+// run-wide knobs are fields here, each workload's and each scheme's settings
+// are a struct in its folder reached with settings<S>(); every one is a row of
+// the knob table with a validated range (engine/knobs.cc).
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -13,9 +13,9 @@
 
 #include "common/latch_kind.h"
 #include "common/log_settings.h"
+#include "common/settings.h"
 #include "common/storage_options.h"
 #include "common/ts_alloc.h"
-#include "common/workload_settings.h"
 
 namespace abyss {
 
@@ -119,15 +119,15 @@ struct Config {
   uint32_t mvcc_refresh_every = 32;  // begins between low-water-mark recomputations
   uint32_t silo_epoch_ms = 40;       // Silo §4.1
 
-  // The settings of the workloads, each defined in its folder
-  // (workload/ycsb/ycsb_config.h, ...): settings<YcsbConfig>().theta.
+  // The settings of the workloads and the schemes, each defined in its
+  // folder (workload/ycsb/ycsb_config.h, ...): settings<YcsbConfig>().theta.
   template <class S>
   S& settings() {
-    return workload_settings_.get<S>();
+    return settings_.get<S>();
   }
   template <class S>
   const S& settings() const {
-    return workload_settings_.get<S>();
+    return settings_.get<S>();
   }
 
   // How many partitions the workload's data is split into (H-STORE locks
@@ -149,7 +149,7 @@ struct Config {
   std::string hash() const;
 
  private:
-  WorkloadSettings workload_settings_;
+  Settings settings_;
 };
 
 }  // namespace abyss

@@ -1,9 +1,10 @@
 #pragma once
 // One knob: a flag of `abyss run` with its kind, range or choices, default,
 // owner, JSON key and help. The table of every knob is assembled by
-// engine/knobs.cc from the run's and the schemes' rows and from each
-// registered workload's own rows (Ycsb::knobs, Tpcc::knobs), so a workload
-// defines its flags in its folder. The row builders below keep rows short.
+// engine/knobs.cc from the run's rows and from each registered scheme's and
+// workload's own rows (CC::knobs, Ycsb::knobs, Tpcc::knobs), so a scheme or a
+// workload defines its flags in its folder. The row builders below keep rows
+// short.
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -33,8 +34,8 @@ std::string_view name_of(KnobKind k);
 struct Knob {
   std::string_view name;      // the flag is --name
   std::string_view json;      // dotted key under "config" in a run's JSON report
-  std::string_view workload;  // empty: every workload; else the one it applies to
-  std::string_view scheme;    // empty: every scheme; else the one that reads it
+  std::string_view workload;  // empty: every workload; else the one it applies to (set by its registry)
+  std::string_view scheme;    // empty: every scheme; else the one that reads it (set by its registry)
   KnobKind kind = KnobKind::Integer;
   uint64_t min = 0;  // Integer: inclusive range
   uint64_t max = 0;

@@ -287,6 +287,10 @@ std::vector<Knob> make_table() {
       "park up to N aborted transactions, each until its backoff is over, and run new ones meanwhile (DBx1000's "
       "abort buffer; 0: wait out the backoff and restart the same transaction)"));
   t.back().ignored_because = unless_aborts;
+
+  // Each scheme's own rows, from its folder (CC::knobs), marked with its name.
+  for (Knob& k : cc::scheme_knobs()) t.push_back(std::move(k));
+
   t.push_back(integer<uint32_t>(
       "dl-timeout", "dl_timeout_us", 0, 10'000'000, +[](Config& c) -> uint32_t& { return c.dl_timeout_us; },
       "DL_DETECT: abort a lock wait after this many microseconds (0: never wait)"));

@@ -1,9 +1,10 @@
 #pragma once
-// Each workload's own settings (YcsbConfig, TpccConfig, ...), one value per
-// type, held in Config without common/ knowing the types: a workload's folder
-// defines its struct and its knob rows reach it with Config::settings<S>().
-// Adding a workload with settings of its own therefore touches its folder and
-// the workload registry only.
+// The settings of each workload and each scheme (YcsbConfig, TpccConfig,
+// DlDetectConfig, ...), one value per type, held in Config without common/
+// knowing the types: a workload's or a scheme's folder defines its struct and
+// its knob rows reach it with Config::settings<S>(). Adding a workload or a
+// scheme with settings of its own therefore touches its folder and its
+// registry only.
 #include <any>
 #include <map>
 #include <typeindex>
@@ -11,7 +12,7 @@
 
 namespace abyss {
 
-class WorkloadSettings {
+class Settings {
  public:
   // The settings of type S, value-initialised on first use.
   template <class S>
