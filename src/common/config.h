@@ -111,11 +111,6 @@ struct Config {
   // waits out the backoff and restarts the same transaction.
   uint32_t abort_buffer = 0;
 
-  uint32_t dl_timeout_us = 100;  // Abyss §4.2
-  bool dl_detect = true;
-  uint32_t dl_detect_every_ns = 1000;  // a waiter's time between cycle searches (DBx1000's DL_LOOP_DETECT)
-  uint32_t dl_max_edges = 1024;        // waits-for edges a waiter publishes; more are dropped
-
   uint32_t mvcc_refresh_every = 32;  // begins between low-water-mark recomputations
   uint32_t silo_epoch_ms = 40;       // Silo §4.1
 

@@ -90,9 +90,6 @@ std::string unless_logs_to_files(const cc::SchemeTraits& s, const Config& c) {
 std::string unless_logs_to_or_recovers_from_files(const cc::SchemeTraits& s, const Config& c) {
   return c.log.recover ? "" : unless_logs_to_files(s, c);
 }
-std::string unless_dl_searches(const cc::SchemeTraits& /*s*/, const Config& c) {
-  return c.dl_detect ? "" : "--dl-detect off searches no cycles";
-}
 
 std::vector<Knob> make_table() {
   std::vector<Knob> t;
@@ -291,28 +288,6 @@ std::vector<Knob> make_table() {
   // Each scheme's own rows, from its folder (CC::knobs), marked with its name.
   for (Knob& k : cc::scheme_knobs()) t.push_back(std::move(k));
 
-  t.push_back(integer<uint32_t>(
-      "dl-timeout", "dl_timeout_us", 0, 10'000'000, +[](Config& c) -> uint32_t& { return c.dl_timeout_us; },
-      "DL_DETECT: abort a lock wait after this many microseconds (0: never wait)"));
-  t.back().scheme = "dl_detect";
-  t.push_back(on_off(
-      "dl-detect", "dl_detect", +[](Config& c) -> bool& { return c.dl_detect; },
-      "DL_DETECT: search the waits-for graph for cycles: on | off"));
-  t.back().scheme = "dl_detect";
-  t.push_back(integer<uint32_t>(
-      "dl-detect-every-ns", "dl_detect_every_ns", 1, 1'000'000'000,
-      +[](Config& c) -> uint32_t& { return c.dl_detect_every_ns; },
-      "DL_DETECT: nanoseconds of a lock wait between two searches of the waits-for graph, the first as the wait "
-      "begins (DBx1000: 1000; Abyss §4.2)"));
-  t.back().scheme = "dl_detect";
-  t.back().ignored_because = unless_dl_searches;
-  t.push_back(integer<uint32_t>(
-      "dl-max-edges", "dl_max_edges", 1, 1024, +[](Config& c) -> uint32_t& { return c.dl_max_edges; },
-      "DL_DETECT: waits-for edges a waiter publishes (the default keeps every owner and waiter ahead of it up to "
-      "1024, as DBx1000 lists them); more are dropped, and a cycle through a dropped one is broken by the timeout "
-      "(Abyss §4.2)"));
-  t.back().scheme = "dl_detect";
-  t.back().ignored_because = unless_dl_searches;
   t.push_back(integer<uint32_t>(
       "mvcc-refresh-every", "mvcc_refresh_every", 0, 1'000'000,
       +[](Config& c) -> uint32_t& { return c.mvcc_refresh_every; },

@@ -74,7 +74,8 @@ uint64_t waited_cycles(const Fixture<CC>& f, uint32_t worker) {
 // DL_DETECT's --dl-timeout in cycles, computed as the scheme computes it.
 template <class CC>
 uint64_t timeout_cycles(const Fixture<CC>& f) {
-  return static_cast<uint64_t>(f.cfg.dl_timeout_us * 1000.0 * platform::cycles_per_ns());
+  return static_cast<uint64_t>(f.cfg.template settings<cc::DlDetectConfig>().timeout_us * 1000.0 *
+                               platform::cycles_per_ns());
 }
 
 // ============================================================================
@@ -533,8 +534,8 @@ TEST(WoundWaitScheme, WoundedWaiterAbortsWhileItWaits) {
 //    W(0)                       |              |   <- granted at once
 TEST(DlDetectScheme, WaiterAbortsAfterTheTimeoutWithDetectionOff) {
   Config cfg;
-  cfg.dl_detect = false;
-  cfg.dl_timeout_us = 1000;
+  cfg.settings<cc::DlDetectConfig>().detect = false;
+  cfg.settings<cc::DlDetectConfig>().timeout_us = 1000;
   Fixture<cc::DlDetect> f(cfg);
   Rc rc = Rc::Ok;
   Rc commit_rc = Rc::Abort;
@@ -568,8 +569,8 @@ TEST(DlDetectScheme, WaiterAbortsAfterTheTimeoutWithDetectionOff) {
 //    W(1): waits  | W(0): waits  |   <- a cycle, left to the timeout
 TEST(DlDetectScheme, DeadlockWithDetectionOffEndsOnlyByTheTimeout) {
   Config cfg;
-  cfg.dl_detect = false;
-  cfg.dl_timeout_us = 50'000;  // long enough that both threads queue before it fires
+  cfg.settings<cc::DlDetectConfig>().detect = false;
+  cfg.settings<cc::DlDetectConfig>().timeout_us = 50'000;  // long enough that both threads queue before it fires
   Fixture<cc::DlDetect> f(cfg);
   Rc rc[2] = {Rc::Ok, Rc::Ok};
   Rc commit_rc[2] = {Rc::Ok, Rc::Ok};
@@ -600,7 +601,7 @@ TEST(DlDetectScheme, DeadlockWithDetectionOffEndsOnlyByTheTimeout) {
 // never queued.
 TEST(DlDetectScheme, ZeroTimeoutAbortsWithoutQueueing) {
   Config cfg;
-  cfg.dl_timeout_us = 0;
+  cfg.settings<cc::DlDetectConfig>().timeout_us = 0;
   Fixture<cc::DlDetect> f(cfg);
   ASSERT_EQ(f.t0->begin(false), Rc::Ok);
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);
@@ -628,8 +629,8 @@ TEST(DlDetectScheme, ZeroTimeoutAbortsWithoutQueueing) {
 //                           | COMMIT               |
 TEST(DlDetectScheme, DeadlockAbortsTheOneHoldingFewestLocks) {
   Config cfg;
-  cfg.dl_detect = true;
-  cfg.dl_timeout_us = 10'000'000;
+  cfg.settings<cc::DlDetectConfig>().detect = true;
+  cfg.settings<cc::DlDetectConfig>().timeout_us = 10'000'000;
   Fixture<cc::DlDetect> f(cfg);
   Rc rc0 = Rc::Ok;
   Rc rc1 = Rc::Abort;

@@ -2,14 +2,14 @@
 
 #include <gtest/gtest.h>
 
-#include "common/config.h"
+#include "cc/dl_detect/dl_detect.h"
 #include "common/types.h"
 
 namespace abyss::cc {
 namespace {
 
 using Edge = WaitsForGraph::Edge;
-const uint32_t kEdges = Config{}.dl_max_edges;
+const uint32_t kEdges = DlDetectConfig{}.max_edges;
 
 constexpr WorkerId w(uint32_t i) { return WorkerId{i}; }
 constexpr Timestamp ts(uint64_t v) { return Timestamp{v}; }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cc/dl_detect/dl_detect.h"
 #include "cc/schemes.h"
 #include "check/history.h"
 #include "common/config.h"
@@ -95,20 +96,20 @@ void abort_buffer(Config& c) {
   c.abort_buffer = 10;
 }
 void sorted_no_detect(Config& c) {
-  c.dl_detect = false;
+  c.settings<cc::DlDetectConfig>().detect = false;
   c.settings<YcsbConfig>().key_order = KeyOrder::Sorted;
 }
-void zero_timeout(Config& c) { c.dl_timeout_us = 0; }
+void zero_timeout(Config& c) { c.settings<cc::DlDetectConfig>().timeout_us = 0; }
 void search_every_ns(Config& c) {
-  c.dl_detect_every_ns = 1;
-  c.dl_timeout_us = 100'000;  // cycles are broken by the search, not the timeout
+  c.settings<cc::DlDetectConfig>().detect_every_ns = 1;
+  c.settings<cc::DlDetectConfig>().timeout_us = 100'000;  // cycles are broken by the search, not the timeout
 }
-void few_edges(Config& c) { c.dl_max_edges = 1; }
+void few_edges(Config& c) { c.settings<cc::DlDetectConfig>().max_edges = 1; }
 void read_copy(Config& c) { c.read_copy = true; }
 void refresh_every_txn(Config& c) { c.mvcc_refresh_every = 0; }
 void short_epoch(Config& c) { c.silo_epoch_ms = 1; }
 void backoff_base(Config& c) { c.backoff_base_ns = 50; }
-void long_timeout(Config& c) { c.dl_timeout_us = 100'000; }
+void long_timeout(Config& c) { c.settings<cc::DlDetectConfig>().timeout_us = 100'000; }
 void batch_ts(Config& c) { (void)TsAllocConfig::parse("batch:16", c.ts_alloc); }
 void clock_ts(Config& c) { (void)TsAllocConfig::parse("clock", c.ts_alloc); }
 void mutex_ts(Config& c) { (void)TsAllocConfig::parse("mutex", c.ts_alloc); }

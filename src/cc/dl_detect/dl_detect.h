@@ -17,6 +17,7 @@
 // ties go to the later id).
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,12 +27,22 @@
 #include "cc/lock/row_lock.h"
 #include "cc/traits.h"
 #include "common/config.h"
+#include "common/knob.h"
 #include "common/types.h"
 #include "platform/clock.h"
 #include "platform/latch.h"
 #include "stats/stats.h"
 
 namespace abyss::cc {
+
+// DL_DETECT's settings, one knob row each (DlDetect::knobs); a run's are
+// Config::settings<DlDetectConfig>().
+struct DlDetectConfig {
+  uint32_t timeout_us = 100;  // Abyss §4.2
+  bool detect = true;
+  uint32_t detect_every_ns = 1000;  // a waiter's time between cycle searches (DBx1000's DL_LOOP_DETECT)
+  uint32_t max_edges = 1024;        // waits-for edges a waiter publishes; more are dropped
+};
 
 class DlDetect final : public QueuedLocking<DlDetect> {
  public:
@@ -45,13 +56,43 @@ class DlDetect final : public QueuedLocking<DlDetect> {
       .writes_in_place = true,  // a written row is locked exclusively until the end (strict 2PL)
   };
 
+  static std::vector<Knob> knobs() {
+    constexpr auto unless_searching = +[](const SchemeTraits& /*s*/, const Config& c) -> std::string {
+      return c.settings<DlDetectConfig>().detect ? "" : "--dl-detect off searches no cycles";
+    };
+    std::vector<Knob> t;
+    t.push_back(integer<uint32_t>(
+        "dl-timeout", "dl_timeout_us", 0, 10'000'000,
+        +[](Config& c) -> uint32_t& { return c.settings<DlDetectConfig>().timeout_us; },
+        "DL_DETECT: abort a lock wait after this many microseconds (0: never wait)"));
+    t.push_back(on_off(
+        "dl-detect", "dl_detect", +[](Config& c) -> bool& { return c.settings<DlDetectConfig>().detect; },
+        "DL_DETECT: search the waits-for graph for cycles: on | off"));
+    t.push_back(integer<uint32_t>(
+        "dl-detect-every-ns", "dl_detect_every_ns", 1, 1'000'000'000,
+        +[](Config& c) -> uint32_t& { return c.settings<DlDetectConfig>().detect_every_ns; },
+        "DL_DETECT: nanoseconds of a lock wait between two searches of the waits-for graph, the first as the wait "
+        "begins (DBx1000: 1000; Abyss §4.2)"));
+    t.back().ignored_because = unless_searching;
+    t.push_back(integer<uint32_t>(
+        "dl-max-edges", "dl_max_edges", 1, 1024,
+        +[](Config& c) -> uint32_t& { return c.settings<DlDetectConfig>().max_edges; },
+        "DL_DETECT: waits-for edges a waiter publishes (the default keeps every owner and waiter ahead of it up to "
+        "1024, as DBx1000 lists them); more are dropped, and a cycle through a dropped one is broken by the timeout "
+        "(Abyss §4.2)"));
+    t.back().ignored_because = unless_searching;
+    return t;
+  }
+
   DlDetect(const Config& config, uint32_t workers)
       : QueuedLocking(config),
-        timeout_cycles_(static_cast<uint64_t>(config.dl_timeout_us * 1000.0 * platform::cycles_per_ns())),
-        never_wait_(config.dl_timeout_us == 0),
-        detect_(config.dl_detect),
-        search_cycles_(static_cast<uint64_t>(config.dl_detect_every_ns * platform::cycles_per_ns())),
-        graph_(workers, config.dl_max_edges),
+        timeout_cycles_(
+            static_cast<uint64_t>(config.settings<DlDetectConfig>().timeout_us * 1000.0 * platform::cycles_per_ns())),
+        never_wait_(config.settings<DlDetectConfig>().timeout_us == 0),
+        detect_(config.settings<DlDetectConfig>().detect),
+        search_cycles_(
+            static_cast<uint64_t>(config.settings<DlDetectConfig>().detect_every_ns * platform::cycles_per_ns())),
+        graph_(workers, config.settings<DlDetectConfig>().max_edges),
         workers_(workers),
         ids_(workers) {}
 
