@@ -289,12 +289,6 @@ std::vector<Knob> make_table() {
   for (Knob& k : cc::scheme_knobs()) t.push_back(std::move(k));
 
   t.push_back(integer<uint32_t>(
-      "mvcc-refresh-every", "mvcc_refresh_every", 0, 1'000'000,
-      +[](Config& c) -> uint32_t& { return c.mvcc_refresh_every; },
-      "MVCC: transactions a worker begins between two recomputations of its garbage-collection low-water mark "
-      "(0: at every begin; Abyss §2.2)"));
-  t.back().scheme = "mvcc";
-  t.push_back(integer<uint32_t>(
       "silo-epoch-ms", "silo_epoch_ms", 1, 10'000, +[](Config& c) -> uint32_t& { return c.silo_epoch_ms; },
       "SILO: period of the global epoch, milliseconds (Silo §4.1)"));
   t.back().scheme = "silo";

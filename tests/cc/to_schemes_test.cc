@@ -432,7 +432,7 @@ TEST(MvccScheme, OlderReaderSeesTheVersionBeforeAYoungerCommit) {
 // --mvcc-refresh-every (default 32) begins before the next recomputation.
 // Twice that many begins between two writes make W0 refresh at least once in
 // between.
-const int kBeginsBetweenRefreshes = 2 * static_cast<int>(Config{}.mvcc_refresh_every);
+const int kBeginsBetweenRefreshes = 2 * static_cast<int>(cc::MvccConfig{}.refresh_every);
 
 // Runs `n` empty transactions on `t`: each publishes a new timestamp.
 template <class CC>
@@ -471,7 +471,7 @@ TEST(MvccScheme, OldVersionsAreCollectedWhenNoTransactionCanReadThem) {
 // W0's mark lags and the superseded versions pile up in between.
 TEST(MvccScheme, RefreshEveryBeginCollectsWithoutIdleTransactions) {
   Config every_begin;
-  every_begin.mvcc_refresh_every = 0;
+  every_begin.settings<cc::MvccConfig>().refresh_every = 0;
   Fixture<cc::Mvcc> eager(every_begin);
   Fixture<cc::Mvcc> lagging;
   for (auto* f : {&eager, &lagging}) {

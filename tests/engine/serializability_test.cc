@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cc/dl_detect/dl_detect.h"
+#include "cc/mvcc/mvcc.h"
 #include "cc/schemes.h"
 #include "check/history.h"
 #include "common/config.h"
@@ -106,7 +107,7 @@ void search_every_ns(Config& c) {
 }
 void few_edges(Config& c) { c.settings<cc::DlDetectConfig>().max_edges = 1; }
 void read_copy(Config& c) { c.read_copy = true; }
-void refresh_every_txn(Config& c) { c.mvcc_refresh_every = 0; }
+void refresh_every_txn(Config& c) { c.settings<cc::MvccConfig>().refresh_every = 0; }
 void short_epoch(Config& c) { c.silo_epoch_ms = 1; }
 void backoff_base(Config& c) { c.backoff_base_ns = 50; }
 void long_timeout(Config& c) { c.settings<cc::DlDetectConfig>().timeout_us = 100'000; }

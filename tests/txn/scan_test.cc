@@ -396,7 +396,7 @@ TYPED_TEST(Phantom, WithoutProtectionBothCommit) {
 // than the removal.
 TEST(ScanMvcc, RemovedEntriesStayWhileAnOlderTransactionRunsThenGo) {
   Config config;
-  config.mvcc_refresh_every = 0;  // the low-water mark is recomputed at every begin
+  config.settings<cc::MvccConfig>().refresh_every = 0;  // the low-water mark is recomputed at every begin
   ScanFixture<cc::Mvcc> f(2, config);
   int64_t value = 0;
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);  // older than the removal
@@ -427,7 +427,7 @@ TEST(ScanMvcc, RemovedEntriesStayWhileAnOlderTransactionRunsThenGo) {
 // the insert it follows.
 TEST(ScanMvcc, AReclaimedNextKeyStillOrdersTheScanAndAnOlderInsert) {
   Config config;
-  config.mvcc_refresh_every = 0;
+  config.settings<cc::MvccConfig>().refresh_every = 0;
   ScanFixture<cc::Mvcc> f(3, config);
   Visits v;
   int64_t value = 0;

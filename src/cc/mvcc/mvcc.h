@@ -28,6 +28,7 @@
 #include "cc/common/to_row.h"
 #include "cc/traits.h"
 #include "common/config.h"
+#include "common/knob.h"
 #include "common/types.h"
 #include "platform/atomic.h"
 #include "platform/latch.h"
@@ -35,6 +36,12 @@
 #include "storage/row.h"
 
 namespace abyss::cc {
+
+// MVCC's setting, one knob row (Mvcc::knobs); a run's is
+// Config::settings<MvccConfig>().
+struct MvccConfig {
+  uint32_t refresh_every = 32;  // begins between low-water-mark recomputations
+};
 
 class Mvcc final {
  public:
@@ -64,8 +71,16 @@ class Mvcc final {
   using AccessMeta = ToAccessMeta;
   using TxnMeta = ToTxnMeta;
 
+  static std::vector<Knob> knobs() {
+    return {integer<uint32_t>(
+        "mvcc-refresh-every", "mvcc_refresh_every", 0, 1'000'000,
+        +[](Config& c) -> uint32_t& { return c.settings<MvccConfig>().refresh_every; },
+        "MVCC: transactions a worker begins between two recomputations of its garbage-collection low-water mark "
+        "(0: at every begin; Abyss §2.2)")};
+  }
+
   Mvcc(const Config& config, uint32_t workers)
-      : latch_(config.latch), refresh_every_(config.mvcc_refresh_every), slots_(workers) {}
+      : latch_(config.latch), refresh_every_(config.settings<MvccConfig>().refresh_every), slots_(workers) {}
 
   Rc begin(auto& t, bool /*restart*/) {
     const Timestamp ts = t.worker().allocate_ts();
