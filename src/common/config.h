@@ -111,8 +111,6 @@ struct Config {
   // waits out the backoff and restarts the same transaction.
   uint32_t abort_buffer = 0;
 
-  uint32_t silo_epoch_ms = 40;  // Silo §4.1
-
   // The settings of the workloads and the schemes, each defined in its
   // folder (workload/ycsb/ycsb_config.h, ...): settings<YcsbConfig>().theta.
   template <class S>

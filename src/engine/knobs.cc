@@ -288,11 +288,6 @@ std::vector<Knob> make_table() {
   // Each scheme's own rows, from its folder (CC::knobs), marked with its name.
   for (Knob& k : cc::scheme_knobs()) t.push_back(std::move(k));
 
-  t.push_back(integer<uint32_t>(
-      "silo-epoch-ms", "silo_epoch_ms", 1, 10'000, +[](Config& c) -> uint32_t& { return c.silo_epoch_ms; },
-      "SILO: period of the global epoch, milliseconds (Silo §4.1)"));
-  t.back().scheme = "silo";
-
   // Durability (docs/durability.md).
   t.push_back(choice(
       "log", "log.policy", kLogPolicyNames, +[](Config& c) -> LogPolicy& { return c.log.policy; },

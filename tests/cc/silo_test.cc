@@ -114,7 +114,7 @@ TEST(Silo, EpochAdvancesWhenWorkerZeroBeginsAfterPeriod) {
   const uint64_t e0 = f.cc.epoch();
   EXPECT_EQ(Silo::epoch_of(old_tid), e0);
 
-  platform::sleep_ms(f.cfg.silo_epoch_ms + 10);
+  platform::sleep_ms(f.cfg.settings<cc::SiloConfig>().epoch_ms + 10);
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);  // not the ticker
   f.t1->abort();
   EXPECT_EQ(f.cc.epoch(), e0);
@@ -136,9 +136,9 @@ TEST(Silo, EpochAdvancesWhenWorkerZeroBeginsAfterPeriod) {
 // period of 10 s has not.
 TEST(Silo, EpochPeriodIsTheConfiguredOne) {
   Config short_epoch;
-  short_epoch.silo_epoch_ms = 2;
+  short_epoch.settings<cc::SiloConfig>().epoch_ms = 2;
   Config long_epoch;
-  long_epoch.silo_epoch_ms = 10'000;
+  long_epoch.settings<cc::SiloConfig>().epoch_ms = 10'000;
   Fixture fast(short_epoch);
   Fixture slow(long_epoch);
   const uint64_t fast0 = fast.cc.epoch();

@@ -16,6 +16,7 @@
 #include "cc/dl_detect/dl_detect.h"
 #include "cc/mvcc/mvcc.h"
 #include "cc/schemes.h"
+#include "cc/silo/silo.h"
 #include "check/history.h"
 #include "common/config.h"
 #include "engine/engine.h"
@@ -108,7 +109,7 @@ void search_every_ns(Config& c) {
 void few_edges(Config& c) { c.settings<cc::DlDetectConfig>().max_edges = 1; }
 void read_copy(Config& c) { c.read_copy = true; }
 void refresh_every_txn(Config& c) { c.settings<cc::MvccConfig>().refresh_every = 0; }
-void short_epoch(Config& c) { c.silo_epoch_ms = 1; }
+void short_epoch(Config& c) { c.settings<cc::SiloConfig>().epoch_ms = 1; }
 void backoff_base(Config& c) { c.backoff_base_ns = 50; }
 void long_timeout(Config& c) { c.settings<cc::DlDetectConfig>().timeout_us = 100'000; }
 void batch_ts(Config& c) { (void)TsAllocConfig::parse("batch:16", c.ts_alloc); }

@@ -37,12 +37,19 @@
 #include "cc/common/write_set_locking.h"
 #include "cc/traits.h"
 #include "common/config.h"
+#include "common/knob.h"
 #include "common/types.h"
 #include "platform/atomic.h"
 #include "platform/clock.h"
 #include "txn/access.h"
 
 namespace abyss::cc {
+
+// SILO's setting, one knob row (Silo::knobs); a run's is
+// Config::settings<SiloConfig>().
+struct SiloConfig {
+  uint32_t epoch_ms = 40;  // Silo §4.1
+};
 
 class Silo final {
  public:
@@ -83,8 +90,15 @@ class Silo final {
     std::vector<uint32_t> write_order;  // write set indexes, sorted by row address
   };
 
+  static std::vector<Knob> knobs() {
+    return {integer<uint32_t>(
+        "silo-epoch-ms", "silo_epoch_ms", 1, 10'000,
+        +[](Config& c) -> uint32_t& { return c.settings<SiloConfig>().epoch_ms; },
+        "SILO: period of the global epoch, milliseconds (Silo §4.1)")};
+  }
+
   Silo(const Config& config, uint32_t /*workers*/)
-      : period_cycles_(static_cast<uint64_t>(config.silo_epoch_ms * 1e6 * platform::cycles_per_ns())),
+      : period_cycles_(static_cast<uint64_t>(config.settings<SiloConfig>().epoch_ms * 1e6 * platform::cycles_per_ns())),
         next_tick_(platform::cycles() + period_cycles_) {}
 
   // The current global epoch (for tests and reports).
