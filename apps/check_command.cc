@@ -90,6 +90,11 @@ int recover_command(const abyss::RecoverOptions& options) {
     std::printf("  torn          %14u journal(s) end in a record the crash cut off; first: %s\n", r.torn_journals,
                 r.torn_note.c_str());
   }
+  if (!r.epoch_note.empty()) std::printf("  epoch file    %s\n", r.epoch_note.c_str());
+  if (r.salvaged_journals > 0) {
+    std::printf("  salvaged      %14u journal(s) damaged where they were durable, %llu bytes dropped; first: %s\n",
+                r.salvaged_journals, static_cast<unsigned long long>(r.salvaged_bytes_dropped), r.salvage_note.c_str());
+  }
   return 0;
 }
 
@@ -126,6 +131,9 @@ std::vector<Command> add_check(CLI::App& app) {
                    "replay threads (default: one per journal, at most the cores)")
       ->check(CLI::Range(1u, 1024u));
   recover->add_option("--json", recover_options->json_path, "write the recovery's numbers as JSON to FILE");
+  recover->add_flag("--salvage", recover_options->salvage,
+                    "recover a journal damaged where it was durable up to the damage, dropping the rest of it "
+                    "(said in the output), instead of stopping");
 
   return {{check_history, [=] { return check_history_command(*history_path); }},
           {check_tpcc, [=] { return check_tpcc_command(*tpcc_dir, *tpcc_inserts); }},

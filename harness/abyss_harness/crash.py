@@ -19,8 +19,9 @@ write(2), so both survive the kill. Then `abyss recover DIR --versions FILE
 - TPC-C: `abyss check tpcc` on the dump (the consistency conditions).
 
 The same checks run against a recovery that lost a durable record (a
-journal cut short behind the recovery's back) must fail: that is the
-negative control, `--control`.
+journal cut short behind the recovery's back, recovered with `--salvage`,
+which takes what comes before the cut instead of refusing it) must fail:
+that is the negative control, `--control`.
 """
 
 from __future__ import annotations
@@ -246,8 +247,11 @@ def run_round(binary: Path, scheme: str, workload_args: list[str], work: Path, r
         with journal.open("r+b") as f:
             f.truncate(16 + (size - 16) // 2)
     versions_path, dump, numbers = work / "versions.csv", work / "dump", work / "recover.json"
+    # Recovery itself refuses a journal cut where it was durable; --salvage
+    # makes it recover what comes before the cut, for the checks to judge.
     rec = subprocess.run([str(binary), "recover", str(log_dir), "--versions", str(versions_path),
-                          "--dump", str(dump), "--json", str(numbers)], capture_output=True, text=True)
+                          "--dump", str(dump), "--json", str(numbers), *(["--salvage"] if control else [])],
+                         capture_output=True, text=True)
     if rec.returncode != 0:
         raise RuntimeError(f"abyss recover {log_dir} exited {rec.returncode}: {rec.stderr.strip()}")
     replay = next((line.strip() for line in rec.stdout.splitlines() if "replay" in line), "")

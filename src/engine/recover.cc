@@ -60,18 +60,17 @@ std::string file_error(std::string_view what, const std::string& path, const std
   return s;
 }
 
-// What read_records found in a file: its size, and how a torn end was
-// torn (", record at byte N: why"), empty if it was not.
+// What read_journal found in a journal segment: its size, how a torn end
+// was torn (", record at byte N: why"), empty if it was not, and, with
+// --salvage, where the damage that ended it began (", record at byte N:
+// why; ... dropped"), empty if there was none.
 struct FileRecords {
   uint64_t bytes = 0;
   std::string torn;
+  std::string salvaged;
+  uint64_t dropped = 0;  // bytes left unread after the damage
 };
 
-// Reads the file `path` (a journal segment or a checkpoint: `what`), checks
-// its header and calls on(record, bad) for each record in order; `bad`, set
-// by `on`, stops recovery at that record. A torn end is the file's end when
-// `torn_is_end`, else corruption. Corruption throws std::invalid_argument
-// naming the file and the byte.
 // The bytes of the file `path` (`what`), its header checked.
 std::string read_checked(const std::string& path, const std::string& what,
                          std::string (*check_header)(std::string_view)) {
@@ -85,10 +84,21 @@ std::string read_checked(const std::string& path, const std::string& what,
   return bytes;
 }
 
+// A journal segment older than the one the epoch file names: durable whole.
+constexpr uint64_t kWholeFile = ~uint64_t{0};
+
+// Reads the journal segment `path`, whose first `durable` bytes (kWholeFile:
+// all) the epoch file says were written and synced, and calls on(record, bad) for each
+// record in order; `bad`, set by `on`, stops recovery at that record. A
+// record that fails its checks at or after `durable` is a torn tail: a
+// write the crash cut off, never acknowledged; the file ends there. One
+// before it is damage to what was durable: recovery stops with
+// std::invalid_argument naming the file, the byte and the epochs, or, with
+// `salvage`, the file ends there and the result says what was dropped.
 template <class OnRecord>
-FileRecords read_records(const std::string& path, const std::string& what,
-                         std::string (*check_header)(std::string_view), bool torn_is_end, OnRecord&& on) {
-  const std::string bytes = read_checked(path, what, check_header);
+FileRecords read_journal(const std::string& path, uint64_t durable, uint64_t durable_epoch, bool salvage,
+                         OnRecord&& on) {
+  const std::string bytes = read_checked(path, "journal", log::check_journal_header);
   FileRecords out;
   out.bytes = bytes.size();
   std::size_t pos = log::kJournalHeaderBytes;
@@ -97,26 +107,44 @@ FileRecords read_records(const std::string& path, const std::string& what,
   for (;;) {
     const std::size_t at = pos;
     const log::ReadStatus status = log::read_record(bytes, pos, rec, why);
-    if (status == log::ReadStatus::End) break;
-    if (status == log::ReadStatus::Torn && torn_is_end) {
+    if (status == log::ReadStatus::Ok) {
+      std::string bad;
+      on(rec, bad);
+      if (!bad.empty()) throw std::invalid_argument(file_error("journal", path, bad, "; recovery stopped there", at));
+      continue;
+    }
+    if (status == log::ReadStatus::End && (durable == kWholeFile || bytes.size() >= durable)) break;
+    if (status != log::ReadStatus::End && at >= durable) {
       out.torn = file_error("", "", why, "", at).substr(1);
       break;
     }
-    if (status != log::ReadStatus::Ok) {
-      throw std::invalid_argument(file_error(what, path, why, "; recovery stopped there", at));
+    // Damage to the durable part: a record that fails its checks, or a
+    // file shorter than what was synced.
+    if (status == log::ReadStatus::End) {
+      why = "the file holds " + std::to_string(bytes.size()) + " bytes";
+    } else if (bytes.size() - at >= 16) {
+      why += " (of epoch " + std::to_string(log::load_le<uint64_t>(bytes.data() + at + 8)) + " by its header)";
     }
-    std::string bad;
-    on(rec, bad);
-    if (!bad.empty()) throw std::invalid_argument(file_error(what, path, bad, "; recovery stopped there", at));
+    why += "; the epoch file says its first " + std::to_string(durable) + " bytes are durable, to epoch " +
+           std::to_string(durable_epoch);
+    if (!salvage) {
+      throw std::invalid_argument(
+          file_error("journal", path, why, "; recovery stopped there (--salvage recovers what comes before it)", at));
+    }
+    out.salvaged = file_error("", "", why, "", at).substr(1);
+    out.dropped = bytes.size() - std::min<uint64_t>(bytes.size(), at);
+    break;
   }
   return out;
 }
 
-// Reads the file `path` as read_records does with `torn_is_end` false, its
-// records split among `threads` threads in contiguous runs, and calls
-// on(thread, record, bad) for each: for a checkpoint, whose rows are
-// independent of each other and whose every record was synced before it
-// was put in place. Returns the file's size.
+// Reads the file `path` (`what`), its header checked, its records split
+// among `threads` threads in contiguous runs, and calls on(thread, record,
+// bad) for each: for a checkpoint, whose rows are independent of each other
+// and whose every record was synced before it was put in place, so that a
+// record that fails its checks, or `bad`, stops recovery
+// (std::invalid_argument naming the file and the byte). Returns the file's
+// size.
 template <class OnRecord>
 uint64_t read_records_parallel(const std::string& path, const std::string& what,
                                std::string (*check_header)(std::string_view), uint32_t threads, OnRecord&& on) {
@@ -171,17 +199,28 @@ struct ReplayPart {
   uint64_t checkpoint_rows = 0;
   uint32_t torn = 0;
   std::string torn_note;
+  uint32_t salvaged = 0;
+  std::string salvage_note;
+  uint64_t dropped = 0;
   std::vector<Replayed> replayed;
 };
 
 // What recovery starts from besides the load: the checkpoint in place, if
 // any, and the journal segments.
+struct Segment {
+  std::string name;  // in the log directory
+  uint32_t journal = 0;
+  uint32_t segment = 0;
+  uint64_t durable = 0;  // its first bytes the epoch file says are durable (all of an older segment's)
+};
 struct Sources {
-  std::vector<std::string> journals;  // file names in the log directory
-  std::string checkpoint;             // file name; empty: none
-  uint64_t checkpoint_number = 0;     // the checkpoint's number; 0: none
-  uint64_t replay_from = 0;           // the checkpoint's: journal records of older epochs are in it
+  std::vector<std::vector<Segment>> journals;  // per journal, its segments in order
+  std::size_t segments = 0;
+  std::string checkpoint;          // file name; empty: none
+  uint64_t checkpoint_number = 0;  // the checkpoint's number; 0: none
+  uint64_t replay_from = 0;        // the checkpoint's: journal records of older epochs are in it
   uint64_t durable = 0;
+  std::string epoch_note;  // a damaged copy of the epoch file, if one was
 };
 
 // After replay, removed rows are left as a run leaves them: live and
@@ -214,6 +253,40 @@ void settle_removed(Database& db) {
   }
 }
 
+// After replay, each secondary index whose keys a row's data computes holds
+// what a run leaves there: every live row under the key its data computes,
+// and no other entry. Replay gives a row the keys of the first version it
+// meets; a newer version, or the key removed and inserted again with other
+// data, may compute other keys, and a row a delete record started has none.
+// An ordered index loses the wrong entries; a hash index keeps its entries
+// for the run, so a wrong one stays there, under a key no live row has.
+void settle_secondary(Database& db, Arena& nodes) {
+  const RowLayout& layout = db.layout();
+  for (const auto& table : db.tables()) {
+    for (uint32_t i = 1; i < table->index_count(); i++) {
+      const Table::KeyOf key_of = table->key_of(i);
+      if (key_of == nullptr) continue;
+      Index& index = table->index(i);
+      auto live = [](Row* row) {
+        const uint32_t flags = RowLayout::header(row).flags;
+        return (flags & RowHeader::kLive) != 0 && (flags & RowHeader::kDeleted) == 0;
+      };
+      if (index.is_ordered()) {
+        std::vector<uint64_t> wrong;
+        index.for_each([&](uint64_t key, Row* row) {
+          if (key != Index::kEndKey && (!live(row) || key_of(layout.data(row)) != key)) wrong.push_back(key);
+        });
+        for (const uint64_t key : wrong) (void)index.remove(key);
+      }
+      table->index().for_each([&](uint64_t primary, Row* row) {
+        if (primary == Index::kEndKey || !live(row)) return;
+        const uint64_t key = key_of(layout.data(row));
+        if (index.find(key) != row) index.insert(key, row, nodes);
+      });
+    }
+  }
+}
+
 // Applies the checkpoint in `src` (if any) and every journal record of an
 // epoch up to the durable one over `db`, which holds the log's load: each
 // row takes the version with the highest commit id. New index nodes come
@@ -221,7 +294,7 @@ void settle_removed(Database& db) {
 // removed rows (settle_removed). `versions`, if not null, receives every
 // row a record or the checkpoint wrote.
 void replay_log(Database& db, void (*init_row)(void*), const std::string& dir, const Sources& src,
-                uint32_t threads_wanted, std::vector<Arena>& nodes, RecoverResult& out,
+                uint32_t threads_wanted, bool salvage, std::vector<Arena>& nodes, RecoverResult& out,
                 std::vector<Replayed>* versions) {
   const RowLayout& layout = db.layout();
   const auto journals = static_cast<uint32_t>(src.journals.size());
@@ -322,39 +395,52 @@ void replay_log(Database& db, void (*init_row)(void*), const std::string& dir, c
     ReplayPart& part = parts[t];
     std::vector<RowCursor> cursors(tables.size());
     for (uint32_t j = t; j < journals; j += threads) {
-      const std::string& name = src.journals[j];
-      std::string path = dir;
-      path += '/';
-      path += name;
-      const FileRecords read = read_records(path, "journal", log::check_journal_header, true,
-                                            [&](const log::RecordView& rec, std::string& bad) {
-                                              part.records++;
-                                              // Ids of records not applied are still taken: a later
-                                              // run's commits come after every one of them.
-                                              part.max_tid = std::max(part.max_tid, rec.tid);
-                                              if (rec.epoch > src.durable) {
-                                                part.beyond++;
-                                                return;
-                                              }
-                                              if (rec.epoch < src.replay_from) {
-                                                part.covered++;
-                                                return;
-                                              }
-                                              part.applied++;
-                                              rec.for_each_write([&](const log::WriteView& w) {
-                                                if (!bad.empty()) return;
-                                                if (w.kind == log::WriteKind::Row) {
-                                                  bad = "a checkpoint's row in a journal";
-                                                  return;
-                                                }
-                                                apply(t, cursors, part, w, rec.tid, bad);
-                                              });
-                                            });
-      part.bytes += read.bytes;
-      if (!read.torn.empty() && part.torn++ == 0) part.torn_note = name + read.torn;
+      for (const Segment& seg : src.journals[j]) {
+        std::string path = dir;
+        path += '/';
+        path += seg.name;
+        const FileRecords read =
+            read_journal(path, seg.durable, src.durable, salvage, [&](const log::RecordView& rec, std::string& bad) {
+              part.records++;
+              // Ids of records not applied are still taken: a later
+              // run's commits come after every one of them.
+              part.max_tid = std::max(part.max_tid, rec.tid);
+              if (rec.epoch > src.durable) {
+                part.beyond++;
+                return;
+              }
+              if (rec.epoch < src.replay_from) {
+                part.covered++;
+                return;
+              }
+              part.applied++;
+              rec.for_each_write([&](const log::WriteView& w) {
+                if (!bad.empty()) return;
+                if (w.kind == log::WriteKind::Row) {
+                  bad = "a checkpoint's row in a journal";
+                  return;
+                }
+                apply(t, cursors, part, w, rec.tid, bad);
+              });
+            });
+        part.bytes += read.bytes;
+        if (!read.torn.empty() && part.torn++ == 0) part.torn_note = seg.name + read.torn;
+        if (!read.salvaged.empty()) {
+          // The rest of this journal comes after the damage: it is dropped too.
+          const auto later = static_cast<std::size_t>(&src.journals[j].back() - &seg);
+          if (part.salvaged++ == 0) {
+            part.salvage_note = seg.name + read.salvaged + "; dropped the " + std::to_string(read.dropped) +
+                                " bytes from there" +
+                                (later > 0 ? " and the journal's " + std::to_string(later) + " later segment(s)" : "");
+          }
+          part.dropped += read.dropped;
+          break;
+        }
+      }
     }
   });
   settle_removed(db);
+  settle_secondary(db, nodes[0]);
   out.replay_seconds = static_cast<double>(platform::wall_ns() - replay_start) / 1e9;
   for (ReplayPart& p : parts) {
     out.journal_bytes += p.bytes;
@@ -368,6 +454,9 @@ void replay_log(Database& db, void (*init_row)(void*), const std::string& dir, c
     out.checkpoint_rows += p.checkpoint_rows;
     if (p.torn > 0 && out.torn_journals == 0) out.torn_note = p.torn_note;
     out.torn_journals += p.torn;
+    if (p.salvaged > 0 && out.salvaged_journals == 0) out.salvage_note = p.salvage_note;
+    out.salvaged_journals += p.salvaged;
+    out.salvaged_bytes_dropped += p.dropped;
     if (versions != nullptr) versions->insert(versions->end(), p.replayed.begin(), p.replayed.end());
   }
 }
@@ -383,7 +472,7 @@ void recover_with(const Config& given, const RecoverOptions& options, const Sour
 
   std::vector<Arena> nodes;
   std::vector<Replayed> all;
-  replay_log(db, &RunContext<CC>::init_row, options.dir, src, options.threads, nodes, out,
+  replay_log(db, &RunContext<CC>::init_row, options.dir, src, options.threads, options.salvage, nodes, out,
              options.versions_path.empty() ? nullptr : &all);
   const auto& tables = db.tables();
 
@@ -462,21 +551,45 @@ void read_sources(const std::string& dir, Sources& src) {
   if (auto err = platform::read_file(epoch_path, epoch_bytes); !err.empty()) {
     throw std::invalid_argument(dir + " is not a log directory: cannot read " + epoch_path + ": " + err);
   }
-  uint64_t durable = 0;
-  if (auto err = log::parse_epoch_file(epoch_bytes, durable); !err.empty()) {
+  log::DurablePoint point;
+  std::string note;
+  if (auto err = log::parse_epoch_file(epoch_bytes, point, note); !err.empty()) {
     throw std::invalid_argument(epoch_path + " " + err + "; recovery stopped");
   }
 
   src = Sources{};
-  src.durable = durable;
+  src.durable = point.epoch;
+  if (!note.empty()) src.epoch_note = epoch_path + ": " + note;
+  src.journals.resize(point.journals.size());
   std::vector<std::string> names;
   if (auto err = platform::list_dir(dir, names); !err.empty()) throw std::invalid_argument(dir + ": " + err);
   for (const std::string& name : names) {
-    uint32_t journal = 0;
-    uint32_t segment = 0;
-    if (log::parse_journal_name(name, journal, segment)) src.journals.push_back(name);
+    Segment seg;
+    if (!log::parse_journal_name(name, seg.journal, seg.segment)) continue;
+    if (seg.journal >= point.journals.size()) {
+      throw std::invalid_argument(dir + "/" + name + ": the epoch file names " + std::to_string(point.journals.size()) +
+                                  " journal(s); recovery stopped");
+    }
+    const log::JournalEnd end = point.journals[seg.journal];
+    seg.name = name;
+    seg.durable = seg.segment < end.segment ? kWholeFile : seg.segment == end.segment ? end.bytes : 0;
+    src.journals[seg.journal].push_back(seg);
+    src.segments++;
   }
-  std::sort(src.journals.begin(), src.journals.end());
+  for (uint32_t j = 0; j < point.journals.size(); j++) {
+    auto& segs = src.journals[j];
+    std::sort(segs.begin(), segs.end(), [](const Segment& a, const Segment& b) { return a.segment < b.segment; });
+    // The segment the epoch file names holds durable records, or at least
+    // the header of a journal in use: it must be there. Older ones may
+    // have gone, covered by a checkpoint.
+    const log::JournalEnd end = point.journals[j];
+    if (end.bytes > 0 &&
+        std::none_of(segs.begin(), segs.end(), [&](const Segment& s) { return s.segment == end.segment; })) {
+      throw std::invalid_argument(dir + "/" + log::journal_name(j, end.segment) +
+                                  " is missing: the epoch file says its first " + std::to_string(end.bytes) +
+                                  " bytes are durable, to epoch " + std::to_string(point.epoch) + "; recovery stopped");
+    }
+  }
   // The checkpoint in place, if any: its file, and the epoch the journals
   // are replayed from over it.
   const std::string checkpoint_path = dir + "/" + std::string(log::kCheckpointFile);
@@ -503,7 +616,7 @@ void read_sources(const std::string& dir, Sources& src) {
   }
   // A run that went on from a log (run --recover) has its base in place
   // before its first journal exists.
-  if (src.journals.empty() && src.checkpoint.empty()) {
+  if (src.segments == 0 && src.checkpoint.empty()) {
     throw std::invalid_argument(dir + " is not a log directory: it holds no journal");
   }
 }
@@ -580,8 +693,9 @@ RecoverResult recover(const RecoverOptions& options) {
   RecoverResult out;
   out.workload = cfg.workload;
   out.cc = cfg.cc;
-  out.journals = static_cast<uint32_t>(src.journals.size());
+  out.journals = static_cast<uint32_t>(src.segments);
   out.durable_epoch = durable;
+  out.epoch_note = src.epoch_note;
   out.checkpoint = src.checkpoint;
   out.replay_from = src.replay_from;
   cc::Registry::dispatch(cfg.cc, [&]<class CC>() {
@@ -610,6 +724,10 @@ RecoverResult recover(const RecoverOptions& options) {
                               {"writes_superseded", out.writes_superseded},
                               {"torn_journals", out.torn_journals},
                               {"torn_note", out.torn_note},
+                              {"epoch_note", out.epoch_note},
+                              {"salvaged_journals", out.salvaged_journals},
+                              {"salvage_note", out.salvage_note},
+                              {"salvaged_bytes_dropped", out.salvaged_bytes_dropped},
                               {"load_seconds", out.load_seconds},
                               {"replay_seconds", out.replay_seconds},
                               {"replay_gb_per_s", out.replay_seconds > 0 ? gb / out.replay_seconds : 0.0}};
@@ -658,12 +776,13 @@ Recovered recover_into(Database& db, void (*init_row)(void*), const std::string&
   Recovered r;
   r.result.workload = cfg.workload;
   r.result.cc = cfg.cc;
-  r.result.journals = static_cast<uint32_t>(src.journals.size());
+  r.result.journals = static_cast<uint32_t>(src.segments);
   r.result.durable_epoch = src.durable;
+  r.result.epoch_note = src.epoch_note;
   r.result.checkpoint = src.checkpoint;
   r.result.replay_from = src.replay_from;
   r.checkpoint_number = src.checkpoint_number;
-  replay_log(db, init_row, dir, src, threads, r.nodes, r.result, nullptr);
+  replay_log(db, init_row, dir, src, threads, false, r.nodes, r.result, nullptr);
   return r;
 }
 

@@ -26,7 +26,10 @@ struct RecoverOptions {
   std::string dump_dir;       // empty: no dump; else as `run --dump`
   std::string versions_path;  // empty: none; else "table,key,writer,deleted" per replayed row
   std::string json_path;      // empty: none; else the result as JSON
-  uint32_t threads = 0;       // replay threads; 0: one per journal segment, at most the cores
+  uint32_t threads = 0;       // replay threads; 0: one per journal, at most the cores
+  // Damage to a journal's durable part drops the rest of that journal,
+  // said in the result, instead of stopping recovery.
+  bool salvage = false;
 };
 
 struct RecoverResult {
@@ -48,8 +51,12 @@ struct RecoverResult {
   uint64_t max_commit_id = 0;      // the highest commit id in the checkpoint and the journals
   uint32_t torn_journals = 0;      // journals that end in a record a crash cut off
   std::string torn_note;           // the first such journal and what was cut
-  double load_seconds = 0;         // rebuilding the load
-  double replay_seconds = 0;       // reading, checking and applying the journals
+  std::string epoch_note;          // a damaged copy of the epoch file, the other one used
+  uint32_t salvaged_journals = 0;  // --salvage: journals damaged where they were durable, cut there
+  std::string salvage_note;        // the first such journal, the damage and what was dropped
+  uint64_t salvaged_bytes_dropped = 0;
+  double load_seconds = 0;    // rebuilding the load
+  double replay_seconds = 0;  // reading, checking and applying the journals
   double seconds() const { return load_seconds + replay_seconds; }
 };
 

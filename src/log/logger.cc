@@ -60,21 +60,80 @@ bool parse_journal_name(std::string_view name, uint32_t& journal, uint32_t& segm
 
 std::string checkpoint_name(uint64_t number) { return "checkpoint-" + std::to_string(number) + ".abc"; }
 
-std::string epoch_file_bytes(uint64_t epoch) {
-  std::string b(kEpochFileBytes, '\0');
-  put_le(b.data(), epoch, 8);
-  put_le(b.data() + 8, crc32(std::string_view(b.data(), 8)), 4);
-  put_le(b.data() + 12, kEpochMagic, 4);
+namespace {
+constexpr uint32_t kEpochFormat = 2;
+constexpr std::size_t kEpochCopyHeader = 32;  // magic, format, sequence, epoch, journals, zero
+constexpr std::size_t kEpochJournalBytes = 16;
+constexpr std::size_t kSector = 512;
+
+std::size_t epoch_copy_size(std::size_t journals) { return kEpochCopyHeader + kEpochJournalBytes * journals + 4; }
+
+// Why the copy of an epoch file at `copy` is not whole, or empty.
+std::string parse_epoch_copy(std::string_view copy, DurablePoint& out) {
+  if (load_le<uint32_t>(copy.data()) != kEpochMagic) return "is not an abyss epoch file";
+  if (const uint32_t format = load_le<uint32_t>(copy.data() + 4); format != kEpochFormat) {
+    return "is of format " + std::to_string(format) + ", this build reads format " + std::to_string(kEpochFormat);
+  }
+  const uint32_t journals = load_le<uint32_t>(copy.data() + 24);
+  if (epoch_copy_size(journals) > copy.size()) return "names more journals than it has room for";
+  const std::size_t crc_at = epoch_copy_size(journals) - 4;
+  if (load_le<uint32_t>(copy.data() + crc_at) != crc32(copy.substr(0, crc_at))) return "fails its checksum";
+  out.sequence = load_le<uint64_t>(copy.data() + 8);
+  out.epoch = load_le<uint64_t>(copy.data() + 16);
+  out.journals.resize(journals);
+  for (uint32_t j = 0; j < journals; j++) {
+    const char* p = copy.data() + kEpochCopyHeader + kEpochJournalBytes * j;
+    out.journals[j] = {load_le<uint32_t>(p), load_le<uint64_t>(p + 8)};
+  }
+  return {};
+}
+}  // namespace
+
+std::size_t epoch_copy_stride(std::size_t journals) {
+  return (epoch_copy_size(journals) + kSector - 1) / kSector * kSector;
+}
+
+std::string epoch_copy_bytes(const DurablePoint& point) {
+  std::string b(epoch_copy_stride(point.journals.size()), '\0');
+  put_le(b.data(), kEpochMagic, 4);
+  put_le(b.data() + 4, kEpochFormat, 4);
+  put_le(b.data() + 8, point.sequence, 8);
+  put_le(b.data() + 16, point.epoch, 8);
+  put_le(b.data() + 24, point.journals.size(), 4);
+  for (std::size_t j = 0; j < point.journals.size(); j++) {
+    char* p = b.data() + kEpochCopyHeader + kEpochJournalBytes * j;
+    put_le(p, point.journals[j].segment, 4);
+    put_le(p + 8, point.journals[j].bytes, 8);
+  }
+  const std::size_t crc_at = epoch_copy_size(point.journals.size()) - 4;
+  put_le(b.data() + crc_at, crc32(std::string_view(b.data(), crc_at)), 4);
   return b;
 }
 
-std::string parse_epoch_file(std::string_view bytes, uint64_t& epoch) {
-  if (bytes.size() != kEpochFileBytes) {
-    return "holds " + std::to_string(bytes.size()) + " bytes, not " + std::to_string(kEpochFileBytes);
+std::string epoch_file_bytes(const DurablePoint& point) {
+  DurablePoint next = point;
+  next.sequence++;
+  return point.sequence % 2 == 0 ? epoch_copy_bytes(point) + epoch_copy_bytes(next)
+                                 : epoch_copy_bytes(next) + epoch_copy_bytes(point);
+}
+
+std::string parse_epoch_file(std::string_view bytes, DurablePoint& out, std::string& note) {
+  if (bytes.size() < 2 * kSector || bytes.size() % (2 * kSector) != 0) {
+    return "holds " + std::to_string(bytes.size()) + " bytes, not two copies of whole sectors";
   }
-  if (load_le<uint32_t>(bytes.data() + 12) != kEpochMagic) return "is not an abyss epoch file";
-  if (load_le<uint32_t>(bytes.data() + 8) != crc32(bytes.substr(0, 8))) return "fails its checksum";
-  epoch = load_le<uint64_t>(bytes.data());
+  const std::size_t stride = bytes.size() / 2;
+  DurablePoint copies[2];
+  std::string why[2];
+  for (int c = 0; c < 2; c++) why[c] = parse_epoch_copy(bytes.substr(c * stride, stride), copies[c]);
+  if (!why[0].empty() && !why[1].empty()) {
+    return why[0] == why[1] ? why[0] : "copy 0 " + why[0] + " and copy 1 " + why[1];
+  }
+  const int newer = !why[0].empty() ? 1 : !why[1].empty() ? 0 : copies[1].sequence > copies[0].sequence ? 1 : 0;
+  if (!why[1 - newer].empty()) {
+    note = "copy " + std::to_string(1 - newer) + " " + why[1 - newer] + ": copy " + std::to_string(newer) + " (write " +
+           std::to_string(copies[newer].sequence) + ") is used";
+  }
+  out = std::move(copies[newer]);
   return {};
 }
 
@@ -147,6 +206,11 @@ uint64_t WorkerLog::write_group(uint64_t now) {
         if (auto err = file_.sync(); !err.empty()) fail(name, err);
         totals_.fsyncs++;
       }
+      if (file_.size() >> Logger::kEndBytesBits != 0) {
+        fail(name, "a journal segment reached 1 TiB (take checkpoints: --checkpoint-every-ms)");
+      }
+      // Before this worker's records count as durable (publish below).
+      logger_.slots_[worker_].synced.store(Logger::pack_end(segment_, file_.size()), platform::memory_order_release);
       segment_epoch_ = std::max(segment_epoch_, max_epoch_);
     }
     totals_.flushes++;
@@ -283,12 +347,17 @@ std::string Logger::open(std::string_view manifest, const BaseCheckpoint* base) 
     if (auto err = platform::replace_file(pointer_path, p); !err.empty()) return cannot("write", pointer_path, err);
   }
   const std::string epoch_path = dir + "/" + std::string(kEpochFile);
-  const std::string zero = epoch_file_bytes(0);
+  const uint32_t journals = settings_.journal == JournalLayout::Shared ? 1 : workers_count_;
+  // Nothing durable yet: both copies say epoch 0, no journal's byte.
+  DurablePoint none;
+  none.journals.resize(journals);
+  const std::string zero = epoch_file_bytes(none);
+  epoch_sequence_ = 1;
+  epoch_segments_.assign(journals, 0);
   std::string err = epoch_file_.open(epoch_path);
   if (err.empty()) err = epoch_file_.write_at(0, zero.data(), zero.size());
   if (err.empty()) err = epoch_file_.sync();
   if (!err.empty()) return "cannot write " + epoch_path + ": " + err;
-  const uint32_t journals = settings_.journal == JournalLayout::Shared ? 1 : workers_count_;
   for (uint32_t j = 0; j < journals; j++) {
     platform::JournalFile& f = settings_.journal == JournalLayout::Shared ? shared_file_ : workers_[j]->file_;
     if (err = open_segment(f, j, 0); !err.empty()) return cannot("write", dir + "/" + journal_name(j, 0), err);
@@ -316,6 +385,10 @@ std::string Logger::open_segment(platform::JournalFile& f, uint32_t journal, uin
   if (err.empty()) err = f.append(header.data(), header.size());
   if (err.empty() && sync_) err = f.sync();
   if (err.empty() && sync_) err = platform::sync_dir(settings_.dir);
+  // From the next write of the epoch file on, recovery needs this file.
+  platform::Atomic<uint64_t>& synced =
+      settings_.journal == JournalLayout::Shared ? shared_synced_ : slots_[journal].synced;
+  if (err.empty()) synced.store(pack_end(segment, f.size()), platform::memory_order_release);
   return err;
 }
 
@@ -326,10 +399,14 @@ void Logger::note_old_segment(const OldSegment& s) {
 }
 
 std::string Logger::remove_segments_before(uint64_t epoch) {
+  durable_latch_.lock();
+  const std::vector<uint32_t> named = epoch_segments_;
+  durable_latch_.unlock();
   segments_latch_.lock();
   std::vector<OldSegment> gone;
   std::erase_if(old_segments_, [&](const OldSegment& s) {
-    if (s.epoch >= epoch) return false;
+    // One the epoch file still names waits for a later write of it.
+    if (s.epoch >= epoch || s.segment >= named[s.journal]) return false;
     gone.push_back(s);
     return true;
   });
@@ -377,15 +454,7 @@ void Logger::advance_durable() {
   if (!durable_latch_.try_lock()) return;
   const uint64_t d = least();
   if (d != kFinished && d > durable()) {
-    std::string err;
-    if (files_) {
-      const std::string bytes = epoch_file_bytes(d);
-      err = epoch_file_.write_at(0, bytes.data(), bytes.size());
-      if (err.empty() && sync_) {
-        err = epoch_file_.sync();
-        epoch_syncs_++;
-      }
-    }
+    const std::string err = files_ ? write_epoch_file(d) : std::string{};
     if (err.empty()) {
       durable_.store(d, platform::memory_order_release);
     } else {
@@ -393,6 +462,31 @@ void Logger::advance_durable() {
     }
   }
   durable_latch_.unlock();
+}
+
+std::string Logger::write_epoch_file(uint64_t epoch) {
+  // Each journal's end is read after the epochs that made `epoch` durable:
+  // it covers every record of `epoch` and older, and perhaps later ones.
+  DurablePoint point;
+  point.sequence = epoch_sequence_ + 1;
+  point.epoch = epoch;
+  if (settings_.journal == JournalLayout::Shared) {
+    point.journals.push_back(unpack_end(shared_synced_.load(platform::memory_order_acquire)));
+  } else {
+    for (uint32_t i = 0; i < workers_count_; i++) {
+      point.journals.push_back(unpack_end(slots_[i].synced.load(platform::memory_order_acquire)));
+    }
+  }
+  const std::string bytes = epoch_copy_bytes(point);
+  std::string err = epoch_file_.write_at(point.sequence % 2 * bytes.size(), bytes.data(), bytes.size());
+  if (err.empty() && sync_) {
+    err = epoch_file_.sync();
+    epoch_syncs_++;
+  }
+  if (!err.empty()) return err;
+  epoch_sequence_ = point.sequence;
+  for (std::size_t j = 0; j < point.journals.size(); j++) epoch_segments_[j] = point.journals[j].segment;
+  return {};
 }
 
 bool Logger::write_shared(WorkerLog& by, bool wait) {
@@ -428,7 +522,14 @@ bool Logger::write_shared(WorkerLog& by, bool wait) {
     }
     by.totals_.flushes++;
     shared_writing_.clear();
-    if (err.empty()) shared_durable_.store(end, platform::memory_order_release);
+    if (err.empty() && files_ && shared_file_.size() >> kEndBytesBits != 0) {
+      err = "a journal segment reached 1 TiB (take checkpoints: --checkpoint-every-ms)";
+    }
+    if (err.empty()) {
+      // Before the records written count as durable.
+      shared_synced_.store(pack_end(shared_segment_, shared_file_.size()), platform::memory_order_release);
+      shared_durable_.store(end, platform::memory_order_release);
+    }
     shared_write_latch_.unlock();
     if (!err.empty()) by.fail(journal_name(0, shared_segment_), err);
   }
@@ -454,9 +555,7 @@ std::string Logger::close() {
   // current epoch's too.
   const uint64_t last = epoch();
   if (files_) {
-    const std::string bytes = epoch_file_bytes(last);
-    std::string err = epoch_file_.write_at(0, bytes.data(), bytes.size());
-    if (err.empty() && sync_) err = epoch_file_.sync();
+    std::string err = write_epoch_file(last);
     if (err.empty()) err = epoch_file_.close();
     if (err.empty()) err = shared_file_.close();
     for (auto& w : workers_) {

@@ -38,11 +38,39 @@ std::string journal_name(uint32_t journal, uint32_t segment);
 bool parse_journal_name(std::string_view name, uint32_t& journal, uint32_t& segment);
 inline constexpr std::string_view kCheckpointFile = "checkpoint";  // which checkpoint is in place (JSON)
 std::string checkpoint_name(uint64_t number);                      // "checkpoint-<n>.abc"
-inline constexpr std::size_t kEpochFileBytes = 16;
-// The epoch file's bytes: u64 durable epoch | u32 CRC-32 of it | "EPCH".
-std::string epoch_file_bytes(uint64_t epoch);
-// The durable epoch in an epoch file's bytes; the reason they hold none.
-std::string parse_epoch_file(std::string_view bytes, uint64_t& epoch);
+
+// How far one journal is durable: every byte of its segments before
+// `segment`, and the first `bytes` of that one (its header included).
+// Whatever a crash cut off lies after that point.
+struct JournalEnd {
+  uint32_t segment = 0;
+  uint64_t bytes = 0;
+};
+
+// What the epoch file says: the durable epoch and where each journal's
+// durable part ends. `sequence` numbers the file's writes; of its two
+// copies the one with the higher number is the newer.
+struct DurablePoint {
+  uint64_t sequence = 0;
+  uint64_t epoch = 0;
+  std::vector<JournalEnd> journals;
+};
+
+// The epoch file holds two copies of a DurablePoint, each in sectors of its
+// own, written in turn (copy `sequence % 2`) and synced: a crash that cuts
+// one write off leaves the other copy whole. A copy is
+//   "EPCH" | u32 format | u64 sequence | u64 epoch | u32 journals | u32 zero
+//   | per journal: u32 segment | u32 zero | u64 bytes | u32 CRC-32 of all before
+// padded to epoch_copy_stride(journals) bytes.
+std::size_t epoch_copy_stride(std::size_t journals);
+std::string epoch_copy_bytes(const DurablePoint& point);
+// The whole file as a log starts it: `point` in copy 0 and again, one
+// sequence number on, in copy 1.
+std::string epoch_file_bytes(const DurablePoint& point);
+// The newer of the whole copies in an epoch file's bytes; the reason there
+// is none. `note` says which copy was damaged, when one was: the write a
+// crash cut off, or damage at rest, which the file alone cannot tell apart.
+std::string parse_epoch_file(std::string_view bytes, DurablePoint& out, std::string& note);
 // The `checkpoint` file's contents (JSON): checkpoint `number` in `file`
 // is in place, the journals are replayed over it from epoch `replay_from`,
 // every version it holds is of `end_epoch` or older, and it holds `rows`.
@@ -195,7 +223,15 @@ class Logger final {
   struct alignas(platform::kCacheLine) Slot {
     platform::Atomic<uint64_t> persisted{0};
     platform::Atomic<uint64_t> installing{0};  // the epoch of the commit installing now, 0 if none
+    platform::Atomic<uint64_t> synced{0};      // per-worker: its journal's end once written and synced (pack_end)
   };
+  // A JournalEnd in one word, so that it is read whole: the segment above
+  // kEndBytesBits, the bytes below.
+  static constexpr int kEndBytesBits = 40;
+  static uint64_t pack_end(uint32_t segment, uint64_t bytes) { return (uint64_t{segment} << kEndBytesBits) | bytes; }
+  static JournalEnd unpack_end(uint64_t end) {
+    return {static_cast<uint32_t>(end >> kEndBytesBits), end & ((uint64_t{1} << kEndBytesBits) - 1)};
+  }
   // A segment no longer written, and the newest epoch in it.
   struct OldSegment {
     uint32_t journal;
@@ -208,6 +244,10 @@ class Logger final {
   void tick_epoch(uint64_t now);
   // Writes the least persisted epoch to the epoch file if it moved on.
   void advance_durable();
+  // Writes `epoch` and every journal's synced end to the older copy of the
+  // epoch file and syncs it. Under durable_latch_, or after every worker
+  // finished.
+  std::string write_epoch_file(uint64_t epoch);
   bool write_shared(WorkerLog& by, bool wait);
   void record_error(const std::string& error);
 
@@ -222,13 +262,19 @@ class Logger final {
   alignas(platform::kCacheLine) platform::Atomic<bool> failed_{false};
   platform::SpinLatch durable_latch_;  // held by the one worker writing the epoch file
   platform::JournalFile epoch_file_;
-  uint64_t epoch_syncs_ = 0;  // under durable_latch_
+  uint64_t epoch_syncs_ = 0;     // under durable_latch_
+  uint64_t epoch_sequence_ = 0;  // under durable_latch_: the last copy written
+  // Under durable_latch_: per journal, the segment the epoch file names. A
+  // segment older than it may go (remove_segments_before); the one it
+  // names must stay, so recovery can tell a missing journal.
+  std::vector<uint32_t> epoch_segments_;
   // --journal shared: one buffer under one latch, written by one worker at a time.
   alignas(platform::kCacheLine) platform::SpinLatch shared_latch_;
   std::string shared_buf_;         // under shared_latch_
   uint64_t shared_buf_epoch_ = 0;  // under shared_latch_: the newest epoch in shared_buf_
   uint64_t shared_appended_ = 0;   // under shared_latch_: the journal's length once every buffered record is written
   alignas(platform::kCacheLine) platform::Atomic<uint64_t> shared_durable_{0};
+  platform::Atomic<uint64_t> shared_synced_{0};  // the shared journal's end once written and synced (pack_end)
   platform::SpinLatch shared_write_latch_;
   std::string shared_writing_;  // under shared_write_latch_
   platform::JournalFile shared_file_;

@@ -111,14 +111,59 @@ TEST(Record, ForeignFilesAreNotJournals) {
   EXPECT_NE(check_journal_header(other).find("format 9"), std::string::npos);
 }
 
-TEST(EpochFile, RoundTripsAndRefusesDamage) {
-  uint64_t e = 0;
-  ASSERT_EQ(parse_epoch_file(epoch_file_bytes(123456789), e), "");
-  EXPECT_EQ(e, 123456789u);
-  std::string bad = epoch_file_bytes(5);
-  bad[0] ^= 1;
-  EXPECT_NE(parse_epoch_file(bad, e).find("checksum"), std::string::npos);
-  EXPECT_NE(parse_epoch_file("short", e), "");
+DurablePoint point(uint64_t sequence, uint64_t epoch) {
+  DurablePoint p;
+  p.sequence = sequence;
+  p.epoch = epoch;
+  p.journals = {{0, 4096}, {3, 123456789012}};
+  return p;
+}
+
+TEST(EpochFile, RoundTripsTheNewerCopy) {
+  DurablePoint got;
+  std::string note;
+  ASSERT_EQ(parse_epoch_file(epoch_file_bytes(point(6, 123456789)), got, note), "");
+  EXPECT_EQ(note, "");
+  EXPECT_EQ(got.sequence, 7u);
+  EXPECT_EQ(got.epoch, 123456789u);
+  ASSERT_EQ(got.journals.size(), 2u);
+  EXPECT_EQ(got.journals[1].segment, 3u);
+  EXPECT_EQ(got.journals[1].bytes, 123456789012u);
+
+  // The next write goes to the copy with the older point, in place.
+  std::string file = epoch_file_bytes(point(6, 10));
+  const std::string next = epoch_copy_bytes(point(8, 11));
+  ASSERT_EQ(file.size(), 2 * next.size());
+  file.replace(0, next.size(), next);
+  ASSERT_EQ(parse_epoch_file(file, got, note), "");
+  EXPECT_EQ(got.epoch, 11u);
+}
+
+// A write the crash cut off leaves the other copy: the one before it.
+TEST(EpochFile, ACopyCutOffLeavesTheOtherOneAndSaysSo) {
+  std::string file = epoch_file_bytes(point(6, 10));
+  const std::string next = epoch_copy_bytes(point(8, 11));
+  for (std::size_t cut = 1; cut < 60; cut++) {
+    std::string torn = file;
+    torn.replace(0, cut, next.substr(0, cut));
+    DurablePoint got;
+    std::string note;
+    ASSERT_EQ(parse_epoch_file(torn, got, note), "") << "cut " << cut;
+    if (torn == file) continue;  // the bytes cut in agree with the old ones
+    EXPECT_EQ(got.epoch, 10u) << "cut " << cut;
+    EXPECT_NE(note.find("copy 0"), std::string::npos) << note;
+  }
+}
+
+TEST(EpochFile, RefusesTwoDamagedCopiesAndForeignBytes) {
+  std::string bad = epoch_file_bytes(point(0, 5));
+  bad[20] ^= 1;
+  bad[bad.size() / 2 + 20] ^= 1;
+  DurablePoint got;
+  std::string note;
+  EXPECT_NE(parse_epoch_file(bad, got, note).find("checksum"), std::string::npos);
+  EXPECT_NE(parse_epoch_file("short", got, note), "");
+  EXPECT_NE(parse_epoch_file(std::string(1024, 'x'), got, note).find("not an abyss epoch file"), std::string::npos);
 }
 
 }  // namespace

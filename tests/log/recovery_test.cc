@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -16,6 +17,8 @@
 #include "common/config.h"
 #include "engine/engine.h"
 #include "engine/recover.h"
+#include "log/logger.h"
+#include "log/record.h"
 #include "storage/database.h"
 #include "support/run_abyss.h"
 #include "workload/scan/scan.h"
@@ -271,6 +274,82 @@ TEST(RecoveredDatabase, RemovedRowsAreOutOfTheOrderedIndexes) {
   fs::remove_all(dir);
 }
 
+std::string read_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// A table whose rows are (id, group), indexed by group too, and a log of
+// two journals written by hand: key 7 inserted in group 1, removed, and
+// inserted again in group 3; key 9 removed and inserted again in group 2,
+// its removal read first. The secondary index ends as a run leaves it:
+// each live row under the key its newest version computes, nothing else.
+uint64_t id_of(const char* data) {
+  uint64_t v = 0;
+  std::memcpy(&v, data, 8);
+  return v;
+}
+uint64_t group_key(const char* data) {
+  uint64_t group = 0;
+  std::memcpy(&group, data + 8, 8);
+  return (group << 32) | id_of(data);
+}
+
+TEST(RecoveredDatabase, SecondaryIndexesHoldTheKeysOfTheNewestVersions) {
+  const std::string dir = test::temp_path("abyss_recovered_secondary");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write_bytes(dir + "/manifest.json", R"({"format": 1, "args": []})");
+  auto row = [](uint64_t id, uint64_t group) {
+    std::string r(16, '\0');
+    std::memcpy(r.data(), &id, 8);
+    std::memcpy(r.data() + 8, &group, 8);
+    return r;
+  };
+  std::string journals[2] = {log::journal_header(0), log::journal_header(1)};
+  auto record = [&](int j, uint64_t epoch, uint64_t tid, log::WriteKind kind, uint64_t key, const std::string& data) {
+    log::RecordBuilder b(journals[j]);
+    b.begin(epoch, tid);
+    b.write(0, kind, key, data.data(), static_cast<uint32_t>(data.size()));
+    b.end();
+  };
+  record(0, 1, 10, log::WriteKind::Insert, 7, row(7, 1));
+  record(0, 1, 15, log::WriteKind::Delete, 9, "");
+  record(0, 2, 30, log::WriteKind::Insert, 7, row(7, 3));
+  record(1, 1, 20, log::WriteKind::Delete, 7, "");
+  record(1, 2, 25, log::WriteKind::Insert, 9, row(9, 2));
+  log::DurablePoint point;
+  point.epoch = 2;
+  for (int j = 0; j < 2; j++) {
+    write_bytes(dir + "/" + log::journal_name(j, 0), journals[j]);
+    point.journals.push_back({0, journals[j].size()});
+  }
+  write_bytes(dir + "/epoch", log::epoch_file_bytes(point));
+
+  void (*init_row)(void*) = [](void*) {};
+  Database db(RowLayout::for_meta(8, 8), StorageOptions{}, init_row);
+  Table& table = db.create_table("t", Schema().add_int64("id").add_int64("group"), 16, IndexType::Ordered);
+  table.set_primary_key_of(id_of);
+  ASSERT_EQ(table.add_index("by_group", IndexType::Ordered, 16, group_key), 1u);
+  // One replay thread reads journal 0, then journal 1: each row starts
+  // from the first version replay meets, not the newest.
+  const Recovered rec = recover_into(db, init_row, dir, 1);
+  EXPECT_EQ(rec.result.records_applied, 5u);
+  std::vector<std::pair<uint64_t, uint64_t>> entries;  // secondary key, the row's id
+  table.index(1).for_each([&](uint64_t key, Row* r) {
+    if (key != Index::kEndKey) entries.emplace_back(key, id_of(db.layout().data(r)));
+  });
+  std::sort(entries.begin(), entries.end());
+  EXPECT_EQ(entries,
+            (std::vector<std::pair<uint64_t, uint64_t>>{{(uint64_t{2} << 32) | 9, 9}, {(uint64_t{3} << 32) | 7, 7}}));
+  fs::remove_all(dir);
+}
+
 // The lines of `err` that are not notes (a loaded machine adds one about
 // sharing its cores).
 int error_lines(const std::string& err) {
@@ -366,14 +445,97 @@ TEST(RecoveredRun, TakesTheLoggedWorkloadAndRefusesAnotherOne) {
   fs::remove_all(dir);
 }
 
-TEST(RecoveryDamage, ATornLastRecordIsLeftOutAndNamed) {
-  const std::string dir = logged_run("torn");
+void flip_byte(const std::string& path, uint64_t at) {
+  std::string bytes = read_bytes(path);
+  bytes[at] = static_cast<char>(bytes[at] ^ 0x40);
+  write_bytes(path, bytes);
+}
+
+// Where each record of a journal starts, and its epoch.
+std::vector<std::pair<uint64_t, uint64_t>> records_of(const std::string& journal) {
+  const std::string bytes = read_bytes(journal);
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  std::size_t pos = log::kJournalHeaderBytes;
+  log::RecordView r;
+  std::string why;
+  for (std::size_t at = pos; log::read_record(bytes, pos, r, why) == log::ReadStatus::Ok; at = pos) {
+    out.emplace_back(at, r.epoch);
+  }
+  return out;
+}
+
+// A finished run made everything durable: a record cut short at the end of
+// a journal was durable, so it is damage, not a crash's torn write.
+TEST(RecoveryDamage, ADurableLastRecordCutShortStopsRecovery) {
+  const std::string dir = logged_run("cut");
   const std::string journal = dir + "/journal-0-0.abj";
+  const auto records = records_of(journal);
+  ASSERT_GT(records.size(), 2u);
   fs::resize_file(journal, fs::file_size(journal) - 3);
   const auto o = run_abyss({"recover", dir});
-  EXPECT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_NE(o.out.find("torn"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("journal-0-0.abj"), std::string::npos) << o.out;
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+  EXPECT_NE(o.err.find("journal-0-0.abj, record at byte " + std::to_string(records.back().first)), std::string::npos)
+      << o.err;
+  EXPECT_NE(o.err.find("of epoch " + std::to_string(records.back().second)), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("durable"), std::string::npos) << o.err;
+  EXPECT_EQ(error_lines(o.err), 1) << o.err;
+  fs::remove_all(dir);
+}
+
+// The log of a run cut off as a crash cuts it: its epoch file says journal
+// 0 is durable up to the records of its last epoch, which are never
+// acknowledged. A byte changed among those is a torn tail; the same byte
+// changed before that point is damage.
+TEST(RecoveryDamage, OnlyTheRecordsAfterTheDurablePointCanBeATornTail) {
+  const std::string dir = logged_run("torn");
+  const std::string journal = dir + "/journal-0-0.abj";
+  const auto records = records_of(journal);
+  ASSERT_GT(records.size(), 2u);
+  const uint64_t last_epoch = records.back().second;
+  const auto first_of_last =
+      std::find_if(records.begin(), records.end(), [&](const auto& r) { return r.second == last_epoch; });
+  ASSERT_NE(first_of_last, records.begin()) << "the journal's records are all of one epoch";
+  log::DurablePoint point;
+  std::string note;
+  ASSERT_EQ(log::parse_epoch_file(read_bytes(dir + "/epoch"), point, note), "");
+  point.epoch = last_epoch - 1;
+  point.journals[0].bytes = first_of_last->first;
+  point.sequence += 2;
+  write_bytes(dir + "/epoch", log::epoch_file_bytes(point));
+  const std::string intact = read_bytes(journal);
+
+  flip_byte(journal, fs::file_size(journal) - 5);
+  const auto torn = run_abyss({"recover", dir});
+  EXPECT_EQ(torn.exit_code, 0) << torn.err;
+  EXPECT_NE(torn.out.find("torn"), std::string::npos) << torn.out;
+  EXPECT_NE(torn.out.find("journal-0-0.abj"), std::string::npos) << torn.out;
+
+  write_bytes(journal, intact);
+  flip_byte(journal, first_of_last->first - 5);
+  const auto damaged = run_abyss({"recover", dir});
+  EXPECT_EQ(damaged.exit_code, 2) << damaged.out;
+  EXPECT_NE(damaged.err.find("journal-0-0.abj, record at byte " + std::to_string((first_of_last - 1)->first)),
+            std::string::npos)
+      << damaged.err;
+  EXPECT_NE(damaged.err.find("to epoch " + std::to_string(last_epoch - 1)), std::string::npos) << damaged.err;
+
+  // --salvage recovers what comes before the damage and says what it dropped.
+  const auto salvaged = run_abyss({"recover", dir, "--salvage"});
+  EXPECT_EQ(salvaged.exit_code, 0) << salvaged.err;
+  EXPECT_NE(salvaged.out.find("salvaged"), std::string::npos) << salvaged.out;
+  EXPECT_NE(salvaged.out.find("journal-0-0.abj, record at byte " + std::to_string((first_of_last - 1)->first)),
+            std::string::npos)
+      << salvaged.out;
+  fs::remove_all(dir);
+}
+
+TEST(RecoveryDamage, AMissingJournalStopsRecovery) {
+  const std::string dir = logged_run("missing");
+  fs::remove(dir + "/journal-1-0.abj");
+  const auto o = run_abyss({"recover", dir});
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+  EXPECT_NE(o.err.find("journal-1-0.abj is missing"), std::string::npos) << o.err;
+  EXPECT_EQ(error_lines(o.err), 1) << o.err;
   fs::remove_all(dir);
 }
 
@@ -407,16 +569,21 @@ TEST(RecoveryDamage, ADamagedCheckpointStopsRecovery) {
   fs::remove_all(dir);
 }
 
-TEST(RecoveryDamage, ADamagedEpochFileStopsRecovery) {
+// Each write of the epoch file goes to one of its two copies: a crash that
+// cuts one off leaves the other, which recovery uses and names. Both
+// damaged stop it.
+TEST(RecoveryDamage, ADamagedEpochFileCopyIsNamedAndTwoStopRecovery) {
   const std::string dir = logged_run("epoch");
-  {
-    std::fstream f(dir + "/epoch", std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(0);
-    f.put('\x7f');
-  }
-  const auto o = run_abyss({"recover", dir});
-  EXPECT_EQ(o.exit_code, 2);
-  EXPECT_NE(o.err.find("checksum"), std::string::npos) << o.err;
+  const std::string path = dir + "/epoch";
+  const auto size = fs::file_size(path);
+  flip_byte(path, 20);
+  const auto one = run_abyss({"recover", dir});
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find("checksum"), std::string::npos) << one.out;
+  flip_byte(path, size / 2 + 20);
+  const auto two = run_abyss({"recover", dir});
+  EXPECT_EQ(two.exit_code, 2);
+  EXPECT_NE(two.err.find("checksum"), std::string::npos) << two.err;
   fs::remove_all(dir);
 }
 
