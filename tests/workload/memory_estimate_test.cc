@@ -3,9 +3,12 @@
 // linearly with rows, warehouses and field size, and stay within the bounds
 // the row layout implies. Sizes only, no timing.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <cstdint>
+#include <fstream>
 #include <new>
+#include <string>
 
 #include "common/config.h"
 #include "index/hash_index.h"
@@ -233,10 +236,34 @@ TEST(MemoryEstimate, RefusalLineNamesBothSizes) {
             "needs 3.0 GiB, this machine has 1.0 GiB available");
 }
 
-TEST(MemoryEstimate, AvailableMemoryIsPositive) {
-  // A machine that runs this test has some memory left; what it reports is
-  // its own business (no bound on the figure).
-  EXPECT_GT(platform::available_memory_bytes(), 0u);
+// This process's mapped address space (VmSize), as the kernel counts it
+// against `ulimit -v`.
+uint64_t mapped_bytes() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmSize:", 0) == 0) return std::stoull(line.substr(7)) * 1024;
+  }
+  ADD_FAILURE() << "no VmSize in /proc/self/status";
+  return 0;
+}
+
+// The figure a run is refused by is the least of what the machine and this
+// process's limits leave. Under `ulimit -v` that is the address space left
+// under the limit: with the limit set 256 MiB above what the process has
+// mapped, the figure falls from the machine's gigabytes to about 256 MiB
+// (the process maps a little more or less between the two readings).
+TEST(MemoryEstimate, AvailableMemoryFallsToWhatTheAddressSpaceLimitLeaves) {
+  constexpr uint64_t kHeadroom = uint64_t{256} << 20;
+  ASSERT_GT(platform::available_memory_bytes(), 4 * kHeadroom) << "too little memory here to see the limit";
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_AS, &saved), 0);
+  rlimit limited = saved;
+  limited.rlim_cur = mapped_bytes() + kHeadroom;
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &limited), 0);
+  const uint64_t under_limit = platform::available_memory_bytes();
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &saved), 0);
+  EXPECT_GT(under_limit, kHeadroom / 2);
+  EXPECT_LT(under_limit, 2 * kHeadroom) << "the figure ignores `ulimit -v`";
 }
 
 }  // namespace
