@@ -81,7 +81,7 @@ def test_tale_specs_run_on_numa_and_topology_can_be_changed() -> None:
         assert sweep.fixed["warehouses"] == 1024
 
 
-def test_every_sim_spec_parses_and_fig6_adds_the_hardware_counter() -> None:
+def test_every_sim_spec_parses_and_native_fig6_has_no_hardware_counter() -> None:
     sim_specs = [e.name for e in reproduce.catalogue(sim=True)]
     for name in ("abyss-fig4", "abyss-fig5", "abyss-fig6", "abyss-fig7", "abyss-fig8", "abyss-fig9",
                  "abyss-fig10", "abyss-fig11", "abyss-fig12", "abyss-fig13", "abyss-fig14", "abyss-fig15",
@@ -90,23 +90,29 @@ def test_every_sim_spec_parses_and_fig6_adds_the_hardware_counter() -> None:
     native = reproduce.load("abyss-fig6", cores=2)
     assert all("hw" not in sw.axes["ts_alloc"] for sw in native.sweeps)
     assert all(sw.fixed.get("ts_per_txn") is None for sw in native.sweeps)
-    if engine.find_binary(sim=True).is_file():
-        engine.use_sim(True)
-        spec = reproduce.load("abyss-fig6", sim=True)
-        shared, scalable = spec.sweeps
-        assert shared.fixed["ts_per_txn"] == 1 and shared.fixed["duration"] == 0.005
-        assert scalable.axes["ts_alloc"][-1] == "hw" and scalable.fixed["ts_per_txn"] == 16
-        assert spec.sweeps[0].axes["threads"] == ABYSS_CORES
-        assert spec.plots[0].logy and spec.plots[0].logx
-        # The papers' core counts: Figs. 5, 11 and 13 at 64, Fig. 12 at 512, Fig. 15a at 64 cores
-        # and partitions, the scaling figures from 1 to 1024.
-        for name, cores in (("abyss-fig5", {64}), ("abyss-fig11", {64}), ("abyss-fig12", {512}),
-                            ("abyss-fig13", {64}), ("abyss-fig10", set(ABYSS_CORES))):
-            assert {r.point.params["threads"] for r in grid.runs(reproduce.load(name, sim=True))} == cores, name
-        fig15 = grid.runs(reproduce.load("abyss-fig15", sim=True))
-        assert {(r.point.params["threads"], r.point.params["partitions"]) for r in fig15
-                if r.point.sweep == "mp-ratio"} == {(64, 64)}
-        assert "hw" in reproduce.load("abyss-fig7", sim=True).sweeps[0].axes["ts_alloc"]
+
+
+def test_sim_specs_take_the_papers_core_counts_and_the_hardware_counter() -> None:
+    # The simulated build checks the specs' text values (ts_alloc "hw" exists
+    # only there): without it this is a skip, not a pass that checked nothing.
+    if not engine.find_binary(sim=True).is_file():
+        pytest.skip("simulated build not there (./abyss build sim)")
+    engine.use_sim(True)
+    spec = reproduce.load("abyss-fig6", sim=True)
+    shared, scalable = spec.sweeps
+    assert shared.fixed["ts_per_txn"] == 1 and shared.fixed["duration"] == 0.005
+    assert scalable.axes["ts_alloc"][-1] == "hw" and scalable.fixed["ts_per_txn"] == 16
+    assert spec.sweeps[0].axes["threads"] == ABYSS_CORES
+    assert spec.plots[0].logy and spec.plots[0].logx
+    # The papers' core counts: Figs. 5, 11 and 13 at 64, Fig. 12 at 512, Fig. 15a at 64 cores
+    # and partitions, the scaling figures from 1 to 1024.
+    for name, cores in (("abyss-fig5", {64}), ("abyss-fig11", {64}), ("abyss-fig12", {512}),
+                        ("abyss-fig13", {64}), ("abyss-fig10", set(ABYSS_CORES))):
+        assert {r.point.params["threads"] for r in grid.runs(reproduce.load(name, sim=True))} == cores, name
+    fig15 = grid.runs(reproduce.load("abyss-fig15", sim=True))
+    assert {(r.point.params["threads"], r.point.params["partitions"]) for r in fig15
+            if r.point.sweep == "mp-ratio"} == {(64, 64)}
+    assert "hw" in reproduce.load("abyss-fig7", sim=True).sweeps[0].axes["ts_alloc"]
 
 
 def test_the_per_core_window_rule() -> None:
