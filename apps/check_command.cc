@@ -69,6 +69,14 @@ int recover_command(const abyss::RecoverOptions& options) {
   std::printf("abyss recover: %s (%s under %s, %u journal(s))\n", options.dir.c_str(), r.workload.c_str(), r.cc.c_str(),
               r.journals);
   std::printf("  durable epoch %14llu\n", static_cast<unsigned long long>(r.durable_epoch));
+  // Where each journal's durable part ends: a failed record after it is a torn tail.
+  std::string ends;
+  for (std::size_t j = 0; j < r.durable_ends.size() && j < 4; j++) {
+    ends += (j > 0 ? ", " : "") + r.durable_ends[j].first + " byte " + std::to_string(r.durable_ends[j].second);
+  }
+  if (r.durable_ends.size() > 4)
+    ends += ", ... (" + std::to_string(r.durable_ends.size()) + " journals: --json lists all)";
+  if (!ends.empty()) std::printf("  durable to    %s\n", ends.c_str());
   if (!r.checkpoint.empty()) {
     std::printf("  checkpoint    %14.3f GB read, %llu rows (%s), journals replayed from epoch %llu\n",
                 static_cast<double>(r.checkpoint_bytes) / 1e9, static_cast<unsigned long long>(r.checkpoint_rows),

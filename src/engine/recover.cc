@@ -220,7 +220,8 @@ struct Sources {
   uint64_t checkpoint_number = 0;  // the checkpoint's number; 0: none
   uint64_t replay_from = 0;        // the checkpoint's: journal records of older epochs are in it
   uint64_t durable = 0;
-  std::string epoch_note;  // a damaged copy of the epoch file, if one was
+  std::string epoch_note;                                      // a damaged copy of the epoch file, if one was
+  std::vector<std::pair<std::string, uint64_t>> durable_ends;  // per journal: its named segment, durable bytes
 };
 
 // After replay, removed rows are left as a run leaves them: live and
@@ -577,6 +578,7 @@ void read_sources(const std::string& dir, Sources& src) {
     src.segments++;
   }
   for (uint32_t j = 0; j < point.journals.size(); j++) {
+    src.durable_ends.emplace_back(log::journal_name(j, point.journals[j].segment), point.journals[j].bytes);
     auto& segs = src.journals[j];
     std::sort(segs.begin(), segs.end(), [](const Segment& a, const Segment& b) { return a.segment < b.segment; });
     // The segment the epoch file names holds durable records, or at least
@@ -696,6 +698,7 @@ RecoverResult recover(const RecoverOptions& options) {
   out.journals = static_cast<uint32_t>(src.segments);
   out.durable_epoch = durable;
   out.epoch_note = src.epoch_note;
+  out.durable_ends = src.durable_ends;
   out.checkpoint = src.checkpoint;
   out.replay_from = src.replay_from;
   cc::Registry::dispatch(cfg.cc, [&]<class CC>() {
@@ -706,6 +709,8 @@ RecoverResult recover(const RecoverOptions& options) {
   });
   if (!options.json_path.empty()) {
     const double gb = static_cast<double>(out.journal_bytes + out.checkpoint_bytes) / 1e9;
+    nlohmann::json durable_ends = nlohmann::json::array();
+    for (const auto& [file, bytes] : out.durable_ends) durable_ends.push_back({{"file", file}, {"bytes", bytes}});
     const nlohmann::json j = {{"dir", options.dir},
                               {"workload", out.workload},
                               {"cc", out.cc},
@@ -724,6 +729,7 @@ RecoverResult recover(const RecoverOptions& options) {
                               {"writes_superseded", out.writes_superseded},
                               {"torn_journals", out.torn_journals},
                               {"torn_note", out.torn_note},
+                              {"durable_ends", durable_ends},
                               {"epoch_note", out.epoch_note},
                               {"salvaged_journals", out.salvaged_journals},
                               {"salvage_note", out.salvage_note},
@@ -779,6 +785,7 @@ Recovered recover_into(Database& db, void (*init_row)(void*), const std::string&
   r.result.journals = static_cast<uint32_t>(src.segments);
   r.result.durable_epoch = src.durable;
   r.result.epoch_note = src.epoch_note;
+  r.result.durable_ends = src.durable_ends;
   r.result.checkpoint = src.checkpoint;
   r.result.replay_from = src.replay_from;
   r.checkpoint_number = src.checkpoint_number;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/arena.h"
@@ -41,6 +42,9 @@ struct RecoverResult {
   uint64_t checkpoint_bytes = 0;
   uint64_t replay_from = 0;  // the checkpoint's: older records are in it
   uint64_t durable_epoch = 0;
+  // Per journal, where its durable part ends: the segment's file name and
+  // the bytes of it (docs/durability.md, "The epoch file").
+  std::vector<std::pair<std::string, uint64_t>> durable_ends;
   uint64_t journal_bytes = 0;      // read
   uint64_t records = 0;            // read and checked
   uint64_t records_applied = 0;    // of epochs up to the durable one
