@@ -1,7 +1,9 @@
 #include "server/resp.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
+#include <utility>
 
 namespace abyss::server {
 
@@ -55,78 +57,179 @@ ParseStatus fail(std::string& error, std::string text) {
   return ParseStatus::Error;
 }
 
+}  // namespace
+
+void CommandParser::restart() {
+  stage_ = Stage::Start;
+  pos_ = 0;
+  scanned_ = 0;
+  bulk_ = 0;
+  args_left_ = 0;
+  args_.clear();
+}
+
+ParseStatus CommandParser::fail(std::string& error, std::string text) {
+  restart();
+  error = std::move(text);
+  return ParseStatus::Error;
+}
+
+CommandParser::Line CommandParser::find_line(std::string_view in, std::size_t start, std::size_t max,
+                                             std::string_view& line, std::size_t& next) {
+  // A CRLF within max + 2 bytes of the start: its LF is at start + 1 or later.
+  const std::size_t end = std::min(in.size(), start + max + 2);
+  std::size_t from = std::max(scanned_, start + 1);
+  while (from < end) {
+    const void* lf = std::memchr(in.data() + from, '\n', end - from);
+    if (lf == nullptr) break;
+    const auto at = static_cast<std::size_t>(static_cast<const char*>(lf) - in.data());
+    examined_ += at + 1 - from;
+    from = at + 1;
+    if (in[at - 1] == '\r') {
+      line = in.substr(start, at - 1 - start);
+      next = at + 1;
+      scanned_ = 0;
+      return Line::Ok;
+    }
+  }
+  if (from < end) examined_ += end - from;
+  scanned_ = std::max(from, end);
+  return end - start >= max + 2 ? Line::TooLong : Line::Incomplete;
+}
+
 // An inline command: the words of one line.
-ParseStatus parse_inline(std::string_view in, const RespLimits& limits, std::vector<std::string_view>& args,
-                         std::size_t& used, std::string& error) {
-  const std::string_view window = in.substr(0, std::min(in.size(), limits.max_inline_bytes + 1));
-  const std::size_t at = window.find('\n');
-  if (at == std::string_view::npos) {
-    if (window.size() > limits.max_inline_bytes) return fail(error, "too big inline request");
+ParseStatus CommandParser::parse_inline(std::string_view in, std::vector<std::string_view>& args, std::size_t& used,
+                                        std::string& error) {
+  const std::size_t end = std::min(in.size(), limits_.max_inline_bytes + 1);
+  const std::size_t from = scanned_;
+  const void* lf = from < end ? std::memchr(in.data() + from, '\n', end - from) : nullptr;
+  if (lf == nullptr) {
+    examined_ += end - from;
+    scanned_ = end;
+    if (end > limits_.max_inline_bytes) return fail(error, "too big inline request");
     return ParseStatus::Incomplete;
   }
-  std::string_view line = window.substr(0, at);
+  const auto at = static_cast<std::size_t>(static_cast<const char*>(lf) - in.data());
+  examined_ += at + 1 - from;
+  std::string_view line = in.substr(0, at);
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  examined_ += line.size();  // split into words
   for (std::size_t i = 0; i < line.size();) {
     if (line[i] == ' ' || line[i] == '\t') {
       i++;
       continue;
     }
-    const std::size_t end = std::min(line.find_first_of(" \t", i), line.size());
-    if (args.size() == limits.max_args) return fail(error, "too many arguments in an inline request");
-    args.push_back(line.substr(i, end - i));
-    i = end;
+    const std::size_t word_end = std::min(line.find_first_of(" \t", i), line.size());
+    if (args.size() == limits_.max_args) {
+      args.clear();
+      return fail(error, "too many arguments in an inline request");
+    }
+    args.push_back(line.substr(i, word_end - i));
+    i = word_end;
   }
   used = at + 1;
+  restart();
   return ParseStatus::Command;
 }
 
-}  // namespace
+ParseStatus CommandParser::parse(std::string_view in, std::vector<std::string_view>& args, std::size_t& used,
+                                 std::string& error) {
+  args.clear();
+  used = 0;
+  std::string_view line;
+  std::size_t next = 0;
+  for (;;) {
+    switch (stage_) {
+      case Stage::Start:
+        if (in.empty()) return ParseStatus::Incomplete;
+        examined_++;
+        if (in[0] != '*') {
+          stage_ = Stage::Inline;
+          scanned_ = 0;
+          break;
+        }
+        stage_ = Stage::Count;
+        pos_ = 1;
+        scanned_ = 0;
+        break;
+      case Stage::Inline:
+        return parse_inline(in, args, used, error);
+      case Stage::Count: {
+        switch (find_line(in, pos_, limits_.max_inline_bytes, line, next)) {
+          case Line::Incomplete:
+            return ParseStatus::Incomplete;
+          case Line::TooLong:
+            return fail(error, "too big mbulk count string");
+          case Line::Ok:
+            break;
+        }
+        examined_ += line.size();
+        int64_t count = 0;
+        if (!parse_int(line, count) || count > static_cast<int64_t>(limits_.max_args)) {
+          return fail(error, "invalid multibulk length");
+        }
+        pos_ = next;
+        if (count <= 0) {
+          used = pos_;
+          restart();
+          return ParseStatus::Command;
+        }
+        args_left_ = static_cast<std::size_t>(count);
+        args_.clear();
+        stage_ = Stage::BulkHeader;
+        break;
+      }
+      case Stage::BulkHeader: {
+        if (pos_ >= in.size()) return ParseStatus::Incomplete;
+        if (in[pos_] != '$') return fail(error, std::string("expected '$', got '") + in[pos_] + "'");
+        switch (find_line(in, pos_ + 1, limits_.max_inline_bytes, line, next)) {
+          case Line::Incomplete:
+            return ParseStatus::Incomplete;
+          case Line::TooLong:
+            return fail(error, "too big bulk count string");
+          case Line::Ok:
+            break;
+        }
+        examined_ += line.size();
+        int64_t len = 0;
+        if (!parse_int(line, len) || len < 0 || static_cast<uint64_t>(len) > limits_.max_bulk_bytes) {
+          return fail(error, "invalid bulk length");
+        }
+        if (static_cast<uint64_t>(len) > limits_.max_query_bytes) {
+          return fail(error, "a bulk string of " + std::to_string(len) + " bytes is past the query buffer limit of " +
+                                 std::to_string(limits_.max_query_bytes) + " bytes");
+        }
+        bulk_ = static_cast<std::size_t>(len);
+        pos_ = next;
+        stage_ = Stage::BulkBody;
+        break;
+      }
+      case Stage::BulkBody: {
+        // The string's bytes are the argument as they are: only its end is read.
+        if (in.size() - pos_ < bulk_ + 2) return ParseStatus::Incomplete;
+        examined_ += 2;
+        if (in[pos_ + bulk_] != '\r' || in[pos_ + bulk_ + 1] != '\n') {
+          return fail(error, "a bulk string of " + std::to_string(bulk_) + " bytes not followed by CRLF");
+        }
+        args_.push_back({pos_, bulk_});
+        pos_ += bulk_ + 2;
+        if (--args_left_ > 0) {
+          stage_ = Stage::BulkHeader;
+          break;
+        }
+        for (const Arg& a : args_) args.push_back(in.substr(a.at, a.bytes));
+        used = pos_;
+        restart();
+        return ParseStatus::Command;
+      }
+    }
+  }
+}
 
 ParseStatus parse_command(std::string_view in, const RespLimits& limits, std::vector<std::string_view>& args,
                           std::size_t& used, std::string& error) {
-  args.clear();
-  used = 0;
-  if (in.empty()) return ParseStatus::Incomplete;
-  if (in[0] != '*') return parse_inline(in, limits, args, used, error);
-  std::string_view line;
-  std::size_t pos = 0;
-  switch (read_line(in, 1, limits.max_inline_bytes, line, pos)) {
-    case Line::Incomplete:
-      return ParseStatus::Incomplete;
-    case Line::TooLong:
-      return fail(error, "too big mbulk count string");
-    case Line::Ok:
-      break;
-  }
-  int64_t count = 0;
-  if (!parse_int(line, count) || count > static_cast<int64_t>(limits.max_args)) {
-    return fail(error, "invalid multibulk length");
-  }
-  for (int64_t i = 0; i < count; i++) {
-    if (pos >= in.size()) return ParseStatus::Incomplete;
-    if (in[pos] != '$') return fail(error, std::string("expected '$', got '") + in[pos] + "'");
-    switch (read_line(in, pos + 1, limits.max_inline_bytes, line, pos)) {
-      case Line::Incomplete:
-        return ParseStatus::Incomplete;
-      case Line::TooLong:
-        return fail(error, "too big bulk count string");
-      case Line::Ok:
-        break;
-    }
-    int64_t len = 0;
-    if (!parse_int(line, len) || len < 0 || static_cast<uint64_t>(len) > limits.max_bulk_bytes) {
-      return fail(error, "invalid bulk length");
-    }
-    const auto bytes = static_cast<std::size_t>(len);
-    if (in.size() - pos < bytes + 2) return ParseStatus::Incomplete;
-    if (in[pos + bytes] != '\r' || in[pos + bytes + 1] != '\n') {
-      return fail(error, "a bulk string of " + std::to_string(bytes) + " bytes not followed by CRLF");
-    }
-    args.push_back(in.substr(pos, bytes));
-    pos += bytes + 2;
-  }
-  used = pos;
-  return ParseStatus::Command;
+  CommandParser parser(limits);
+  return parser.parse(in, args, used, error);
 }
 
 void append_simple(std::string& out, std::string_view text) {

@@ -4,11 +4,12 @@
 // engine and for the clients that load it. Parsing works on a connection's
 // input buffer as it grows: a command that has not fully arrived is
 // Incomplete and nothing of it is used, so the caller reads more and asks
-// again. Input a client may not send
-// (a malformed header, a length past the limits) is an Error with one line
-// saying what, which the server answers with `-ERR Protocol error: ...` and
-// a closed connection, as Redis does. Nothing here allocates per argument:
-// arguments are views into the buffer.
+// again; a CommandParser resumes where it stopped, so a command that
+// arrives a byte at a time is read once, not once per byte. Input a client
+// may not send (a malformed header, a length past the limits) is an Error
+// with one line saying what, which the server answers with
+// `-ERR Protocol error: ...` and a closed connection, as Redis does.
+// Nothing here allocates per argument: arguments are views into the buffer.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -17,12 +18,16 @@
 
 namespace abyss::server {
 
-// What a client may send in one command (Redis's proto-max-bulk-len and
-// its inline and multibulk limits).
+// What a client may send in one command (Redis's proto-max-bulk-len, its
+// client-query-buffer-limit, and its inline and multibulk limits).
 struct RespLimits {
-  std::size_t max_bulk_bytes = std::size_t{512} << 20;   // one argument
+  std::size_t max_bulk_bytes = std::size_t{512} << 20;   // one argument (--proto-max-bulk-len)
   std::size_t max_args = std::size_t{1} << 20;           // arguments of one command
   std::size_t max_inline_bytes = std::size_t{64} << 10;  // an inline command's line
+  // A connection's unparsed input at most (--client-query-buffer-limit): the
+  // server closes a connection past it; an argument announced longer is
+  // refused as soon as its length is read.
+  std::size_t max_query_bytes = std::size_t{1} << 30;
 };
 
 enum class ParseStatus : uint8_t {
@@ -37,8 +42,52 @@ enum class ParseStatus : uint8_t {
 // ending in \n or \r\n), as typed into a terminal. An empty array or an
 // empty line is a command with no arguments, which the caller skips.
 // `args` is cleared first and views into `in`.
+// Each call reads `in` from its start.
 ParseStatus parse_command(std::string_view in, const RespLimits& limits, std::vector<std::string_view>& args,
                           std::size_t& used, std::string& error);
+
+// parse_command for one connection's input as it arrives: after Incomplete
+// it keeps how far it read (the arguments whole, the line it was looking
+// for an end in), and the next call, given the same input with more
+// appended, goes on from there. Its work is linear in the input: each byte
+// is looked at a bounded number of times however the input is cut.
+class CommandParser final {
+ public:
+  explicit CommandParser(const RespLimits& limits) : limits_(limits) {}
+
+  // As parse_command. After Incomplete, `in` must start with the bytes given
+  // before (they may have moved in memory); after Command or Error the next
+  // call starts a new command at the front of `in`.
+  ParseStatus parse(std::string_view in, std::vector<std::string_view>& args, std::size_t& used, std::string& error);
+
+  // Bytes of input looked at, over every call: the parser's work.
+  uint64_t examined() const { return examined_; }
+
+ private:
+  enum class Stage : uint8_t { Start, Inline, Count, BulkHeader, BulkBody };
+  enum class Line : uint8_t { Ok, Incomplete, TooLong };
+  struct Arg {
+    std::size_t at;
+    std::size_t bytes;
+  };
+
+  // The line that starts at `start` and ends at the next CRLF within `max`
+  // bytes, looked for from where the last call stopped looking.
+  Line find_line(std::string_view in, std::size_t start, std::size_t max, std::string_view& line, std::size_t& next);
+  ParseStatus parse_inline(std::string_view in, std::vector<std::string_view>& args, std::size_t& used,
+                           std::string& error);
+  ParseStatus fail(std::string& error, std::string text);
+  void restart();
+
+  RespLimits limits_;
+  Stage stage_ = Stage::Start;
+  std::size_t pos_ = 0;        // where the element being read starts (a header line, a bulk string)
+  std::size_t scanned_ = 0;    // the line's bytes before this were looked at and hold no CRLF
+  std::size_t bulk_ = 0;       // bytes of the bulk string being read
+  std::size_t args_left_ = 0;  // bulk strings of the command still to read
+  std::vector<Arg> args_;      // those read, as offsets: the input may move between calls
+  uint64_t examined_ = 0;
+};
 
 // ---- replies -------------------------------------------------------------------
 

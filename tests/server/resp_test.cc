@@ -1,11 +1,15 @@
 // RESP2 as the server reads commands and the clients read replies: every
 // frame a client may send, every prefix of it (a command still arriving),
-// what the limits refuse, and a seeded fuzz of random and cut frames that
-// must never read past the input or loop.
+// what the limits refuse, a seeded fuzz of random and cut frames that must
+// never read past the input or loop, and a command parsed as it arrives
+// (CommandParser): the same answers as parsing it whole, for work linear in
+// its length however it is cut.
 #include "server/resp.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <string_view>
@@ -102,6 +106,107 @@ TEST(Resp, TheLimitsRefuseOversizedInputBeforeItArrives) {
   EXPECT_EQ(parse(std::string(65, 'a'), limits).status, ParseStatus::Error) << "an inline line with no end";
   EXPECT_EQ(parse("a b c d\n", limits).status, ParseStatus::Error);
   EXPECT_EQ(parse("*" + std::string(80, '1'), limits).status, ParseStatus::Error) << "a count with no end";
+}
+
+TEST(Resp, AnArgumentPastTheQueryBufferLimitIsRefusedOnceAnnounced) {
+  RespLimits limits;
+  limits.max_query_bytes = 1000;
+  const Parsed p = parse("*1\r\n$1001\r\n", limits);
+  ASSERT_EQ(p.status, ParseStatus::Error);
+  EXPECT_NE(p.error.find("query buffer limit of 1000 bytes"), std::string::npos) << p.error;
+  EXPECT_EQ(parse("*1\r\n$1000\r\n", limits).status, ParseStatus::Incomplete);
+}
+
+// Feeds `in` to one parser a byte at a time, as a connection whose client
+// sends a byte per packet: Incomplete until the last byte, then Command.
+struct ByteAtATime {
+  std::vector<std::string> args;
+  uint64_t examined = 0;
+};
+ByteAtATime feed_bytewise(std::string_view in, const RespLimits& limits = {}) {
+  CommandParser parser(limits);
+  std::string buffer;
+  std::vector<std::string_view> views;
+  ByteAtATime out;
+  for (std::size_t n = 0; n < in.size(); n++) {
+    buffer += in[n];
+    std::size_t used = 0;
+    std::string error;
+    const ParseStatus s = parser.parse(buffer, views, used, error);
+    const ParseStatus want = n + 1 < in.size() ? ParseStatus::Incomplete : ParseStatus::Command;
+    EXPECT_EQ(s, want) << "after " << n + 1 << " of " << in.size() << " bytes: " << error;
+    if (s != want) return out;
+    if (s == ParseStatus::Command) {
+      EXPECT_EQ(used, in.size());
+    }
+  }
+  for (std::string_view v : views) out.args.emplace_back(v);
+  out.examined = parser.examined();
+  return out;
+}
+
+// A command that arrives a byte at a time is read where the last read
+// stopped: the parser's work (bytes it looks at) stays within a small
+// multiple of the input, not the square of it, for a command of many
+// arguments, one large argument, or one long inline line.
+TEST(Resp, ACommandSentAByteAtATimeIsParsedInLinearWork) {
+  std::vector<std::string> many(100'000, "value");
+  many[0] = "MSET";
+  const std::string many_frame = frame(many);
+  ASSERT_GT(many_frame.size(), std::size_t{1} << 20);
+  ByteAtATime got = feed_bytewise(many_frame);
+  EXPECT_EQ(got.args, many);
+  EXPECT_LE(got.examined, 4 * many_frame.size()) << "work of " << got.examined << " for " << many_frame.size();
+
+  const std::vector<std::string> big = {"SET", "k", std::string(std::size_t{1} << 20, 'v')};
+  const std::string big_frame = frame(big);
+  got = feed_bytewise(big_frame);
+  EXPECT_EQ(got.args, big);
+  EXPECT_LE(got.examined, 4 * big_frame.size());
+
+  const std::string line = "ECHO " + std::string(60'000, 'w') + "\r\n";
+  got = feed_bytewise(line);
+  EXPECT_EQ(got.args, (std::vector<std::string>{"ECHO", std::string(60'000, 'w')}));
+  EXPECT_LE(got.examined, 4 * line.size());
+}
+
+// Whatever the input and however it is cut, a parser fed it piece by piece
+// answers at each step what parsing the input so far whole answers.
+TEST(Resp, ParsingAsInputArrivesAgreesWithParsingItWhole) {
+  std::mt19937_64 rng(20261127);
+  const RespLimits limits{.max_bulk_bytes = 4096, .max_args = 64, .max_inline_bytes = 1024, .max_query_bytes = 2048};
+  const std::string alphabet = "*$:+-\r\n0123456789 abcXYZ";
+  for (int round = 0; round < 5000; round++) {
+    std::vector<std::string> args(1 + rng() % 5);
+    for (std::string& a : args) a.assign(rng() % 40, static_cast<char>('a' + rng() % 26));
+    std::string in = rng() % 4 == 0 ? "SET k v\r\n" : frame(args);
+    if (rng() % 2 == 0) in[rng() % in.size()] = alphabet[rng() % alphabet.size()];
+    CommandParser parser(limits);
+    std::string_view rest = in;
+    std::size_t have = 0;
+    while (!rest.empty()) {
+      have = std::min(rest.size(), have + 1 + rng() % 8);
+      const std::string_view so_far = rest.substr(0, have);
+      std::vector<std::string_view> a;
+      std::vector<std::string_view> b;
+      std::size_t used_a = 0;
+      std::size_t used_b = 0;
+      std::string error_a;
+      std::string error_b;
+      const ParseStatus s = parser.parse(so_far, a, used_a, error_a);
+      ASSERT_EQ(s, parse_command(so_far, limits, b, used_b, error_b)) << round << ": " << so_far;
+      ASSERT_EQ(a, b);
+      ASSERT_EQ(used_a, used_b);
+      ASSERT_EQ(error_a, error_b);
+      if (s == ParseStatus::Error) break;
+      if (s == ParseStatus::Command) {
+        rest.remove_prefix(used_a);
+        have = 0;
+      } else if (have == rest.size()) {
+        break;  // cut: nothing more arrives
+      }
+    }
+  }
 }
 
 TEST(Resp, RepliesReadBackAsWritten) {
