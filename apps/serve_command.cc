@@ -19,15 +19,18 @@ namespace {
 
 // `abyss serve`: exit 2 for a flag or log that cannot be served, before
 // anything is loaded; 1 for a failure while serving.
-int serve_command(const CLI::App& serve, Config& cfg, const abyss::server::ServeOptions& options) {
+int serve_command(const CLI::App& serve, Config& cfg, const abyss::server::ServeOptions& given) {
   auto refuse = [](const std::string& err) {
     std::fprintf(stderr, "abyss: %s\n", err.c_str());
     return 2;
   };
   if (serve.count("--threads") == 0) cfg.threads = 0;  // one worker per core (server/server.h)
-  const std::string err =
-      check_config(serve, cfg, Use::Serve, [&] { return abyss::server::check_serve(cfg, options); });
+  const std::string err = check_config(serve, cfg, Use::Serve, [&] { return abyss::server::check_serve(cfg, given); });
   if (!err.empty()) return refuse(err);
+  abyss::server::ServeOptions options = given;
+  std::string note;
+  if (auto why = abyss::server::fit_max_clients(cfg.threads, options, note); !why.empty()) return refuse(why);
+  if (!note.empty()) std::fprintf(stderr, "abyss serve: %s\n", note.c_str());
   abyss::server::ServeResult r;
   try {
     r = abyss::server::serve(cfg, options, [&](uint16_t port, uint32_t threads) {
@@ -114,8 +117,28 @@ std::vector<Command> add_serve(CLI::App& app) {
   serve->add_option("--port", serve_options->port, "the TCP port (default 6380; 0: one the system picks)")
       ->check(CLI::Range(0, 65535));
   serve->add_option("--port-file", serve_options->port_file, "once listening, write the port to FILE");
-  serve->add_option("--max-clients", serve_options->max_clients, "connections open at once at most (default 10000)")
+  serve
+      ->add_option("--max-clients", serve_options->max_clients,
+                   "connections open at once at most; lowered to what the open-descriptor limit (ulimit -n) leaves "
+                   "where it cannot be raised (default 10000)")
       ->check(CLI::Range(1u, 1'000'000u));
+  serve
+      ->add_option("--client-query-buffer-limit", serve_options->client_query_buffer_limit,
+                   "bytes of a client's input not yet parsed at most, and of its MULTI queue: past it the client is "
+                   "answered an error and closed (default 1073741824, 1 GiB)")
+      ->check(CLI::Range(uint64_t{1} << 20, uint64_t{1} << 40));
+  serve
+      ->add_option("--proto-max-bulk-len", serve_options->proto_max_bulk_len,
+                   "bytes of one argument at most: a longer one is a protocol error (default 536870912, 512 MiB)")
+      ->check(CLI::Range(uint64_t{1} << 20, uint64_t{1} << 40));
+  serve
+      ->add_option("--multi-max-commands", serve_options->multi_max_commands,
+                   "commands one MULTI queues at most: past them the transaction is discarded (default 1048576)")
+      ->check(CLI::Range(1u, 1u << 30));
+  serve
+      ->add_option("--timeout", serve_options->timeout_s,
+                   "seconds a client may stay idle before it is closed; 0: for ever (default 0)")
+      ->check(CLI::Range(0u, 1u << 30));
   serve
       ->add_option_function<std::string>(
           "--schedule",

@@ -7,6 +7,7 @@
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <cerrno>
@@ -130,13 +131,60 @@ std::string listen_tcp(std::string_view host, uint16_t port, Socket& out, uint16
   return why;
 }
 
-Socket accept_tcp(const Socket& listener) {
+Accept accept_tcp(const Socket& listener, Socket& out) {
   for (;;) {
     const int fd = ::accept4(listener.handle(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0 && errno == EINTR) continue;
-    if (fd >= 0) no_delay(fd);
-    return Socket(fd);
+    if (fd >= 0) {
+      no_delay(fd);
+      out = Socket(fd);
+      return Accept::Connection;
+    }
+    switch (errno) {
+      case EINTR:
+      case ECONNABORTED:  // one that hung up while waiting: try the next
+      case EPROTO:
+        continue;
+      case EAGAIN:
+#if EWOULDBLOCK != EAGAIN
+      case EWOULDBLOCK:
+#endif
+        return Accept::None;
+      case EMFILE:
+      case ENFILE:
+        return Accept::NoDescriptors;
+      default:
+        return Accept::Failed;
+    }
   }
+}
+
+void SpareDescriptor::release() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+void SpareDescriptor::restore() {
+  if (fd_ < 0) fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+namespace {
+
+uint64_t from_rlim(rlim_t v) { return v == RLIM_INFINITY ? ~uint64_t{0} : static_cast<uint64_t>(v); }
+
+}  // namespace
+
+DescriptorLimit descriptor_limit() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) != 0) return {~uint64_t{0}, ~uint64_t{0}};
+  return {from_rlim(r.rlim_cur), from_rlim(r.rlim_max)};
+}
+
+std::string set_descriptor_limit(uint64_t soft) {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) != 0) return errno_text("getrlimit");
+  r.rlim_cur = soft == ~uint64_t{0} ? RLIM_INFINITY : static_cast<rlim_t>(soft);
+  if (setrlimit(RLIMIT_NOFILE, &r) != 0) return errno_text("setrlimit");
+  return {};
 }
 
 std::string connect_tcp(std::string_view host, uint16_t port, Socket& out) {

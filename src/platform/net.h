@@ -48,9 +48,43 @@ class Socket final {
 // A non-blocking TCP socket listening on `host`:`port` (port 0: one the
 // system picks; `bound` is the one it listens on). The reason it could not.
 std::string listen_tcp(std::string_view host, uint16_t port, Socket& out, uint16_t& bound);
-// One waiting connection, non-blocking, with Nagle's delay off; not open
-// when none is waiting.
-Socket accept_tcp(const Socket& listener);
+// What accept_tcp found.
+enum class Accept : uint8_t {
+  Connection,     // `out` is it
+  None,           // no connection is waiting
+  NoDescriptors,  // one waits, but this process (EMFILE) or the system (ENFILE) has no descriptor left for it
+  Failed,         // the system refused for another reason (out of memory)
+};
+// One waiting connection into `out`, non-blocking, with Nagle's delay off.
+Accept accept_tcp(const Socket& listener, Socket& out);
+
+// One descriptor held open in reserve (on /dev/null), so that a process
+// that has run out can still accept a connection to tell it so: release()
+// frees the reserve, restore() takes it again.
+class SpareDescriptor final {
+ public:
+  SpareDescriptor() { restore(); }
+  ~SpareDescriptor() { release(); }
+  SpareDescriptor(const SpareDescriptor&) = delete;
+  SpareDescriptor& operator=(const SpareDescriptor&) = delete;
+
+  bool held() const { return fd_ >= 0; }
+  void release();
+  void restore();  // held() after it unless no descriptor was free
+
+ private:
+  int fd_ = -1;
+};
+
+// The process's limit on open descriptors (RLIMIT_NOFILE); UINT64_MAX
+// where it is unlimited.
+struct DescriptorLimit {
+  uint64_t soft = 0;  // what opening a descriptor is checked against
+  uint64_t hard = 0;  // how far an unprivileged process may raise the soft limit
+};
+DescriptorLimit descriptor_limit();
+// Sets the soft limit to `soft` (at most the hard limit); the reason it could not.
+std::string set_descriptor_limit(uint64_t soft);
 // A blocking connection to `host`:`port`, with Nagle's delay off (clients,
 // benchmarks and tests). The reason it could not.
 std::string connect_tcp(std::string_view host, uint16_t port, Socket& out);

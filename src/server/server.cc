@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -24,17 +25,59 @@ namespace abyss::server {
 
 namespace {
 
+// Descriptors kept for the server's own files beyond its clients', as Redis
+// keeps 32, and those each worker (and the acceptor) holds: a poller, its
+// wake-up, a journal, and one to spare.
+constexpr uint64_t kReservedDescriptors = 32;
+constexpr uint64_t kDescriptorsPerWorker = 4;
+// The least a client limit in bytes may be, as Redis requires.
+constexpr uint64_t kMinClientLimitBytes = uint64_t{1} << 20;
+
+// How long the acceptor waits before trying again when the system refuses
+// a connection for a reason other than a lack of descriptors (memory): the
+// waiting connection keeps the listener ready, and trying at once would spin.
+constexpr uint64_t kAcceptRetryMs = 10;
+
+// Answers a connection the server will not serve and closes it. What the
+// client sent already is read first, so the close ends the stream and the
+// client reads the reply, rather than resetting it.
+void refuse(platform::Socket& s, Shared& shared) {
+  static constexpr std::string_view kFull = "-ERR max number of clients reached\r\n";
+  char sink[4096];
+  (void)s.read(sink, sizeof sink);
+  (void)s.write(kFull.data(), kFull.size());
+  s.close();
+  shared.refused.fetch_add(1, platform::memory_order_relaxed);
+}
+
 // The acceptor: hands each new connection to the worker with the fewest
-// open, or past --max-clients refuses it; on SIGTERM or SIGINT stops the workers.
+// open, or past --max-clients refuses it; on SIGTERM or SIGINT stops the
+// workers. Out of descriptors, it frees the one it keeps spare to accept
+// each waiting connection and refuse it, rather than leaving the listener
+// ready with nothing to do and the clients waiting for ever.
 void accept_loop(platform::Socket& listener, Shared& shared, uint32_t workers, uint32_t max_clients) {
   platform::Poller poller;
   (void)poller.add(listener, 0);
+  platform::SpareDescriptor spare;
   std::vector<platform::PollEvent> events(4);
   while (!platform::termination_requested()) {
     if (poller.wait(events, kIdleWaitMs) == 0) continue;
     for (;;) {
-      platform::Socket s = platform::accept_tcp(listener);
-      if (!s.is_open()) break;
+      platform::Socket s;
+      const platform::Accept got = platform::accept_tcp(listener, s);
+      if (got == platform::Accept::None) break;
+      if (got == platform::Accept::NoDescriptors && spare.held()) {
+        spare.release();
+        const platform::Accept again = platform::accept_tcp(listener, s);
+        if (again == platform::Accept::Connection) refuse(s, shared);
+        spare.restore();
+        if (again == platform::Accept::Connection) continue;
+        if (again == platform::Accept::None) break;
+      }
+      if (got != platform::Accept::Connection) {
+        platform::sleep_ms(kAcceptRetryMs);  // without a spare, or refused again: the listener stays ready
+        break;
+      }
       uint32_t best = 0;
       uint64_t open = 0;
       uint64_t least = ~uint64_t{0};
@@ -47,9 +90,7 @@ void accept_loop(platform::Socket& listener, Shared& shared, uint32_t workers, u
         }
       }
       if (open >= max_clients) {
-        static constexpr std::string_view kFull = "-ERR max number of clients reached\r\n";
-        (void)s.write(kFull.data(), kFull.size());
-        shared.refused.fetch_add(1, platform::memory_order_relaxed);
+        refuse(s, shared);
         continue;
       }
       shared.counters[best].connections.fetch_add(1, platform::memory_order_relaxed);
@@ -101,7 +142,11 @@ ServeResult serve_with(const Config& given, const ServeOptions& options,
   }
   const std::string info_head = "# Server\r\nabyss_version:" + std::string(git_rev()) + "\r\ncc:" + cfg.cc +
                                 "\r\nthreads:" + std::to_string(cfg.threads) + "\r\ntcp_port:" + std::to_string(port) +
-                                "\r\n";
+                                "\r\nmaxclients:" + std::to_string(options.max_clients) +
+                                "\r\nclient_query_buffer_limit:" + std::to_string(options.client_query_buffer_limit) +
+                                "\r\nproto_max_bulk_len:" + std::to_string(options.proto_max_bulk_len) +
+                                "\r\nmulti_max_commands:" + std::to_string(options.multi_max_commands) +
+                                "\r\ntimeout:" + std::to_string(options.timeout_s) + "\r\n";
   const bool oversubscribed = cfg.threads + 1 > platform::hardware_cores();
   listening(port, cfg.threads);
 
@@ -144,6 +189,8 @@ ServeResult serve_with(const Config& given, const ServeOptions& options,
   result.waits = all.waits;
   result.dropped = all.dropped;
   result.latency = all.latency;
+  result.over_query_limit = all.over_query_limit;
+  result.timed_out = all.timed_out;
   result.refused = shared->refused.load(platform::memory_order_relaxed);
   const RunResult::Log log = ctx.close_log();
   result.log_records = log.records;
@@ -156,6 +203,37 @@ ServeResult serve_with(const Config& given, const ServeOptions& options,
 
 }  // namespace
 
+uint64_t reserved_descriptors(uint32_t threads) {
+  return kReservedDescriptors + kDescriptorsPerWorker * (uint64_t{threads} + 1);
+}
+
+std::string fit_max_clients(uint32_t threads, ServeOptions& options, std::string& note) {
+  note.clear();
+  const uint64_t reserve = reserved_descriptors(threads == 0 ? platform::hardware_cores() : threads);
+  const uint64_t need = uint64_t{options.max_clients} + reserve;
+  platform::DescriptorLimit limit = platform::descriptor_limit();
+  if (limit.soft >= need) return {};
+  const uint64_t raise_to = std::min(need, limit.hard);
+  std::string why;
+  if (raise_to > limit.soft) {
+    why = platform::set_descriptor_limit(raise_to);
+    if (why.empty()) limit.soft = raise_to;
+  }
+  if (limit.soft >= need) return {};
+  if (limit.soft <= reserve) {
+    return "the open-descriptor limit (ulimit -n) of " + std::to_string(limit.soft) +
+           " leaves no room for a client: abyss serve keeps " + std::to_string(reserve) +
+           " for itself with these --threads; raise it past that";
+  }
+  const uint64_t fits = limit.soft - reserve;
+  note = "--max-clients " + std::to_string(options.max_clients) + " needs " + std::to_string(need) +
+         " open descriptors but the limit (ulimit -n) is " + std::to_string(limit.soft) + ", hard limit " +
+         (limit.hard == ~uint64_t{0} ? std::string("unlimited") : std::to_string(limit.hard)) +
+         (why.empty() ? std::string() : " (" + why + ")") + ": maxclients lowered to " + std::to_string(fits);
+  options.max_clients = static_cast<uint32_t>(fits);
+  return {};
+}
+
 std::string check_serve(const Config& cfg, const ServeOptions& options) {
   if (platform::kSimulated) return "abyss serve runs on real cores only: this is a simulated build";
   if (cfg.workload != Kv::kTraits.name) {
@@ -163,6 +241,15 @@ std::string check_serve(const Config& cfg, const ServeOptions& options) {
   }
   if (options.bind.empty()) return "--bind is empty: give a host name or address to listen on";
   if (options.max_clients == 0) return "--max-clients 0: at least one client must be able to connect";
+  if (options.client_query_buffer_limit < kMinClientLimitBytes) {
+    return "--client-query-buffer-limit " + std::to_string(options.client_query_buffer_limit) +
+           ": at least 1048576 bytes (1 MiB), as in Redis";
+  }
+  if (options.proto_max_bulk_len < kMinClientLimitBytes) {
+    return "--proto-max-bulk-len " + std::to_string(options.proto_max_bulk_len) +
+           ": at least 1048576 bytes (1 MiB), as in Redis";
+  }
+  if (options.multi_max_commands == 0) return "--multi-max-commands 0: a transaction must be able to queue a command";
   if (options.semantic_drop && options.schedule != Schedule::ContentionAware) {
     return "--semantic-drop on drops weak writes that contention-aware scheduling cannot run at once: it needs "
            "--schedule contention-aware";

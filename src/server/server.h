@@ -29,9 +29,19 @@ inline constexpr std::array<std::string_view, 2> kScheduleNames = {"fifo", "cont
 
 struct ServeOptions {
   std::string bind = "127.0.0.1";
-  uint16_t port = 6380;   // 0: one the system picks
-  std::string port_file;  // once listening, the port is written here
-  uint32_t max_clients = 10000;
+  uint16_t port = 6380;          // 0: one the system picks
+  std::string port_file;         // once listening, the port is written here
+  uint32_t max_clients = 10000;  // fitted under the descriptor limit at start (fit_max_clients)
+  // What one client may hold (docs/server.md, "Limits"): its input not yet
+  // parsed (past it the client is answered an error and closed), one
+  // argument (longer is a protocol error), the commands one MULTI queues
+  // (past them the transaction is discarded), and how long it may stay idle
+  // (seconds; 0: for ever). Redis's defaults, but for the MULTI queue, which
+  // Redis does not bound.
+  uint64_t client_query_buffer_limit = uint64_t{1} << 30;
+  uint64_t proto_max_bulk_len = uint64_t{512} << 20;
+  uint32_t multi_max_commands = uint32_t{1} << 20;
+  uint32_t timeout_s = 0;
   Schedule schedule = Schedule::Fifo;
   // Under contention-aware scheduling, a weak write (SET ... WEAK, or any
   // SET or MSET with `weak`) whose partition is claimed is dropped and
@@ -48,10 +58,12 @@ struct ServeResult {
   uint64_t cc_aborts = 0;     // attempts the scheme aborted, each restarted
   uint64_t errors = 0;        // error replies (protocol errors included)
   uint64_t protocol_errors = 0;
-  uint64_t refused = 0;  // connections over --max-clients, closed at once
-  uint64_t waits = 0;    // operations that found a partition claimed and waited (contention-aware)
-  uint64_t dropped = 0;  // weak writes dropped instead (--semantic-drop on)
-  Histogram latency;     // ns from a transaction's first attempt to its reply being released
+  uint64_t refused = 0;           // connections over --max-clients, or past the descriptor limit, closed at once
+  uint64_t over_query_limit = 0;  // clients closed past --client-query-buffer-limit
+  uint64_t timed_out = 0;         // idle clients closed after --timeout
+  uint64_t waits = 0;             // operations that found a partition claimed and waited (contention-aware)
+  uint64_t dropped = 0;           // weak writes dropped instead (--semantic-drop on)
+  Histogram latency;              // ns from a transaction's first attempt to its reply being released
   double seconds = 0;
   uint64_t log_records = 0;
   uint64_t log_bytes = 0;
@@ -63,6 +75,18 @@ struct ServeResult {
 
 // Why `cfg` and `options` cannot be served (one line naming the flag), or empty.
 std::string check_serve(const Config& cfg, const ServeOptions& options);
+
+// Descriptors a server holds besides its clients': the standard streams, the
+// listener, the spare kept to refuse clients when none is left, files, and
+// each worker's poller, wake-up and journal.
+uint64_t reserved_descriptors(uint32_t threads);
+
+// Fits --max-clients under the process's limit on open descriptors
+// (RLIMIT_NOFILE): raises the soft limit to max_clients plus the reserve where
+// the hard limit allows, else lowers options.max_clients to what the limit
+// leaves and says so in `note` (one line). The reason it cannot serve even one
+// client, or empty. `threads` as served (0 taken as one per core).
+std::string fit_max_clients(uint32_t threads, ServeOptions& options, std::string& note);
 
 // Loads the table (or recovers it, with --recover), listens, calls
 // `listening(port, threads)` and serves until SIGTERM or SIGINT; then stops taking

@@ -40,9 +40,9 @@ namespace abyss::server {
 
 // Bytes read from a socket at a time.
 inline constexpr std::size_t kReadChunk = std::size_t{64} << 10;
-// A connection whose replies wait to be sent past this is not read from
-// until they drain: a client that pipelines without reading cannot grow
-// the server without bound.
+// A connection whose replies wait to be sent past this is neither read from
+// nor has its next command run until they drain: a client that pipelines
+// without reading cannot grow the server without bound.
 inline constexpr std::size_t kMaxUnsent = std::size_t{16} << 20;
 // How long a worker waits for its sockets: short with a log, whose epochs
 // move on only while every worker polls it.
@@ -59,12 +59,15 @@ struct Held {
 };
 
 struct Connection {
+  explicit Connection(const RespLimits& limits) : parser(limits) {}
   platform::Socket socket;
   uint64_t id = 0;
-  std::string in;        // received, not yet parsed
-  std::size_t used = 0;  // bytes of `in` already parsed
-  std::string out;       // released, not yet sent
-  std::size_t sent = 0;  // bytes of `out` already sent
+  std::string in;          // received, not yet parsed
+  std::size_t used = 0;    // bytes of `in` already parsed
+  CommandParser parser;    // how far it has read into the command at `used`
+  uint64_t active_ns = 0;  // when it last sent or was sent a byte (--timeout)
+  std::string out;         // released, not yet sent
+  std::size_t sent = 0;    // bytes of `out` already sent
   std::deque<Held> held;
   std::size_t held_bytes = 0;  // of the replies in `held`
   uint32_t acks = 0;           // commits acknowledged that `held` has not yet released
@@ -73,10 +76,12 @@ struct Connection {
   bool parked = false;   // its next command waits for a partition: not read, not parsed
   bool closing = false;  // send what is released, then close (QUIT, a protocol error)
   bool gone = false;     // the peer hung up or failed: close now
+  bool stalled = false;  // commands wait unparsed in `in` until its unsent replies drain
   // MULTI: the commands queued for EXEC, as owned copies.
   bool in_multi = false;
-  bool multi_failed = false;  // a queued command was refused: EXEC aborts
+  bool multi_failed = false;  // a queued command was refused: EXEC aborts, and nothing more is queued
   std::vector<std::vector<std::string>> queued;
+  std::size_t queued_bytes = 0;  // of the arguments in `queued`
 };
 
 // What the acceptor hands a worker.
@@ -99,8 +104,12 @@ struct Totals {
   uint64_t protocol_errors = 0;
   uint64_t waits = 0;    // operations that found a partition claimed and waited
   uint64_t dropped = 0;  // weak writes dropped instead (--semantic-drop)
+  uint64_t over_query_limit = 0;
+  uint64_t timed_out = 0;
   Histogram latency;
   void merge(const Totals& o) {
+    over_query_limit += o.over_query_limit;
+    timed_out += o.timed_out;
     waits += o.waits;
     dropped += o.dropped;
     connections += o.connections;
@@ -152,7 +161,11 @@ class ServerWorker {
         shared_(shared),
         poller_(*shared.pollers[index]),
         info_head_(info_head),
-        cycles_per_ns_(platform::cycles_per_ns()) {}
+        cycles_per_ns_(platform::cycles_per_ns()),
+        timeout_ns_(uint64_t{options.timeout_s} * 1'000'000'000) {
+    limits_.max_bulk_bytes = options.proto_max_bulk_len;
+    limits_.max_query_bytes = options.client_query_buffer_limit;
+  }
 
   Totals run(Epochs* epochs, bool yield_after_abort) {
     yield_after_abort_ = yield_after_abort;
@@ -180,6 +193,7 @@ class ServerWorker {
         if (events[e].writable) send(c);
       }
       poll_log();
+      serve_stalled();
       sweep();
     }
     // Shutting down: no more commands; what committed is made durable by
@@ -198,8 +212,9 @@ class ServerWorker {
       shared_.inboxes[index_].latch.unlock();
     }
     for (platform::Socket& s : fresh) {
-      auto c = std::make_unique<Connection>();
+      auto c = std::make_unique<Connection>(limits_);
       c->id = ++next_id_;
+      c->active_ns = timeout_ns_ > 0 ? platform::wall_ns() : 0;
       c->socket = std::move(s);
       if (auto err = poller_.add(c->socket, c->id); !err.empty()) {
         shared_.counters[index_].connections.fetch_sub(1, platform::memory_order_relaxed);
@@ -218,6 +233,7 @@ class ServerWorker {
       platform::Socket::Io io = c.socket.read(chunk.data(), chunk.size());
       if (io.bytes > 0) {
         c.in.append(chunk.data(), io.bytes);
+        if (timeout_ns_ > 0) c.active_ns = platform::wall_ns();
         serve_input(c);
         send(c);
         if (io.bytes == chunk.size()) continue;
@@ -235,18 +251,32 @@ class ServerWorker {
     c.held.push_back({std::move(reply), needs_ack});
   }
 
-  // Parses and runs every complete command in the connection's input.
+  // Parses and runs every complete command in the connection's input,
+  // while its unsent replies are few enough; past them the rest waits,
+  // stalled, until they drain (serve_stalled). Input past
+  // --client-query-buffer-limit unparsed closes the connection.
   void serve_input(Connection& c) {
     std::string error;
     while (!c.closing) {
+      if (unsent(c) > kMaxUnsent) {
+        if (!c.stalled && c.used < c.in.size()) {
+          c.stalled = true;
+          stalled_.push_back(c.id);
+        }
+        break;
+      }
       std::size_t used = 0;
-      const ParseStatus st = parse_command(std::string_view(c.in).substr(c.used), limits_, args_, used, error);
-      if (st == ParseStatus::Incomplete) break;
+      const ParseStatus st = c.parser.parse(std::string_view(c.in).substr(c.used), args_, used, error);
+      if (st == ParseStatus::Incomplete) {
+        if (c.in.size() - c.used > limits_.max_query_bytes) {
+          totals_.over_query_limit++;
+          protocol_error(c, "query buffer limit of " + std::to_string(limits_.max_query_bytes) +
+                                " bytes exceeded (--client-query-buffer-limit)");
+        }
+        break;
+      }
       if (st == ParseStatus::Error) {
-        totals_.protocol_errors++;
-        totals_.errors++;
-        reply_now(c, "-ERR Protocol error: " + error + "\r\n");
-        c.closing = true;
+        protocol_error(c, error);
         break;
       }
       // A command that must wait for a partition stays unparsed, to be
@@ -259,6 +289,40 @@ class ServerWorker {
       c.in.erase(0, c.used);
       c.used = 0;
     }
+  }
+
+  // Answers input the server will not read further and closes the
+  // connection once the answer is sent.
+  void protocol_error(Connection& c, const std::string& why) {
+    totals_.protocol_errors++;
+    totals_.errors++;
+    reply_now(c, "-ERR Protocol error: " + why + "\r\n");
+    c.closing = true;
+  }
+
+  // Connections whose commands waited for their replies to drain: those
+  // with room again run them now.
+  void serve_stalled() {
+    if (stalled_.empty()) return;
+    resumed_.swap(stalled_);
+    for (uint64_t id : resumed_) {
+      auto it = conns_.find(id);
+      if (it == conns_.end()) continue;
+      Connection& c = *it->second;
+      if (!c.stalled) continue;
+      if (c.gone || c.closing || c.parked || unsent(c) > kMaxUnsent) {
+        if (c.gone || c.closing) {
+          c.stalled = false;
+        } else {
+          stalled_.push_back(id);
+        }
+        continue;
+      }
+      c.stalled = false;
+      serve_input(c);
+      send(c);
+    }
+    resumed_.clear();
   }
 
   // A reply that needs no commit: it leaves once those before it have.
@@ -295,7 +359,28 @@ class ServerWorker {
         reply_now(c, "-ERR command '" + std::string(spec->name) + "' is not allowed inside MULTI\r\n");
         return true;
       }
+      // A transaction that will be discarded keeps nothing.
+      if (c.multi_failed) {
+        reply_now(c, "+QUEUED\r\n");
+        return true;
+      }
+      std::size_t bytes = 0;
+      for (std::string_view a : args) bytes += a.size();
+      if (c.queued.size() >= options_.multi_max_commands ||
+          c.queued_bytes + bytes > options_.client_query_buffer_limit) {
+        const bool too_many = c.queued.size() >= options_.multi_max_commands;
+        c.multi_failed = true;
+        c.queued.clear();
+        c.queued.shrink_to_fit();
+        c.queued_bytes = 0;
+        reply_now(c, too_many ? "-ERR MULTI queue limit of " + std::to_string(options_.multi_max_commands) +
+                                    " commands exceeded (--multi-max-commands): the transaction is discarded\r\n"
+                              : "-ERR MULTI queue limit of " + std::to_string(options_.client_query_buffer_limit) +
+                                    " bytes exceeded (--client-query-buffer-limit): the transaction is discarded\r\n");
+        return true;
+      }
       c.queued.emplace_back(args.begin(), args.end());
+      c.queued_bytes += bytes;
       reply_now(c, "+QUEUED\r\n");
       return true;
     }
@@ -329,6 +414,7 @@ class ServerWorker {
         c.in_multi = true;
         c.multi_failed = false;
         c.queued.clear();
+        c.queued_bytes = 0;
         reply_now(c, "+OK\r\n");
         return true;
       case Op::Discard:
@@ -338,6 +424,7 @@ class ServerWorker {
         }
         c.in_multi = false;
         c.queued.clear();
+        c.queued_bytes = 0;
         reply_now(c, "+OK\r\n");
         return true;
       case Op::Exec: {
@@ -348,6 +435,7 @@ class ServerWorker {
         c.in_multi = false;
         if (c.multi_failed) {
           c.queued.clear();
+          c.queued_bytes = 0;
           reply_now(c, "-EXECABORT Transaction discarded because of previous errors.\r\n");
           return true;
         }
@@ -359,6 +447,7 @@ class ServerWorker {
           return false;
         }
         c.queued.clear();
+        c.queued_bytes = 0;
         return true;
       }
       case Op::Select:
@@ -593,6 +682,7 @@ class ServerWorker {
     if (c.sent < c.out.size()) {
       platform::Socket::Io io = c.socket.write(c.out.data() + c.sent, c.out.size() - c.sent);
       c.sent += io.bytes;
+      if (io.bytes > 0 && timeout_ns_ > 0) c.active_ns = platform::wall_ns();
       if (io.closed) {
         c.gone = true;
         return;
@@ -605,10 +695,23 @@ class ServerWorker {
     set_interest(c);
   }
 
-  // Closes connections that hung up, and those closing with nothing left to send.
+  // Whether a connection has been idle past --timeout: nothing read from it
+  // or sent to it for that long, and no command of its waiting, neither for
+  // its commit to be durable nor for a partition.
+  bool idle_too_long(const Connection& c, uint64_t now) const {
+    return timeout_ns_ > 0 && c.held.empty() && !c.parked && now - c.active_ns > timeout_ns_;
+  }
+
+  // Closes connections that hung up, those closing with nothing left to
+  // send, and those idle past --timeout (without a word, as Redis does).
   void sweep() {
+    const uint64_t now = timeout_ns_ > 0 ? platform::wall_ns() : 0;
     for (auto it = conns_.begin(); it != conns_.end();) {
       Connection& c = *it->second;
+      if (!c.gone && idle_too_long(c, now)) {
+        totals_.timed_out++;
+        c.gone = true;
+      }
       const bool done = c.gone || (c.closing && c.held.empty() && c.sent == c.out.size());
       if (!done) {
         ++it;
@@ -649,8 +752,11 @@ class ServerWorker {
   platform::Poller& poller_;
   const std::string& info_head_;
   double cycles_per_ns_;
+  uint64_t timeout_ns_;  // --timeout; 0: never
   bool yield_after_abort_ = false;
   RespLimits limits_;
+  std::vector<uint64_t> stalled_;  // connections whose commands wait for their replies to drain
+  std::vector<uint64_t> resumed_;  // those being served again
   std::vector<std::string_view> args_;
   std::string value_;
   std::vector<uint32_t> parts_;     // the running command's partitions

@@ -44,7 +44,7 @@ class Served {
  public:
   explicit Served(Config cfg, ServeOptions options = {}) {
     cfg.workload = "kv";
-    cfg.settings<KvConfig>().slots = 4096;
+    if (cfg.settings<KvConfig>().slots == KvConfig{}.slots) cfg.settings<KvConfig>().slots = 4096;
     options.port = 0;
     std::future<uint16_t> ready = port_promise_.get_future();
     thread_ = std::thread([this, cfg, options] {
@@ -121,6 +121,35 @@ class Client {
     return read();
   }
 
+  // The next reply, or an error reply saying none came within `ms`.
+  Reply read_within(int ms) {
+    for (const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);;) {
+      Reply r;
+      std::size_t used = 0;
+      std::string error;
+      if (!in_.empty() && parse_reply(in_, r, used, error) == ParseStatus::Command) {
+        in_.erase(0, used);
+        return r;
+      }
+      if (std::chrono::steady_clock::now() > deadline || !read_some()) {
+        Reply none;
+        none.kind = Reply::Kind::Error;
+        none.text = "(no reply)";
+        return none;
+      }
+    }
+  }
+
+  // Whether the server closes the connection within `ms`, reading what it
+  // sends until then.
+  bool closed_within(int ms) {
+    for (const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+         std::chrono::steady_clock::now() < deadline;) {
+      if (!read_some()) return true;
+    }
+    return false;
+  }
+
   // Whether the server closed the connection (reading to its end).
   bool closed_by_server() {
     char buf[4096];
@@ -131,8 +160,24 @@ class Client {
   }
 
   void close() { socket_.close(); }
+  platform::Socket& socket() { return socket_; }
 
  private:
+  // Reads what arrives within a tenth of a second into the input; false once
+  // the server has closed the connection.
+  bool read_some() {
+    platform::Poller poller;
+    EXPECT_EQ(poller.add(socket_, 1), "");
+    std::vector<platform::PollEvent> events(1);
+    const bool ready = poller.wait(events, 100) > 0;
+    poller.remove(socket_);
+    if (!ready) return true;
+    char buf[4096];
+    platform::Socket::Io io = socket_.read(buf, sizeof buf);  // ready: it does not block
+    in_.append(buf, io.bytes);
+    return !io.closed;
+  }
+
   platform::Socket socket_;
   std::string in_;
 };
@@ -618,6 +663,138 @@ TEST_F(ServerTest, AClientGoneWithRepliesHeldForTheLogLeavesNothingBehind) {
     if (after <= before) break;
   }
   EXPECT_LE(after, before);
+}
+
+// A client whose input not yet parsed passes --client-query-buffer-limit
+// is answered an error and closed, however it got there (an argument
+// announced past the limit, or arguments that never end); the others are
+// served throughout.
+TEST_F(ServerTest, AClientPastTheQueryBufferLimitIsAnsweredAndClosed) {
+  ServeOptions options;
+  options.client_query_buffer_limit = std::size_t{1} << 20;
+  Served s(config_for("silo"), options);
+  Client other(s.port());
+  EXPECT_EQ(show(other.call({"SET", "k", "v"})), "+OK");
+
+  Client announced(s.port());
+  announced.send_raw("*2\r\n$4\r\nECHO\r\n$1048577\r\n");
+  EXPECT_EQ(show(announced.read_within(30'000)),
+            "-ERR Protocol error: a bulk string of 1048577 bytes is past the query buffer limit of 1048576 bytes");
+  EXPECT_TRUE(announced.closed_within(30'000));
+
+  // One command of a million arguments of 100 kB each, sent until the
+  // server closes the connection: it stops at the limit, not at 100 GB.
+  Client endless(s.port());
+  const std::string arg = "$100000\r\n" + std::string(100'000, 'x') + "\r\n";
+  std::string stream = "*1000000\r\n$4\r\nMSET\r\n";
+  while (stream.size() < (std::size_t{4} << 20)) stream += arg;
+  EXPECT_EQ(show(other.call({"GET", "k"})), "$v");
+  const platform::Socket::Io io = endless.socket().write(stream.data(), stream.size());
+  EXPECT_TRUE(io.closed) << "the server read all " << io.bytes << " bytes";
+  EXPECT_EQ(show(endless.read_within(30'000)),
+            "-ERR Protocol error: query buffer limit of 1048576 bytes exceeded (--client-query-buffer-limit)");
+  EXPECT_TRUE(endless.closed_within(30'000));
+
+  EXPECT_EQ(show(other.call({"GET", "k"})), "$v");
+  const ServeResult& r = s.stop();
+  EXPECT_EQ(r.over_query_limit, 1u);
+  EXPECT_EQ(r.protocol_errors, 2u);
+}
+
+// A MULTI that queues past --multi-max-commands is answered an error and
+// discarded: EXEC answers EXECABORT and nothing of it applies, as when a
+// queued command is refused. Its queued bytes count against
+// --client-query-buffer-limit the same way.
+TEST_F(ServerTest, AMultiQueuePastItsLimitIsDiscarded) {
+  ServeOptions options;
+  options.multi_max_commands = 3;
+  options.client_query_buffer_limit = std::size_t{1} << 20;
+  Served s(config_for("silo"), options);
+  Client c(s.port());
+  EXPECT_EQ(show(c.call({"MULTI"})), "+OK");
+  for (int i = 0; i < 3; i++) EXPECT_EQ(show(c.call({"INCR", "n"})), "+QUEUED");
+  EXPECT_EQ(show(c.call({"INCR", "n"})),
+            "-ERR MULTI queue limit of 3 commands exceeded (--multi-max-commands): the transaction is discarded");
+  EXPECT_EQ(show(c.call({"INCR", "n"})), "+QUEUED");
+  EXPECT_EQ(show(c.call({"EXEC"})), "-EXECABORT Transaction discarded because of previous errors.");
+  EXPECT_EQ(show(c.call({"GET", "n"})), "(nil)");
+  // The next transaction is whole again.
+  EXPECT_EQ(show(c.call({"MULTI"})), "+OK");
+  for (int i = 0; i < 3; i++) EXPECT_EQ(show(c.call({"INCR", "n"})), "+QUEUED");
+  EXPECT_EQ(show(c.call({"EXEC"})), "[:1 :2 :3]");
+
+  const std::string half(600'000, 'h');
+  EXPECT_EQ(show(c.call({"MULTI"})), "+OK");
+  EXPECT_EQ(show(c.call({"ECHO", half})), "+QUEUED");
+  EXPECT_EQ(show(c.call({"ECHO", half})),
+            "-ERR MULTI queue limit of 1048576 bytes exceeded (--client-query-buffer-limit): the transaction is "
+            "discarded");
+  EXPECT_EQ(show(c.call({"EXEC"})), "-EXECABORT Transaction discarded because of previous errors.");
+  EXPECT_EQ(show(c.call({"PING"})), "+PONG");
+}
+
+// With --timeout, a client that sends nothing for that long is closed
+// without a word; the others are served.
+TEST_F(ServerTest, AnIdleClientIsClosedAfterTheTimeout) {
+  ServeOptions options;
+  options.timeout_s = 1;
+  Served s(config_for("silo"), options);
+  Client idle(s.port());
+  EXPECT_EQ(show(idle.call({"PING"})), "+PONG");
+  EXPECT_TRUE(idle.closed_within(60'000)) << "still open a minute after a one-second timeout";
+  Client next(s.port());
+  EXPECT_EQ(show(next.call({"PING"})), "+PONG");
+  EXPECT_GE(s.stop().timed_out, 1u);
+}
+
+// The number after `field:` in an INFO reply.
+uint64_t info_field(const Reply& info, std::string_view field) {
+  const std::string key = std::string(field) + ":";
+  const std::size_t at = info.text.find(key);
+  if (at == std::string::npos) return ~uint64_t{0};
+  return std::stoull(info.text.substr(at + key.size()));
+}
+
+// A client that pipelines GETs of a large value and reads none of the
+// replies: once 16 MiB of them wait (kMaxUnsent), its next commands wait
+// unrun and it is not read, so the server holds a bounded amount for it;
+// the other clients are served meanwhile; once it reads, every reply comes.
+TEST_F(ServerTest, AClientThatDoesNotReadIsNotServedPastTheOutputLimit) {
+  Config cfg = config_for("silo");
+  cfg.threads = 1;  // one worker: its INFO counts every command
+  cfg.settings<KvConfig>().slots = 64;
+  cfg.settings<KvConfig>().max_value = 128 << 10;
+  Served s(cfg);
+  Client other(s.port());
+  const std::string value(128 << 10, 'v');
+  EXPECT_EQ(show(other.call({"SET", "big", value})), "+OK");
+
+  constexpr int kGets = 2000;  // 250 MiB of replies, asked for in one 44 kB write
+  Client greedy(s.port());
+  EXPECT_EQ(show(greedy.call({"PING"})), "+PONG");
+  std::string pipeline;
+  for (int i = 0; i < kGets; i++) pipeline += "*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n";
+  greedy.send_raw(pipeline);
+
+  // Once the worker has run some of the GETs, it has run all it will until
+  // the client reads: 16 MiB waiting in the server, what the kernel buffers
+  // between the two sockets (tens of MiB at most), and the reply that
+  // passed the limit. INFO counts the commands of both clients, itself too.
+  constexpr uint64_t kBound = ((uint64_t{16} << 20) + (uint64_t{32} << 20)) / (128 << 10) + 1;
+  uint64_t gets = 0;
+  for (uint64_t polls = 1; polls < 6000 && gets < 64; polls++) {
+    gets = info_field(other.call({"INFO"}), "total_commands_processed_worker") - 2 - polls;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GE(gets, 64u) << "the worker ran none of the GETs";
+  EXPECT_LE(gets, kBound) << "GETs run for a client reading none of their replies";
+  EXPECT_EQ(show(other.call({"PING"})), "+PONG");
+
+  for (int i = 0; i < kGets; i++) {
+    const Reply r = greedy.read_within(60'000);
+    ASSERT_EQ(r.kind, Reply::Kind::Bulk) << "reply " << i << ": " << show(r).substr(0, 80);
+    ASSERT_EQ(r.text, value) << "reply " << i;
+  }
 }
 
 }  // namespace
