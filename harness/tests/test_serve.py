@@ -7,12 +7,15 @@ protocol=2."""
 from __future__ import annotations
 
 import contextlib
+import resource
+import selectors
 import signal
+import socket
 import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 
@@ -25,13 +28,14 @@ needs_binary = pytest.mark.skipif(not BINARY.exists(), reason="needs the release
 
 
 @contextlib.contextmanager
-def served(tmp_path: Path, *flags: str, name: str = "serve") -> Iterator[tuple[subprocess.Popen[str], int]]:
+def served(tmp_path: Path, *flags: str, name: str = "serve",
+           before_exec: Callable[[], None] | None = None) -> Iterator[tuple[subprocess.Popen[str], int]]:
     """A server on a port the system picks; stopped with SIGTERM unless the test ended it."""
     port_file = tmp_path / f"{name}.port"
     port_file.unlink(missing_ok=True)
     proc = subprocess.Popen(
         [str(BINARY), "serve", "--port", "0", "--port-file", str(port_file), "--threads", "2", *flags],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=before_exec)
     try:
         deadline = time.monotonic() + 30
         while not port_file.exists() or not port_file.read_text().strip():
@@ -114,6 +118,14 @@ def test_sigterm_stops_in_order_with_everything_durable(tmp_path: Path) -> None:
     (["--queries-per-worker", "8"], "--queries-per-worker"),
     (["--json", "/tmp/x.json"], "--json"),
     (["--kv-read-ratio", "0.5"], "--kv-read-ratio: abyss serve sets the keys and values its clients send"),
+    # The limits on one client (docs/server.md, "Limits").
+    (["--client-query-buffer-limit", "1000"], "--client-query-buffer-limit"),
+    (["--client-query-buffer-limit", "1g"], "--client-query-buffer-limit"),
+    (["--proto-max-bulk-len", "1024"], "--proto-max-bulk-len"),
+    (["--multi-max-commands", "0"], "--multi-max-commands"),
+    (["--timeout", "-1"], "--timeout"),
+    (["--timeout", "soon"], "--timeout"),
+    (["--max-clients", "0"], "--max-clients"),
 ])
 def test_bad_flags_are_refused_with_one_line(flags: list[str], names: str) -> None:
     done = subprocess.run([str(BINARY), "serve", "--port", "0", *flags], capture_output=True, text=True, timeout=60)
@@ -177,3 +189,77 @@ def test_kill_9_loses_no_acknowledged_set(tmp_path: Path, scheme: str) -> None:
         if got < acked.get(key, 0) or got > sent[key]:
             lost.append(f"{key}: acknowledged {acked.get(key)}, sent {sent[key]}, recovered {value!r}")
     assert not lost, lost[:5]
+
+
+FULL = b"-ERR max number of clients reached"
+
+
+def first_lines(port: int, clients: int) -> list[bytes]:
+    """Opens `clients` connections, each sending PING, and returns each one's first reply line
+    (b"(closed)" if the server closed it without one, b"(none)" if nothing came within 30 s)."""
+    conns = []
+    for _ in range(clients):
+        conn = socket.create_connection(("127.0.0.1", port), timeout=30)
+        conn.sendall(b"PING\r\n")
+        conn.setblocking(False)
+        conns.append(conn)
+    lines = [b"(none)"] * clients
+    got = [b""] * clients
+    waiting = selectors.DefaultSelector()
+    for i, conn in enumerate(conns):
+        waiting.register(conn, selectors.EVENT_READ, i)
+    left = clients
+    deadline = time.monotonic() + 30
+    while left > 0 and time.monotonic() < deadline:
+        for key, _ in waiting.select(timeout=0.5):
+            i = key.data
+            try:
+                data = key.fileobj.recv(4096)
+            except ConnectionResetError:
+                data = b""
+            got[i] += data
+            if b"\r\n" in got[i] or not data:
+                lines[i] = got[i].split(b"\r\n")[0] if b"\r\n" in got[i] else b"(closed)"
+                waiting.unregister(key.fileobj)
+                left -= 1
+    for conn in conns:
+        conn.close()
+    return lines
+
+
+@needs_binary
+@pytest.mark.parametrize("lowered_while_serving", [False, True])
+def test_clients_past_the_descriptor_limit_are_refused_not_left_waiting(tmp_path: Path,
+                                                                        lowered_while_serving: bool) -> None:
+    """2,000 clients against a server whose descriptor limit is 1,024, soft and hard: it lowers
+    --max-clients (10,000) to what fits and says so, and every client is served or told
+    `-ERR max number of clients reached`, none left waiting. Lowered to 256 while it serves, the
+    server runs out of descriptors below --max-clients: it refuses the rest all the same."""
+    clients = 2000
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < clients + 100:
+        if hard != resource.RLIM_INFINITY and hard < clients + 100:
+            pytest.skip(f"this test's own {clients} connections need a descriptor limit past {clients + 100}")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (clients + 100, hard))
+
+    def at_1024() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+
+    with served(tmp_path, before_exec=at_1024) as (proc, port):
+        if lowered_while_serving:
+            resource.prlimit(proc.pid, resource.RLIMIT_NOFILE, (256, 1024))
+        lines = first_lines(port, clients)
+        assert proc.poll() is None, "the server exited"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    odd = [line for line in lines if line not in (b"+PONG", FULL)]
+    assert not odd, f"{len(odd)} of {clients} connections got neither +PONG nor the refusal: {sorted(set(odd))[:5]}"
+    served_count = lines.count(b"+PONG")
+    assert 0 < served_count < clients and lines.count(FULL) == clients - served_count
+    assert "maxclients lowered to " in err, err
+    lowered = int(err.split("maxclients lowered to ")[1].split()[0])
+    assert lowered < 1024
+    if lowered_while_serving:
+        assert served_count < 256
+    else:
+        assert served_count == lowered
