@@ -295,7 +295,6 @@ class ServerWorker {
   // connection once the answer is sent.
   void protocol_error(Connection& c, const std::string& why) {
     totals_.protocol_errors++;
-    totals_.errors++;
     reply_now(c, "-ERR Protocol error: " + why + "\r\n");
     c.closing = true;
   }
