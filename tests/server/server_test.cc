@@ -568,7 +568,6 @@ TEST_F(ServerTest, RandomCutAndAbandonedInputNeverCrashesOrLeaks) {
   const std::vector<std::string> valid = {
       "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nvalue\r\n", "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", "PING\r\n",
       "*1\r\n$5\r\nMULTI\r\n*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n*1\r\n$4\r\nEXEC\r\n", "*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n"};
-  uint64_t answered = 0;
   for (int i = 0; i < 600; i++) {
     std::string frame;
     switch (rng() % 4) {
@@ -593,10 +592,8 @@ TEST_F(ServerTest, RandomCutAndAbandonedInputNeverCrashesOrLeaks) {
     if (i % 50 == 49) {
       Client probe(s.port());
       EXPECT_EQ(show(probe.call({"PING"})), "+PONG") << "after frame " << i;
-      answered++;
     }
   }
-  EXPECT_EQ(answered, 12u);
   // Every connection closed: the server holds no descriptor of them.
   std::size_t after = 0;
   for (int wait = 0; wait < 50; wait++) {
@@ -689,8 +686,16 @@ TEST_F(ServerTest, AClientPastTheQueryBufferLimitIsAnsweredAndClosed) {
   std::string stream = "*1000000\r\n$4\r\nMSET\r\n";
   while (stream.size() < (std::size_t{4} << 20)) stream += arg;
   EXPECT_EQ(show(other.call({"GET", "k"})), "$v");
-  const platform::Socket::Io io = endless.socket().write(stream.data(), stream.size());
-  EXPECT_TRUE(io.closed) << "the server read all " << io.bytes << " bytes";
+  // The kernel's buffers may take a write or more whole before the server
+  // closes: the client writes on until it sees the close, up to 256 MiB.
+  uint64_t sent = 0;
+  bool closed = false;
+  for (int i = 0; i < 64 && !closed; i++) {
+    const platform::Socket::Io io = endless.socket().write(stream.data(), stream.size());
+    sent += io.bytes;
+    closed = io.closed;
+  }
+  EXPECT_TRUE(closed) << "the server read all " << sent << " bytes";
   EXPECT_EQ(show(endless.read_within(30'000)),
             "-ERR Protocol error: query buffer limit of 1048576 bytes exceeded (--client-query-buffer-limit)");
   EXPECT_TRUE(endless.closed_within(30'000));
