@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -82,6 +83,13 @@ std::string read_checked(const std::string& path, const std::string& what,
     throw std::invalid_argument(file_error(what, path, err, "; recovery stopped"));
   }
   return bytes;
+}
+
+// The pieces, one after the other.
+std::string cat(std::initializer_list<std::string_view> parts) {
+  std::string s;
+  for (const std::string_view p : parts) s += p;
+  return s;
 }
 
 // A journal segment older than the one the epoch file names: durable whole.
@@ -568,8 +576,8 @@ void read_sources(const std::string& dir, Sources& src) {
     Segment seg;
     if (!log::parse_journal_name(name, seg.journal, seg.segment)) continue;
     if (seg.journal >= point.journals.size()) {
-      throw std::invalid_argument(dir + "/" + name + ": the epoch file names " + std::to_string(point.journals.size()) +
-                                  " journal(s); recovery stopped");
+      throw std::invalid_argument(cat({dir, "/", name, ": the epoch file names ", std::to_string(point.journals.size()),
+                                       " journal(s); recovery stopped"}));
     }
     const log::JournalEnd end = point.journals[seg.journal];
     seg.name = name;
@@ -587,9 +595,10 @@ void read_sources(const std::string& dir, Sources& src) {
     const log::JournalEnd end = point.journals[j];
     if (end.bytes > 0 &&
         std::none_of(segs.begin(), segs.end(), [&](const Segment& s) { return s.segment == end.segment; })) {
-      throw std::invalid_argument(dir + "/" + log::journal_name(j, end.segment) +
-                                  " is missing: the epoch file says its first " + std::to_string(end.bytes) +
-                                  " bytes are durable, to epoch " + std::to_string(point.epoch) + "; recovery stopped");
+      throw std::invalid_argument(
+          cat({dir, "/", log::journal_name(j, end.segment), " is missing: the epoch file says its first ",
+               std::to_string(end.bytes), " bytes are durable, to epoch ", std::to_string(point.epoch),
+               "; recovery stopped"}));
     }
   }
   // The checkpoint in place, if any: its file, and the epoch the journals
