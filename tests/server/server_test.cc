@@ -541,7 +541,9 @@ TEST_F(ServerTest, AServedHistoryPassesTheChecker) {
     Config cfg = config_for(cc);
     cfg.history_path = path;
     bool serializable = true;
-    for (int round = 0; round == 0 || (cc == "none" && serializable && round < 10); round++) {
+    // `none` shows a race only when both workers run at once: a loaded
+    // machine may give them its cores in turn for many rounds.
+    for (int round = 0; round == 0 || (cc == "none" && serializable && round < 40); round++) {
       {
         Served s(cfg);
         (void)transfer_total(s.port(), 4, 50, 4);
