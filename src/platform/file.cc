@@ -1,5 +1,7 @@
 #include "platform/file.h"
 
+#include "platform/power_loss.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -110,10 +112,17 @@ FileStatus file_status(const std::string& path) {
 
 std::string make_dirs(const std::string& path) {
   if (path.empty()) return reason_of(ENOENT);
+  if (power_loss::armed()) [[unlikely]]
+    power_loss::make_dirs(path);
   // Every prefix that ends before a '/', then the whole path.
   for (std::size_t end = path.find('/', 1);; end = path.find('/', end + 1)) {
     const std::string level = path.substr(0, end);
-    if (::mkdir(level.c_str(), 0777) != 0 && errno != EEXIST) return os_reason();
+    if (::mkdir(level.c_str(), 0777) == 0) {
+      // A new directory's entry is durable once its parent is synced.
+      if (auto err = sync_dir(parent_of(level)); !err.empty()) return err;
+    } else if (errno != EEXIST) {
+      return os_reason();
+    }
     if (end == std::string::npos) break;
   }
   struct stat st {};
@@ -121,7 +130,12 @@ std::string make_dirs(const std::string& path) {
   return S_ISDIR(st.st_mode) ? std::string{} : reason_of(ENOTDIR);
 }
 
-std::string remove_file(const std::string& path) { return ::unlink(path.c_str()) == 0 ? std::string{} : os_reason(); }
+std::string remove_file(const std::string& path) {
+  if (power_loss::armed()) [[unlikely]] {
+    if (power_loss::covers(path)) return power_loss::remove(path) == 0 ? std::string{} : os_reason();
+  }
+  return ::unlink(path.c_str()) == 0 ? std::string{} : os_reason();
+}
 
 std::string list_dir(const std::string& path, std::vector<std::string>& names) {
   names.clear();
@@ -220,10 +234,16 @@ JournalFile::~JournalFile() { (void)close(); }
 
 std::string JournalFile::open(const std::string& path, bool keep) {
   if (fd_ >= 0) return reason_of(EBUSY);
+  const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (keep ? O_APPEND : O_TRUNC);
   int fd = -1;
-  do {
-    fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (keep ? O_APPEND : O_TRUNC), 0666);
-  } while (fd < 0 && errno == EINTR);
+  node_ = 0;
+  if (power_loss::armed() && power_loss::covers(path)) [[unlikely]] {
+    fd = power_loss::open(path, flags, node_);
+  } else {
+    do {
+      fd = ::open(path.c_str(), flags, 0666);
+    } while (fd < 0 && errno == EINTR);
+  }
   if (fd < 0) return os_reason();
   fd_ = fd;
   size_ = 0;
@@ -242,7 +262,12 @@ std::string JournalFile::write_at(uint64_t offset, const char* data, std::size_t
 std::string JournalFile::write_all(const char* data, std::size_t n, uint64_t* offset) {
   if (fd_ < 0) return reason_of(EBADF);
   while (n > 0 && error_.empty()) {
-    const ssize_t put = offset == nullptr ? ::write(fd_, data, n) : ::pwrite(fd_, data, n, static_cast<off_t>(*offset));
+    ssize_t put = 0;
+    if (node_ != 0) [[unlikely]] {
+      put = power_loss::write(node_, fd_, data, n, offset);
+    } else {
+      put = offset == nullptr ? ::write(fd_, data, n) : ::pwrite(fd_, data, n, static_cast<off_t>(*offset));
+    }
     if (put < 0) {
       if (errno != EINTR) error_ = os_reason();
       continue;
@@ -260,7 +285,9 @@ std::string JournalFile::write_all(const char* data, std::size_t n, uint64_t* of
 
 std::string JournalFile::sync() {
   if (fd_ < 0) return reason_of(EBADF);
-  if (error_.empty() && ::fdatasync(fd_) != 0) error_ = os_reason();
+  if (!error_.empty()) return error_;
+  const int r = node_ != 0 ? power_loss::sync(node_, fd_) : ::fdatasync(fd_);
+  if (r != 0) error_ = os_reason();
   return error_;
 }
 
@@ -268,10 +295,13 @@ std::string JournalFile::close() {
   if (fd_ < 0) return error_;
   if (::close(fd_) != 0 && error_.empty()) error_ = os_reason();
   fd_ = -1;
+  node_ = 0;
   return error_;
 }
 
 std::string sync_dir(const std::string& path) {
+  if (power_loss::armed()) [[unlikely]]
+    return power_loss::sync_dir(path) == 0 ? std::string{} : os_reason();
   const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return os_reason();
   std::string err;
@@ -287,9 +317,12 @@ std::string replace_file(const std::string& path, std::string_view bytes) {
   std::string err = f.append(bytes.data(), bytes.size());
   if (err.empty()) err = f.sync();
   if (auto closed = f.close(); err.empty()) err = closed;
-  if (err.empty() && ::rename(temp.c_str(), path.c_str()) != 0) err = os_reason();
+  if (err.empty()) {
+    const bool hooked = power_loss::armed() && power_loss::covers(path);
+    if ((hooked ? power_loss::rename(temp, path) : ::rename(temp.c_str(), path.c_str())) != 0) err = os_reason();
+  }
   if (!err.empty()) {
-    ::unlink(temp.c_str());
+    (void)remove_file(temp);
     return err;
   }
   return sync_dir(parent_of(path));

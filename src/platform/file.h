@@ -36,8 +36,9 @@ struct FileStatus {
 // What `path` names, following symbolic links.
 FileStatus file_status(const std::string& path);
 
-// Creates the directory `path` and every missing parent (mkdir -p). An
-// existing directory is fine; an existing non-directory is "Not a directory".
+// Creates the directory `path` and every missing parent (mkdir -p), each
+// level it creates made durable (its parent synced). An existing directory
+// is fine; an existing non-directory is "Not a directory".
 std::string make_dirs(const std::string& path);
 
 // Removes the file `path`.
@@ -126,6 +127,9 @@ class JournalFile {
 
   int fd_ = -1;
   uint64_t size_ = 0;
+  // A file of the directory a simulated power loss is armed for
+  // (power_loss.h): its name there; 0 for every other file.
+  uint64_t node_ = 0;
   std::string error_;
 };
 

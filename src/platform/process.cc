@@ -2,7 +2,10 @@
 
 #include <sys/resource.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <array>
@@ -178,6 +181,23 @@ double load_average() {
   double one_minute = 0;
   if (!(in >> one_minute)) return 0;
   return one_minute;
+}
+
+int run_in_child(const std::function<void()>& fn) {
+  const pid_t pid = ::fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    fn();
+    ::_exit(0);
+  }
+  int status = 0;
+  pid_t got = -1;
+  do {
+    got = ::waitpid(pid, &status, 0);
+  } while (got < 0 && errno == EINTR);
+  if (got < 0) return -1;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
 }
 
 }  // namespace abyss::platform

@@ -1,6 +1,7 @@
 #pragma once
 // Facts about this process and machine for reports.
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace abyss::platform {
@@ -33,5 +34,12 @@ void status_line(const std::string& text);
 // The 1-minute load average (/proc/loadavg): how many threads were runnable
 // on average; 0 when it cannot be read.
 double load_average();
+
+// Runs `fn` in a child process (fork) and waits for it to end: its exit
+// status, 128 + the signal that ended it, or -1 when no child could be
+// made. The child ends with _exit(0) once `fn` returns, running no
+// destructors or exit handlers. For tests of code that ends its process
+// (a simulated power loss); call it while the caller runs no other thread.
+int run_in_child(const std::function<void()>& fn);
 
 }  // namespace abyss::platform
