@@ -53,6 +53,7 @@ int run_command(const CLI::App& run, Config& cfg, bool dry_run, const std::strin
     std::string e = check_window(cfg);
     if (e.empty()) e = check_machine(cfg);
     if (e.empty()) e = check_log(cfg);
+    if (e.empty()) e = check_power_loss(cfg);
     return e;
   });
   if (!err.empty()) {

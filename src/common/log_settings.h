@@ -1,6 +1,7 @@
 #pragma once
 // How a run makes its commits durable (docs/durability.md): plain data, set
-// by the knobs --log, --journal, --fsync, --group-commit-us, --log-dir.
+// by the knobs --log, --journal, --fsync, --group-commit-us, --log-dir,
+// --power-loss-at.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -39,6 +40,9 @@ struct LogSettings {
   // Start from the database the log in `dir` holds, as `abyss recover`
   // rebuilds it, instead of a fresh load (abyss run --recover).
   bool recover = false;
+  // --log file, a fault test: simulate a power loss at this file event in
+  // `dir` (platform/power_loss.h) and end the process; 0: never.
+  uint64_t power_loss_at = 0;
 };
 
 }  // namespace abyss

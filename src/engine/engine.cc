@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cc/registry.h"
+#include "engine/knobs.h"
 #include "engine/recover.h"
 #include "engine/run_context.h"
 #include "engine/runner.h"
@@ -416,6 +417,7 @@ RunResult run(const Config& cfg) {
   if (auto err = check_window(cfg); !err.empty()) throw std::invalid_argument(err);
   if (auto err = check_machine(cfg); !err.empty()) throw std::invalid_argument(err);
   if (auto err = check_log(cfg); !err.empty()) throw std::invalid_argument(err);
+  if (auto err = check_power_loss(cfg); !err.empty()) throw std::invalid_argument(err);
   // The one place a scheme and a workload are picked: everything below is
   // instantiated for the pair, so no access branches on either.
   return cc::Registry::dispatch(cfg.cc, [&]<class CC>() {

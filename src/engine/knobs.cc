@@ -328,6 +328,13 @@ std::vector<Knob> make_table() {
   };
   k.get = [](const Config& c) { return nlohmann::json(c.log.recover); };
   t.push_back(std::move(k));
+  // A fault test, not part of the configuration's JSON (nor of a log's
+  // manifest, which a recovery would read it back from).
+  t.push_back(integer<uint64_t>(
+      "power-loss-at", "", 1, 1'000'000'000'000, +[](Config& c) -> uint64_t& { return c.log.power_loss_at; },
+      "--log file, a fault test: at the N-th write, sync, create, rename or removal of a file in --log-dir, "
+      "lose what was not synced, as a power loss would, and exit 86 (docs/durability.md; the seed is --seed)"));
+  t.back().ignored_because = unless_logs_to_files;
 
   // Each workload's own rows, from its folder (Ycsb::knobs, Tpcc::knobs).
   for (Knob& k : workload_knobs()) t.push_back(std::move(k));
@@ -379,6 +386,7 @@ std::vector<Knob> make_table() {
       {"sim-cores", "abyss serve runs on real cores only"},
       {"topology", "abyss serve runs on real cores only"},
       {"json", "abyss serve writes no JSON report"},
+      {"power-loss-at", "abyss serve is not a fault test: a simulated power loss ends a run at a count of file events"},
   };
   for (const auto& row : not_served) {
     const std::string_view name = row.first;
@@ -405,6 +413,11 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 }  // namespace
+
+std::string check_power_loss(const Config& cfg) {
+  if (cfg.log.power_loss_at == 0 || cfg.log.policy == LogPolicy::File) return {};
+  return "--power-loss-at needs --log file: it loses the files of --log-dir";
+}
 
 std::span<const Knob> run_knobs() {
   static const std::vector<Knob> table = make_table();

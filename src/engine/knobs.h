@@ -35,6 +35,10 @@ std::string ignored_reason(const Knob& k, const cc::SchemeTraits& s, const Confi
 // why (Knob::not_served); empty when there is none.
 std::string unserved_flag(const std::function<bool(const Knob&)>& given);
 
+// --power-loss-at's condition: --log file, whose directory it loses; the
+// error line, or empty.
+std::string check_power_loss(const Config& cfg);
+
 // Config::to_json's content, from the table: every knob that applies to the
 // configured workload, under its JSON key.
 nlohmann::json knobs_to_json(const Config& cfg);

@@ -28,6 +28,7 @@
 #include "engine/result.h"
 #include "log/logger.h"
 #include "platform/clock.h"
+#include "platform/power_loss.h"
 #include "platform/thread.h"
 #include "storage/database.h"
 #include "txn/worker_set.h"
@@ -85,8 +86,15 @@ class RunContext final {
   // --log (docs/durability.md): the files are written before any worker
   // commits, so a crash from here on leaves a directory recovery can read.
   // With --checkpoint-every-ms, the checkpointer holds the epochs' last slot.
+  // With --power-loss-at, the directory is armed first, so the simulated
+  // power loss can land anywhere from the log's creation on.
   void open_log() {
     if (cfg_.log.policy == LogPolicy::Off) return;
+    if (cfg_.log.power_loss_at > 0 && cfg_.log.policy == LogPolicy::File) {
+      if (auto err = platform::power_loss::arm(cfg_.log.dir, cfg_.log.power_loss_at, cfg_.seed); !err.empty()) {
+        throw std::runtime_error("--power-loss-at: " + err);
+      }
+    }
     OpenLog log = recovered_ ? abyss::open_log(cfg_, db_, cfg_.threads, true, recovered_->checkpoint_number,
                                                recovered_->result.durable_epoch)
                              : abyss::open_log(cfg_, db_, cfg_.threads, false, 0, 0);
@@ -133,6 +141,8 @@ class RunContext final {
     RunResult::Log out;
     if (!logger_) return out;
     if (auto err = logger_->close(); !err.empty()) throw std::runtime_error("the log failed: " + err);
+    // A run that ended before its simulated power loss: what it wrote stays.
+    (void)platform::power_loss::disarm();
     const log::LogTotals t = logger_->totals();
     out.records = t.records;
     out.bytes = t.bytes;
