@@ -22,12 +22,24 @@ The same checks run against a recovery that lost a durable record (a
 journal cut short behind the recovery's back, recovered with `--salvage`,
 which takes what comes before the cut instead of refusing it) must fail:
 that is the negative control, `--control`.
+
+kill -9 leaves the OS's page cache whole, so it cannot see a sync that is
+missing. `--power-loss` runs the same checks after a simulated power loss
+instead (`run --power-loss-at N`, docs/durability.md): the run ends itself
+at its N-th file event in the log directory, N drawn at random up to
+`--max-ops` (densest near the start, so some land in the log's opening),
+keeping of what was not synced only what a power loss may keep.
+A crash before the log was whole (no manifest) may leave a directory that
+recovery refuses; that is fine only if nothing was acknowledged. With
+`--fsync never` the loop is a negative control: it must find acknowledged
+commits missing.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import shutil
@@ -43,6 +55,19 @@ from . import engine
 
 #: Exit codes as the engine's: 0 every check held, 1 a check failed, 2 usage.
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+#: The exit status of a run that a simulated power loss ended
+#: (platform::power_loss::kExitCode).
+EXIT_POWER_LOSS = 86
+
+#: --max-ops's default. A two-worker YCSB run of WORKLOADS with group
+#: commit and checkpoints every 200 ms makes 1,000 to 2,500 hooked file
+#: events a second on a loaded two-core machine, about 17 of them in the
+#: log's opening (per-worker journals; 13 shared). The event is drawn as
+#: max_ops * u**2 (u uniform), dense near the start: about one crash in 15
+#: lands in the opening, half in its first 1,000 events (half a second of
+#: group commits, with checkpoints), the rest up to about 3 s in.
+MAX_OPS = 4000
 
 
 @dataclass
@@ -89,6 +114,7 @@ class Verdict:
     writes_checked: int = 0
     missing: list[str] = field(default_factory=list)      # acknowledged writes not recovered
     partial: list[str] = field(default_factory=list)      # recovered versions of commits not whole
+    missing_commits: set[int] = field(default_factory=set)  # acknowledged commits with a write not recovered
 
     @property
     def ok(self) -> bool:
@@ -125,11 +151,13 @@ def check(acks: AckLog, versions: dict[tuple[str, int], tuple[int, bool]]) -> Ve
         writes = acks.commits.get(tid)
         if writes is None:
             v.missing.append(f"commit {tid} was acknowledged but its commit line is not in the ack log")
+            v.missing_commits.add(tid)
             continue
         v.acked_checked += 1
         for table, key, kind in writes:
             v.writes_checked += 1
             if not kept(table, key, kind, tid):
+                v.missing_commits.add(tid)
                 got = versions.get((table, key))
                 v.missing.append(f"commit {tid}'s {kind} of {table} key {key}: recovered "
                                  f"{'nothing' if got is None else 'version ' + str(got[0])}")
@@ -267,6 +295,120 @@ def run_round(binary: Path, scheme: str, workload_args: list[str], work: Path, r
     return Round(scheme, wait, len(acks.acked), verdict, tpcc_ok, replay, mid_checkpoint, mid_group)
 
 
+@dataclass
+class PowerLossRound:
+    scheme: str
+    at: int                  # the file event the power loss came at
+    journal: str
+    acked: int
+    opening: bool            # no manifest after the crash: the log was not whole yet
+    refused: str             # recovery's error line, empty when it recovered
+    verdict: Verdict
+    tpcc_ok: bool | None
+
+    @property
+    def missing(self) -> int:
+        """Acknowledged commits missing: all of them when recovery refused the directory."""
+        return self.acked if self.refused else len(self.verdict.missing_commits)
+
+
+def power_loss_round(binary: Path, scheme: str, workload_args: list[str], work: Path, rng: random.Random,
+                     max_ops: int, fsync: str, journal: str, group_commit_us: int, tpcc: bool,
+                     checkpoint_every_ms: int = 0) -> PowerLossRound:
+    """One run ended by a simulated power loss at a random file event, and
+    its recovery, checked as a kill's."""
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    log_dir, ack_log = work / "log", work / "acks.txt"
+    at = max(1, math.ceil(max_ops * rng.random() ** 2))
+    cmd = [str(binary), "run", "--cc", scheme, "--threads", "2", "--duration", "600", "--warmup", "0",
+           "--log", "file", "--log-dir", str(log_dir), "--ack-log", str(ack_log), "--fsync", fsync,
+           "--journal", journal, "--group-commit-us", str(group_commit_us),
+           "--checkpoint-every-ms", str(checkpoint_every_ms), "--power-loss-at", str(at),
+           "--seed", str(rng.randrange(1, 1 << 30)), *workload_args]
+    run = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=600)
+    if run.returncode != EXIT_POWER_LOSS:
+        raise RuntimeError(f"abyss run --cc {scheme} --power-loss-at {at} exited {run.returncode}, not "
+                           f"{EXIT_POWER_LOSS} (the power loss): {run.stderr.strip()[-300:]}")
+    acks = read_ack_log(ack_log)
+    opening = not (log_dir / "manifest.json").exists()
+    versions_path, dump = work / "versions.csv", work / "dump"
+    rec = subprocess.run([str(binary), "recover", str(log_dir), "--versions", str(versions_path),
+                          "--dump", str(dump)], capture_output=True, text=True)
+    if rec.returncode != 0:
+        line = rec.stderr.strip().splitlines()[-1] if rec.stderr.strip() else f"exit {rec.returncode}"
+        return PowerLossRound(scheme, at, journal, len(acks.acked), opening,
+                              f"exit {rec.returncode}: {line.removeprefix('abyss: ')}", Verdict(), None)
+    verdict = check(acks, read_versions(versions_path))
+    tpcc_ok = None
+    if tpcc:
+        tpcc_ok = subprocess.run([str(binary), "check", "tpcc", str(dump)], capture_output=True,
+                                 text=True).returncode == 0
+    return PowerLossRound(scheme, at, journal, len(acks.acked), opening, "", verdict, tpcc_ok)
+
+
+def power_loss_failures(r: PowerLossRound, fsync: str) -> list[str]:
+    """What makes a round fail under a policy that syncs: a refused recovery
+    of a log that opened, or of one that acknowledged anything; a lost or a
+    partial commit; TPC-C's conditions. Under `never` no round fails on its
+    own: what was lost is what the control must find, and a commit can show
+    in part (a checkpoint copied some of its rows, and its record, which
+    replay would have put whole over them, was never synced)."""
+    if fsync == "never":
+        return []
+    where = f"power loss at event {r.at} ({r.journal})"
+    out = []
+    if r.refused and (not r.opening or r.acked > 0):
+        out.append(f"{where}: recovery refused the log with {r.acked} commit(s) acknowledged"
+                   f"{'' if r.opening else ' after it opened'}: {r.refused}")
+    out += [f"{where}: {m}" for m in r.verdict.missing[:1]]
+    out += [f"{where}: {p}" for p in r.verdict.partial[:1]]
+    if r.tpcc_ok is False:
+        out.append(f"{where}: abyss check tpcc failed on the recovered dump")
+    return out
+
+
+def power_loss_main(args: argparse.Namespace, binary: Path, schemes: list[str], workloads: list[str],
+                    root: Path) -> int:
+    """The power-loss loop and its table; the exit code."""
+    rng = random.Random(args.seed)
+    journals = ["per-worker", "shared"] if args.journal == "both" else [args.journal]
+    failed = False
+    lost = 0
+    print(f"{'workload':9} {'scheme':11} {'crashes':>7} {'opening':>7} {'refused':>7} {'acked':>9} "
+          f"{'missing':>8} {'partial':>8} {'tpcc':>6}")
+    for w in workloads:
+        for s in schemes:
+            opening = refused = acked = missing = partial = tpcc_pass = tpcc_runs = 0
+            examples: list[str] = []
+            for k in range(args.kills):
+                r = power_loss_round(binary, s, WORKLOADS[w], root / f"{w}-{s}-{k}", rng, args.max_ops,
+                                     args.fsync, journals[k % len(journals)], args.group_commit_us,
+                                     tpcc=w == "tpcc", checkpoint_every_ms=args.checkpoint_every_ms)
+                opening += 1 if r.opening and r.refused and r.acked == 0 else 0
+                refused += 1 if r.refused and not (r.opening and r.acked == 0) else 0
+                acked += r.acked
+                missing += r.missing
+                partial += len(r.verdict.partial)
+                tpcc_runs += 1 if r.tpcc_ok is not None else 0
+                tpcc_pass += 1 if r.tpcc_ok else 0
+                examples += power_loss_failures(r, args.fsync)
+            lost += missing
+            tpcc = f"{tpcc_pass}/{tpcc_runs}" if w == "tpcc" else "-"
+            print(f"{w:9} {s:11} {args.kills:7} {opening:7} {refused:7} {acked:9} {missing:8} {partial:8} "
+                  f"{tpcc:>6}", flush=True)
+            for e in examples[:3]:
+                print(f"  {e}")
+            failed |= bool(examples)
+    if args.fsync == "never":
+        # The negative control: a policy that never syncs must lose acknowledged commits.
+        print(f"control: {lost} acknowledged commit(s) lost under --fsync never"
+              + ("" if lost else ": the power loss lost nothing, so the loop cannot tell a sync from none"))
+        failed |= lost == 0
+    return EXIT_FAILED if failed else EXIT_OK
+
+
 def in_checkpoint(log_dir: Path) -> bool:
     """Whether a checkpoint file exists that the `checkpoint` file does not
     name: one being written, or the one just replaced."""
@@ -303,6 +445,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--control", action="store_true",
                    help="the negative control: cut a journal short before each recovery; every round must fail")
     p.add_argument("--keep", action="store_true", help="keep the work directories")
+    p.add_argument("--power-loss", action="store_true",
+                   help="end each run with a simulated power loss (run --power-loss-at) instead of kill -9")
+    p.add_argument("--max-ops", type=int, default=MAX_OPS,
+                   help=f"--power-loss: the power loss comes at a file event drawn from 1 to this "
+                        f"(default {MAX_OPS})")
+    p.add_argument("--fsync", choices=("group", "always", "never"), default="group",
+                   help="--power-loss: the runs' --fsync (default group; never: the negative control, which "
+                        "must lose acknowledged commits)")
+    p.add_argument("--journal", choices=("per-worker", "shared", "both"), default="both",
+                   help="--power-loss: the runs' --journal, or both in turn (default both)")
     args = p.parse_args(argv)
     schemes = [s for s in args.schemes.split(",") if s]
     workloads = [w for w in args.workloads.split(",") if w]
@@ -320,7 +472,26 @@ def main(argv: list[str] | None = None) -> int:
         print("abyss crash: --kills must be at least 1, --max-wait from 0 to 600, --group-commit-us at least 1, "
               "--checkpoint-every-ms at least 0, --restarts from 0 to 100", file=sys.stderr)
         return EXIT_USAGE
+    if args.max_ops < 1:
+        print("abyss crash: --max-ops must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    if args.power_loss and (args.control or args.restarts > 0):
+        print("abyss crash: --power-loss runs without --control and --restarts (--fsync never is its control)",
+              file=sys.stderr)
+        return EXIT_USAGE
     binary = engine.find_binary(sim=False)
+    if args.power_loss:
+        root = Path(tempfile.mkdtemp(prefix="abyss-power-loss-"))
+        try:
+            return power_loss_main(args, binary, schemes, workloads, root)
+        except (RuntimeError, subprocess.TimeoutExpired) as e:
+            print(f"abyss crash: {e}", file=sys.stderr)
+            return EXIT_FAILED
+        finally:
+            if not args.keep:
+                shutil.rmtree(root, ignore_errors=True)
+            else:
+                print(f"work directories kept in {root}")
     rng = random.Random(args.seed)
     root = Path(tempfile.mkdtemp(prefix="abyss-crash-"))
     failed = False
