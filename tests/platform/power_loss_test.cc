@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "platform/file.h"
@@ -25,14 +26,26 @@ namespace fs = std::filesystem;
 
 constexpr uint64_t kSeeds = 64;
 
-// A fresh, empty directory for one test.
-std::string fresh_dir(const std::string& name) {
-  std::string dir = testing::TempDir() + "abyss-power-loss-" + name;
-  fs::remove_all(dir);
-  fs::remove_all(dir + ".power-loss");
-  fs::create_directories(dir);
-  return dir;
-}
+// A fresh, empty directory for one test, removed at its end.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& name) : path_(testing::TempDir() + "abyss-power-loss-" + name) {
+    clear();
+    fs::create_directories(path_);
+  }
+  ~ScratchDir() { clear(); }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  void clear() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+    fs::remove_all(path_ + ".power-loss", ignored);
+  }
+  std::string path_;
+};
 
 bool present(const std::string& path) { return fs::exists(path); }
 
@@ -57,7 +70,8 @@ void durable_file(const std::string& path, const std::string& bytes) {
 void append(JournalFile& f, const std::string& bytes) { ASSERT_EQ(f.append(bytes.data(), bytes.size()), ""); }
 
 TEST(PowerLoss, AnUnsyncedAppendIsDroppedOrCutAndASyncedOneSurvives) {
-  const std::string dir = fresh_dir("append");
+  const ScratchDir scratch("append");
+  const std::string& dir = scratch.path();
   const std::string path = dir + "/journal";
   const std::string head = "synced-";
   const std::string tail = "written-but-not-synced";
@@ -85,7 +99,8 @@ TEST(PowerLoss, AnUnsyncedAppendIsDroppedOrCutAndASyncedOneSurvives) {
 }
 
 TEST(PowerLoss, AnUnsyncedOverwriteIsUndone) {
-  const std::string dir = fresh_dir("overwrite");
+  const ScratchDir scratch("overwrite");
+  const std::string& dir = scratch.path();
   const std::string path = dir + "/epoch";
   durable_file(path, "");
   std::set<std::string> seen;
@@ -110,7 +125,8 @@ TEST(PowerLoss, AnUnsyncedOverwriteIsUndone) {
 }
 
 TEST(PowerLoss, ATruncatingOpenUnsyncedIsUndone) {
-  const std::string dir = fresh_dir("truncate");
+  const ScratchDir scratch("truncate");
+  const std::string& dir = scratch.path();
   const std::string path = dir + "/epoch";
   std::set<std::string> seen;
   for (uint64_t seed = 1; seed <= kSeeds; seed++) {
@@ -130,7 +146,8 @@ TEST(PowerLoss, ATruncatingOpenUnsyncedIsUndone) {
 }
 
 TEST(PowerLoss, AFileCreatedWithoutItsDirectorySyncedCanVanish) {
-  const std::string dir = fresh_dir("create");
+  const ScratchDir scratch("create");
+  const std::string& dir = scratch.path();
   const std::string path = dir + "/journal-0-0.abj";
   std::set<std::string> seen;
   for (uint64_t seed = 1; seed <= kSeeds; seed++) {
@@ -153,7 +170,8 @@ TEST(PowerLoss, AFileCreatedWithoutItsDirectorySyncedCanVanish) {
 }
 
 TEST(PowerLoss, ARemovalWithoutItsDirectorySyncedCanBeUndone) {
-  const std::string dir = fresh_dir("remove");
+  const ScratchDir scratch("remove");
+  const std::string& dir = scratch.path();
   const std::string path = dir + "/journal-0-3.abj";
   std::set<std::string> seen;
   for (uint64_t seed = 1; seed <= kSeeds; seed++) {
@@ -177,7 +195,8 @@ TEST(PowerLoss, ARemovalWithoutItsDirectorySyncedCanBeUndone) {
 }
 
 TEST(PowerLoss, ARemovalWithItsDirectorySyncedIsForGood) {
-  const std::string dir = fresh_dir("remove-synced");
+  const ScratchDir scratch("remove-synced");
+  const std::string& dir = scratch.path();
   const std::string path = dir + "/checkpoint-1.abc";
   for (uint64_t seed = 1; seed <= kSeeds / 4; seed++) {
     durable_file(path, "checkpoint");
@@ -193,7 +212,8 @@ TEST(PowerLoss, ARemovalWithItsDirectorySyncedIsForGood) {
 // sync: the fifth event (create the temporary, write it, sync it, rename,
 // sync the directory), taken in a child process that the crash ends.
 TEST(PowerLoss, ARenameWithoutItsDirectorySyncedCanBeUndone) {
-  const std::string dir = fresh_dir("rename");
+  const ScratchDir scratch("rename");
+  const std::string& dir = scratch.path();
   const std::string path = dir + "/manifest.json";
   std::set<std::string> seen;
   for (uint64_t seed = 1; seed <= kSeeds / 2; seed++) {
@@ -219,7 +239,8 @@ TEST(PowerLoss, ARenameWithoutItsDirectorySyncedCanBeUndone) {
 }
 
 TEST(PowerLoss, TheArmedEventEndsTheProcessBeforeItIsDone) {
-  const std::string dir = fresh_dir("count");
+  const ScratchDir scratch("count");
+  const std::string& dir = scratch.path();
   const std::string path = dir + "/journal";
   for (uint64_t seed = 1; seed <= kSeeds / 4; seed++) {
     fs::remove(path);
@@ -248,8 +269,10 @@ TEST(PowerLoss, TheArmedEventEndsTheProcessBeforeItIsDone) {
 }
 
 TEST(PowerLoss, FilesOutsideTheArmedDirectoryAreLeftAlone) {
-  const std::string dir = fresh_dir("armed");
-  const std::string other = fresh_dir("outside");
+  const ScratchDir scratch("armed");
+  const std::string& dir = scratch.path();
+  const ScratchDir scratch_other("outside");
+  const std::string& other = scratch_other.path();
   const std::string acks = other + "/acks.txt";
   const std::string removed = other + "/removed";
   for (uint64_t seed = 1; seed <= kSeeds / 4; seed++) {
