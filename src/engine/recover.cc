@@ -106,9 +106,20 @@ constexpr uint64_t kWholeFile = ~uint64_t{0};
 template <class OnRecord>
 FileRecords read_journal(const std::string& path, uint64_t durable, uint64_t durable_epoch, bool salvage,
                          OnRecord&& on) {
-  const std::string bytes = read_checked(path, "journal", log::check_journal_header);
   FileRecords out;
+  std::string bytes;
+  if (auto err = platform::read_file(path, bytes); !err.empty()) {
+    throw std::runtime_error(file_error("cannot read journal", path, err));
+  }
   out.bytes = bytes.size();
+  if (auto err = log::check_journal_header(bytes); !err.empty()) {
+    // In a segment whose header was not yet durable, the crash cut that.
+    if (durable < log::kJournalHeaderBytes) {
+      out.torn = ", its header: " + err;
+      return out;
+    }
+    throw std::invalid_argument(file_error("journal", path, err, "; recovery stopped"));
+  }
   std::size_t pos = log::kJournalHeaderBytes;
   log::RecordView rec;
   std::string why;

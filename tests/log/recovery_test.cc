@@ -529,6 +529,21 @@ TEST(RecoveryDamage, OnlyTheRecordsAfterTheDurablePointCanBeATornTail) {
   fs::remove_all(dir);
 }
 
+// A segment begun after the durable point, its header cut by the crash, is
+// a torn tail; the same cut in the segment the epoch file names is damage.
+TEST(RecoveryDamage, ACutHeaderIsTornOnlyInASegmentNotYetDurable) {
+  const std::string dir = logged_run("header");
+  write_bytes(dir + "/journal-0-1.abj", "ABYSS");
+  const auto torn = run_abyss({"recover", dir});
+  EXPECT_EQ(torn.exit_code, 0) << torn.err;
+  EXPECT_NE(torn.out.find("journal-0-1.abj, its header"), std::string::npos) << torn.out;
+  fs::resize_file(dir + "/journal-0-0.abj", 5);
+  const auto damaged = run_abyss({"recover", dir});
+  EXPECT_EQ(damaged.exit_code, 2) << damaged.out;
+  EXPECT_NE(damaged.err.find("journal-0-0.abj"), std::string::npos) << damaged.err;
+  fs::remove_all(dir);
+}
+
 TEST(RecoveryDamage, AMissingJournalStopsRecovery) {
   const std::string dir = logged_run("missing");
   fs::remove(dir + "/journal-1-0.abj");
