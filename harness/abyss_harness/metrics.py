@@ -36,6 +36,7 @@ METRICS: dict[str, tuple[str, float]] = {
     "acknowledged": ("acknowledged commits", 1.0),
     "log_mb_per_s": ("log written (MB/s)", 1.0),
     "fsyncs_per_s": ("journal syncs per second", 1.0),
+    "log_bytes_per_commit": ("log bytes per writing commit", 1.0),
     "rss_at_end_bytes": ("resident memory at end (MiB)", 1 / 2**20),
 }
 #: Axis labels of workload metrics (engine.WORKLOAD_METRICS, from `abyss

@@ -163,9 +163,10 @@ class TableSpec:
 
     One line per combination of the `rows` parameters, one group of columns
     per combination of the `columns` parameters; each group shows the median
-    of each metric in `cells`. With `ratio_to` (a value of the one column
+    of each metric in `cells`. With `ratio_to` (a value of the first column
     parameter) each line ends with every other group's first metric divided
-    by that group's.
+    by that of the baseline's group with the same values of the other
+    column parameters (`ycsb-per-worker 2t` over `ycsb-off 2t`).
     """
 
     title: str
@@ -827,8 +828,8 @@ def _table(P: _Parser, spec: Spec, table: dict[str, Param], rt: Any, i: int) -> 
 
     ratio_to = rt.get("ratio_to")
     if ratio_to is not None:
-        if len(columns) != 1:
-            raise P.fail(f"{loc}.ratio_to", "needs exactly one column parameter")
+        # A value of the first column parameter; with more, each group is
+        # divided by the baseline's group of the same other values.
         c = columns[0]
         if c == "sweep":
             if ratio_to not in [s.label for s in chosen]:

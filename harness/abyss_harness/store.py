@@ -49,7 +49,7 @@ RESULT_COLUMNS = (
     *WORKLOAD_METRIC_COLUMNS, "tuples_per_s", "mean_us", "p50_us", "p90_us", "p95_us", "p99_us", "p999_us",
     "max_us",
     "load_seconds", "rss_after_load_bytes", "rss_at_end_bytes",
-    "acknowledged", "log_mb_per_s", "fsyncs_per_s",
+    "acknowledged", "log_mb_per_s", "fsyncs_per_s", "log_bytes_per_commit",
 )
 #: Columns every tidy table has, in order; per-type columns
 #: (`type_<name>_<counter>`) and unknown config keys (`cfg_<path>`) follow.
@@ -95,6 +95,8 @@ def flatten_run(doc: dict[str, Any]) -> dict[str, Any]:
     log = res.get("log", {})
     row["log_mb_per_s"] = log["bytes_per_s"] / 1e6 if "bytes_per_s" in log else None
     row["fsyncs_per_s"] = log.get("fsyncs_per_s")
+    # Bytes per commit that wrote a record (a read-only commit writes none).
+    row["log_bytes_per_commit"] = log["bytes"] / log["records"] if log.get("records") else None
     lat = res.get("latency_us", {})
     for q in LATENCY_KEYS:
         row[f"{q}_us"] = lat.get(q)

@@ -26,9 +26,9 @@ from .spec import RATIO, fill_template, title_values
 TABLES_TXT = "tables.txt"
 
 #: Headers and number formats used where a table does not set its own.
-DEFAULT_HEADERS = {"cc": "scheme", "throughput": "txn/s", "abort_rate": "abort"}
+DEFAULT_HEADERS = {"cc": "scheme", "throughput": "txn/s", "abort_rate": "abort", "log_bytes_per_commit": "B/commit"}
 DEFAULT_FORMATS = {"throughput": ".0f", "tpmc": ".0f", "tuples_per_s": ".0f", "abort_rate": ".3f",
-                   RATIO: ".2f"}
+                   "log_bytes_per_commit": ".0f", RATIO: ".2f"}
 METRIC_FORMAT = ".3g"
 MISSING = "–"
 GAP = "  "
@@ -181,15 +181,24 @@ class _Table:
 
     def ratio_columns(self, row_keys: list[tuple[Any, ...]], col_keys: list[tuple[Any, ...]],
                       median: dict[tuple[Any, ...], dict[str, float | None]]) -> list[tuple[str, list[str], bool]]:
-        """Every other group's first metric over the baseline group's: one
-        column headed `ratio`, or for several one block headed `(ratio to X)`."""
+        """Every other group's first metric over its baseline group's (the
+        group whose first column value is `ratio_to` and whose other column
+        values are its own): one column headed `ratio`, or for several one
+        block headed `(ratio to X)`."""
         t = self.t
         m = t["cells"][0]
-        base = next((ck for ck in col_keys if _same(ck[0], t["ratio_to"])), None)
-        others = [ck for ck in col_keys if ck != base]
-        base_label = self.group_label(base) if base is not None else engine.format_value(t["ratio_to"])
+
+        def base_of(ck: tuple[Any, ...]) -> tuple[Any, ...] | None:
+            return next((b for b in col_keys if _same(b[0], t["ratio_to"]) and b[1:] == ck[1:]), None)
+
+        others = [ck for ck in col_keys if not _same(ck[0], t["ratio_to"])]
+        first_base = next((ck for ck in col_keys if _same(ck[0], t["ratio_to"])), None)
+        base_label = (self.value_text(t["columns"][0], first_base[0]) if len(t["columns"]) > 1 and first_base
+                      else self.group_label(first_base) if first_base is not None
+                      else engine.format_value(t["ratio_to"]))
         per_col: list[list[str]] = []
         for ck in others:
+            base = base_of(ck)
             texts = []
             for rk in row_keys:
                 num = median.get(rk + ck, {}).get(m)

@@ -144,8 +144,7 @@ def test_table_errors_name_the_key(edit: tuple[str, str], words: list[str]) -> N
         assert w in msg, (w, msg)
 
 
-def test_ratio_needs_one_column_and_sweeps_must_be_told_apart() -> None:
-    assert "exactly one column" in error(GRID_LIKE + 'ratio_to = "none"\n')
+def test_sweeps_must_be_told_apart() -> None:
     msg = error(LATCH_LIKE.replace('columns = ["sweep"]', 'columns = ["threads"]').replace('ratio_to = "spin"', ""))
     assert "differs between sweeps" in msg and "'backoff'" in msg
     assert "not one of spin, queue" in error(LATCH_LIKE.replace('ratio_to = "spin"', 'ratio_to = "fast"'))
@@ -207,6 +206,22 @@ def test_column_groups_from_two_parameters(tmp_path: Path) -> None:
     assert split(r.lines[0]) == ["scheme", "1 wh, 1 thr", "abort", "1 wh, 2 thr", "abort",
                                  "4 wh, 1 thr", "abort", "4 wh, 2 thr", "abort"]
     assert len(r.lines) == 3 and all(len(ln.split()) == 9 for ln in r.lines[1:])
+
+
+def test_a_ratio_over_two_column_parameters_pairs_each_group_with_its_own_baseline(tmp_path: Path) -> None:
+    exp = swept(tmp_path, GRID_LIKE + "ratio_to = 1\n")
+    (r,) = tables.render_all(exp)
+    header, *lines = r.lines
+    assert header.endswith("(ratio to 1)")
+    df = exp.runs
+    for line, cc in zip(lines, ["none", "silo"]):
+        ratios = [float(x) for x in line.split()[-2:]]
+        want = []
+        for threads in (1, 2):
+            point = df[(df.cc == cc) & (df.threads == threads)]
+            four, one = (point[point.warehouses == w].throughput.median() for w in (4, 1))
+            want.append(round(four / one, 2))
+        assert ratios == want, (line, want)
 
 
 def test_missing_runs_show_a_dash_and_the_baseline_may_be_absent(tmp_path: Path) -> None:
