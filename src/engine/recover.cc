@@ -120,12 +120,13 @@ FileRecords read_journal(const std::string& path, uint64_t durable, uint64_t dur
     }
     throw std::invalid_argument(file_error("journal", path, err, "; recovery stopped"));
   }
+  const uint32_t format = log::file_format(bytes);
   std::size_t pos = log::kJournalHeaderBytes;
   log::RecordView rec;
   std::string why;
   for (;;) {
     const std::size_t at = pos;
-    const log::ReadStatus status = log::read_record(bytes, pos, rec, why);
+    const log::ReadStatus status = log::read_record(bytes, pos, rec, why, format);
     if (status == log::ReadStatus::Ok) {
       std::string bad;
       on(rec, bad);
@@ -168,6 +169,7 @@ template <class OnRecord>
 uint64_t read_records_parallel(const std::string& path, const std::string& what,
                                std::string (*check_header)(std::string_view), uint32_t threads, OnRecord&& on) {
   const std::string bytes = read_checked(path, what, check_header);
+  const uint32_t format = log::file_format(bytes);
   // Where each record starts, from the size fields alone. A size that
   // cannot be right ends the list: reading that record reports it.
   std::vector<std::size_t> starts;
@@ -183,7 +185,7 @@ uint64_t read_records_parallel(const std::string& path, const std::string& what,
     std::string why;
     for (std::size_t i = starts.size() * t / threads; i < starts.size() * (t + 1) / threads; i++) {
       std::size_t pos = starts[i];
-      if (log::read_record(bytes, pos, rec, why) != log::ReadStatus::Ok) {
+      if (log::read_record(bytes, pos, rec, why, format) != log::ReadStatus::Ok) {
         throw std::invalid_argument(file_error(what, path, why, "; recovery stopped there", starts[i]));
       }
       std::string bad;

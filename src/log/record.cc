@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "platform/checksum.h"
+
 namespace abyss::log {
 
 namespace {
@@ -57,9 +59,9 @@ uint32_t crc32(std::string_view bytes, uint32_t crc) {
 namespace {
 
 // A journal's or a checkpoint's header: magic, format, number.
-std::string file_header(std::string_view magic, uint32_t number) {
+std::string file_header(std::string_view magic, uint32_t number, uint32_t format = kFormat) {
   std::string h(magic);
-  put_le<uint32_t>(h, kFormat);
+  put_le<uint32_t>(h, format);
   put_le<uint32_t>(h, number);
   return h;
 }
@@ -70,15 +72,22 @@ std::string check_file_header(std::string_view bytes, std::string_view magic, co
     return "not an abyss " + what + " (no " + std::string(magic) + " header)";
   }
   const uint32_t format = load_le<uint32_t>(bytes.data() + 8);
-  if (format != kFormat) {
-    return what + " format " + std::to_string(format) + ", this build reads format " + std::to_string(kFormat);
+  if (format != kFormat && format != kFormatCrc32) {
+    return what + " format " + std::to_string(format) + ", this build reads formats " + std::to_string(kFormatCrc32) +
+           " and " + std::to_string(kFormat);
   }
   return {};
 }
 
 }  // namespace
 
-std::string journal_header(uint32_t journal) { return file_header(kJournalMagic, journal); }
+uint32_t file_format(std::string_view bytes) { return load_le<uint32_t>(bytes.data() + 8); }
+
+uint32_t record_checksum(std::string_view bytes, uint32_t format) {
+  return format == kFormatCrc32 ? crc32(bytes) : platform::crc32c(bytes);
+}
+
+std::string journal_header(uint32_t journal, uint32_t format) { return file_header(kJournalMagic, journal, format); }
 std::string checkpoint_header(uint64_t number) { return file_header(kCheckpointMagic, static_cast<uint32_t>(number)); }
 std::string check_journal_header(std::string_view bytes) { return check_file_header(bytes, kJournalMagic, "journal"); }
 std::string check_checkpoint_header(std::string_view bytes) {
@@ -119,11 +128,11 @@ void RecordBuilder::end() {
   store_le<uint32_t>(h, static_cast<uint32_t>(size));
   store_le<uint32_t>(h + 24, writes_);
   store_le<uint32_t>(h + 28, 0);
-  store_le<uint32_t>(h + 4, crc32(std::string_view(h + 8, size - 8)));
+  store_le<uint32_t>(h + 4, record_checksum(std::string_view(h + 8, size - 8), format_));
   open_ = false;
 }
 
-ReadStatus read_record(std::string_view journal, std::size_t& pos, RecordView& out, std::string& why) {
+ReadStatus read_record(std::string_view journal, std::size_t& pos, RecordView& out, std::string& why, uint32_t format) {
   if (pos >= journal.size()) return ReadStatus::End;
   const std::string_view rest = journal.substr(pos);
   if (all_zero(rest)) {
@@ -146,7 +155,7 @@ ReadStatus read_record(std::string_view journal, std::size_t& pos, RecordView& o
   const uint32_t crc = load_le<uint32_t>(rest.data() + 4);
   const std::string_view record = rest.substr(0, size);
   const bool last = size == rest.size();
-  if (crc32(record.substr(8)) != crc) {
+  if (record_checksum(record.substr(8), format) != crc) {
     why = "a record of " + std::to_string(size) + " bytes fails its checksum";
     return last ? ReadStatus::Torn : ReadStatus::Corrupt;
   }

@@ -2,7 +2,9 @@
 // The journal format (docs/durability.md, "Record format"): a journal file is
 // a 16-byte header and then log records, each one committed transaction's
 // writes with the epoch it committed in and its commit id, guarded by a
-// CRC-32 of everything after the checksum field. All integers little-endian.
+// checksum of everything after the checksum field: CRC-32C from format 2
+// on (platform/checksum.h), zlib's CRC-32 in format 1, which is still read.
+// All integers little-endian.
 //
 //   journal header  "ABYSSJNL" | u32 format | u32 journal number
 //   record          u32 size (whole record) | u32 crc | u64 epoch | u64 tid
@@ -20,7 +22,8 @@ namespace abyss::log {
 
 inline constexpr std::string_view kJournalMagic = "ABYSSJNL";
 inline constexpr std::string_view kCheckpointMagic = "ABYSSCKP";
-inline constexpr uint32_t kFormat = 1;
+inline constexpr uint32_t kFormat = 2;       // what this build writes
+inline constexpr uint32_t kFormatCrc32 = 1;  // the first format: zlib's CRC-32, still read
 inline constexpr std::size_t kJournalHeaderBytes = 16;
 inline constexpr std::size_t kRecordHeaderBytes = 32;
 inline constexpr std::size_t kWriteHeaderBytes = 16;
@@ -28,19 +31,23 @@ inline constexpr std::size_t kWriteHeaderBytes = 16;
 // Row is a checkpoint's: its data is the row's commit id (u64), then its contents.
 enum class WriteKind : uint8_t { Update = 1, Insert = 2, Delete = 3, Row = 4 };
 
-// The header a journal file starts with.
-std::string journal_header(uint32_t journal);
-// Whether `bytes` start with a journal header; the reason they do not.
+// The header a journal file starts with (of format 1: for tests of reading it).
+std::string journal_header(uint32_t journal, uint32_t format = kFormat);
+// Whether `bytes` start with a journal header of a format this build reads;
+// the reason they do not.
 std::string check_journal_header(std::string_view bytes);
+// The format of a journal's or a checkpoint's header already checked.
+uint32_t file_format(std::string_view bytes);
 // A checkpoint file is a journal whose header says ABYSSCKP and whose
 // records hold Row writes (engine/checkpoint.h).
 std::string checkpoint_header(uint64_t number);
 std::string check_checkpoint_header(std::string_view bytes);
 
-// Appends one record to a buffer: begin(), a write() per row, end().
+// Appends one record to a buffer: begin(), a write() per row, end(). Of
+// this build's format; of format 1 for tests of reading it.
 class RecordBuilder {
  public:
-  explicit RecordBuilder(std::string& out) : out_(out) {}
+  explicit RecordBuilder(std::string& out, uint32_t format = kFormat) : out_(out), format_(format) {}
   void begin(uint64_t epoch, uint64_t tid);
   // A delete carries no data.
   void write(uint32_t table, WriteKind kind, uint64_t key, const char* data, uint32_t bytes);
@@ -52,6 +59,7 @@ class RecordBuilder {
 
  private:
   std::string& out_;
+  uint32_t format_;
   std::size_t start_ = 0;
   uint32_t writes_ = 0;
   bool open_ = false;
@@ -83,12 +91,17 @@ enum class ReadStatus {
   Corrupt,  // a record that fails its checksum or does not parse, with more after it
 };
 
-// Reads the record at `pos` of a journal's bytes (after its header) and
-// moves `pos` past it. On Torn and Corrupt, `why` says what was wrong.
-ReadStatus read_record(std::string_view journal, std::size_t& pos, RecordView& out, std::string& why);
+// Reads the record at `pos` of a journal's bytes (after its header), of
+// the journal's `format`, and moves `pos` past it. On Torn and Corrupt,
+// `why` says what was wrong.
+ReadStatus read_record(std::string_view journal, std::size_t& pos, RecordView& out, std::string& why,
+                       uint32_t format = kFormat);
 
-// CRC-32 (zlib's polynomial) of `bytes`, continuing from `crc`.
+// CRC-32 (zlib's polynomial) of `bytes`, continuing from `crc`: format 1's
+// records and the epoch file.
 uint32_t crc32(std::string_view bytes, uint32_t crc = 0);
+// A record's checksum in `format`.
+uint32_t record_checksum(std::string_view bytes, uint32_t format);
 
 // The little-endian integers of the format.
 template <class T>

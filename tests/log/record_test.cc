@@ -104,6 +104,25 @@ TEST(Record, ABadLastRecordIsTornNotCorrupt) {
   EXPECT_NE(why.find("checksum"), std::string::npos) << why;
 }
 
+// Format 1 (zlib's CRC-32) is still read; its checksums are not format 2's.
+TEST(Record, AFormatOneJournalStillReads) {
+  std::string j = journal_header(3, kFormatCrc32);
+  RecordBuilder b(j, kFormatCrc32);
+  b.begin(7, 41);
+  b.write(2, WriteKind::Update, 1000, "abcd", 4);
+  b.end();
+  ASSERT_EQ(check_journal_header(j), "");
+  EXPECT_EQ(file_format(j), kFormatCrc32);
+  std::size_t pos = kJournalHeaderBytes;
+  RecordView r;
+  std::string why;
+  ASSERT_EQ(read_record(j, pos, r, why, kFormatCrc32), ReadStatus::Ok) << why;
+  EXPECT_EQ(r.tid, 41u);
+  pos = kJournalHeaderBytes;
+  EXPECT_EQ(read_record(j, pos, r, why, kFormat), ReadStatus::Torn) << "a CRC-32 passed as a CRC-32C";
+  EXPECT_EQ(file_format(two_records()), kFormat);
+}
+
 TEST(Record, ForeignFilesAreNotJournals) {
   EXPECT_NE(check_journal_header("hello"), "");
   std::string other = journal_header(0);

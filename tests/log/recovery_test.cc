@@ -350,6 +350,41 @@ TEST(RecoveredDatabase, SecondaryIndexesHoldTheKeysOfTheNewestVersions) {
   fs::remove_all(dir);
 }
 
+// A log of format 1 (zlib's CRC-32), as builds before format 2 wrote it,
+// is recovered by this one.
+TEST(RecoveredDatabase, AFormatOneLogIsRecovered) {
+  const std::string dir = test::temp_path("abyss_recovered_format1");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write_bytes(dir + "/manifest.json", R"({"format": 1, "args": []})");
+  std::string journal = log::journal_header(0, log::kFormatCrc32);
+  log::RecordBuilder b(journal, log::kFormatCrc32);
+  for (uint64_t id = 1; id <= 3; id++) {
+    std::string row(16, '\0');
+    std::memcpy(row.data(), &id, 8);
+    b.begin(1, 10 * id);
+    b.write(0, log::WriteKind::Insert, id, row.data(), 16);
+    b.end();
+  }
+  write_bytes(dir + "/" + log::journal_name(0, 0), journal);
+  log::DurablePoint point;
+  point.epoch = 1;
+  point.journals.push_back({0, journal.size()});
+  write_bytes(dir + "/epoch", log::epoch_file_bytes(point));
+
+  void (*init_row)(void*) = [](void*) {};
+  Database db(RowLayout::for_meta(8, 8), StorageOptions{}, init_row);
+  Table& table = db.create_table("t", Schema().add_int64("id").add_int64("group"), 16, IndexType::Ordered);
+  const Recovered rec = recover_into(db, init_row, dir, 1);
+  EXPECT_EQ(rec.result.records_applied, 3u);
+  for (uint64_t id = 1; id <= 3; id++) {
+    Row* row = table.index().find(id);
+    ASSERT_NE(row, nullptr) << id;
+    EXPECT_EQ(RowLayout::header(row).writer.value, 10 * id);
+  }
+  fs::remove_all(dir);
+}
+
 // The lines of `err` that are not notes (a loaded machine adds one about
 // sharing its cores).
 int error_lines(const std::string& err) {
