@@ -48,6 +48,13 @@ int serve_command(const CLI::App& serve, Config& cfg, const abyss::server::Serve
       r.seconds, static_cast<unsigned long long>(r.connections), static_cast<unsigned long long>(r.commands),
       static_cast<unsigned long long>(r.transactions), static_cast<unsigned long long>(r.cc_aborts),
       static_cast<unsigned long long>(r.errors), static_cast<unsigned long long>(r.protocol_errors));
+  if (r.refused + r.over_query_limit + r.timed_out > 0) {
+    std::printf(
+        "  clients       %llu refused (--max-clients or the descriptor limit), %llu closed past "
+        "--client-query-buffer-limit, %llu closed idle (--timeout)\n",
+        static_cast<unsigned long long>(r.refused), static_cast<unsigned long long>(r.over_query_limit),
+        static_cast<unsigned long long>(r.timed_out));
+  }
   if (options.schedule == abyss::server::Schedule::ContentionAware) {
     const double ops = static_cast<double>(r.transactions + r.dropped);
     std::printf(

@@ -251,7 +251,7 @@ def test_clients_past_the_descriptor_limit_are_refused_not_left_waiting(tmp_path
         lines = first_lines(port, clients)
         assert proc.poll() is None, "the server exited"
         proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=30)
+        out, err = proc.communicate(timeout=30)
     odd = [line for line in lines if line not in (b"+PONG", FULL)]
     assert not odd, f"{len(odd)} of {clients} connections got neither +PONG nor the refusal: {sorted(set(odd))[:5]}"
     served_count = lines.count(b"+PONG")
@@ -263,3 +263,5 @@ def test_clients_past_the_descriptor_limit_are_refused_not_left_waiting(tmp_path
         assert served_count < 256
     else:
         assert served_count == lowered
+    # The stop line counts the refusals.
+    assert f"  clients       {clients - served_count} refused" in out, out
