@@ -38,6 +38,7 @@ commits missing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -48,6 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -369,6 +371,20 @@ def power_loss_failures(r: PowerLossRound, fsync: str) -> list[str]:
     return out
 
 
+@contextlib.contextmanager
+def work_root(prefix: str, keep: bool) -> Iterator[Path]:
+    """A temporary directory for the rounds' work: removed at the end, or
+    kept and named with `keep`."""
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield root
+    finally:
+        if keep:
+            print(f"work directories kept in {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+
+
 def power_loss_main(args: argparse.Namespace, binary: Path, schemes: list[str], workloads: list[str],
                     root: Path) -> int:
     """The power-loss loop and its table; the exit code."""
@@ -481,63 +497,53 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     binary = engine.find_binary(sim=False)
     if args.power_loss:
-        root = Path(tempfile.mkdtemp(prefix="abyss-power-loss-"))
-        try:
-            return power_loss_main(args, binary, schemes, workloads, root)
-        except (RuntimeError, subprocess.TimeoutExpired) as e:
-            print(f"abyss crash: {e}", file=sys.stderr)
-            return EXIT_FAILED
-        finally:
-            if not args.keep:
-                shutil.rmtree(root, ignore_errors=True)
-            else:
-                print(f"work directories kept in {root}")
+        with work_root("abyss-power-loss-", args.keep) as root:
+            try:
+                return power_loss_main(args, binary, schemes, workloads, root)
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                print(f"abyss crash: {e}", file=sys.stderr)
+                return EXIT_FAILED
     rng = random.Random(args.seed)
-    root = Path(tempfile.mkdtemp(prefix="abyss-crash-"))
     failed = False
     print(f"{'workload':9} {'scheme':11} {'kills':>5} {'in ckpt':>7} {'in group':>8} {'acked':>9} {'writes':>10} "
           f"{'missing':>8} {'partial':>8} {'tpcc':>6}")
-    try:
-        for w in workloads:
-            for s in schemes:
-                acked = writes = missing = partial = mid = in_group = 0
-                tpcc_pass = 0
-                examples: list[str] = []
-                for k in range(args.kills):
-                    r = run_round(binary, s, WORKLOADS[w], root / f"{w}-{s}-{k}", rng, args.max_wait,
-                                  args.group_commit_us, tpcc=w == "tpcc", control=args.control,
-                                  checkpoint_every_ms=args.checkpoint_every_ms, restarts=args.restarts)
-                    acked += r.verdict.acked_checked
-                    writes += r.verdict.writes_checked
-                    missing += len(r.verdict.missing)
-                    partial += len(r.verdict.partial)
-                    tpcc_pass += 1 if r.tpcc_ok else 0
-                    mid += 1 if r.mid_checkpoint else 0
-                    in_group += 1 if r.mid_group else 0
-                    examples += (r.verdict.missing + r.verdict.partial)[:1]
-                    if r.tpcc_ok is False:
-                        examples.append(f"kill {k}: abyss check tpcc failed on the recovered dump")
-                tpcc = f"{tpcc_pass}/{args.kills}" if w == "tpcc" else "-"
-                print(f"{w:9} {s:11} {args.kills:5} {mid:7} {in_group:8} {acked:9} {writes:10} {missing:8} "
-                      f"{partial:8} {tpcc:>6}", flush=True)
-                bad = missing > 0 or partial > 0 or (w == "tpcc" and tpcc_pass < args.kills)
-                if args.control:
-                    # Every cut must be caught: a round the checks pass failed the control.
-                    if not bad:
-                        print(f"  control not caught: {w} {s} recovered everything after a journal was cut")
-                        failed = True
-                else:
-                    for e in examples[:3]:
-                        print(f"  {e}")
-                    failed |= bad
-    except RuntimeError as e:
-        print(f"abyss crash: {e}", file=sys.stderr)
-        return EXIT_FAILED
-    finally:
-        if not args.keep:
-            shutil.rmtree(root, ignore_errors=True)
-        else:
-            print(f"work directories kept in {root}")
+    with work_root("abyss-crash-", args.keep) as root:
+        try:
+            for w in workloads:
+                for s in schemes:
+                    acked = writes = missing = partial = mid = in_group = 0
+                    tpcc_pass = 0
+                    examples: list[str] = []
+                    for k in range(args.kills):
+                        r = run_round(binary, s, WORKLOADS[w], root / f"{w}-{s}-{k}", rng, args.max_wait,
+                                      args.group_commit_us, tpcc=w == "tpcc", control=args.control,
+                                      checkpoint_every_ms=args.checkpoint_every_ms, restarts=args.restarts)
+                        acked += r.verdict.acked_checked
+                        writes += r.verdict.writes_checked
+                        missing += len(r.verdict.missing)
+                        partial += len(r.verdict.partial)
+                        tpcc_pass += 1 if r.tpcc_ok else 0
+                        mid += 1 if r.mid_checkpoint else 0
+                        in_group += 1 if r.mid_group else 0
+                        examples += (r.verdict.missing + r.verdict.partial)[:1]
+                        if r.tpcc_ok is False:
+                            examples.append(f"kill {k}: abyss check tpcc failed on the recovered dump")
+                    tpcc = f"{tpcc_pass}/{args.kills}" if w == "tpcc" else "-"
+                    print(f"{w:9} {s:11} {args.kills:5} {mid:7} {in_group:8} {acked:9} {writes:10} {missing:8} "
+                          f"{partial:8} {tpcc:>6}", flush=True)
+                    bad = missing > 0 or partial > 0 or (w == "tpcc" and tpcc_pass < args.kills)
+                    if args.control:
+                        # Every cut must be caught: a round the checks pass failed the control.
+                        if not bad:
+                            print(f"  control not caught: {w} {s} recovered everything after a journal was cut")
+                            failed = True
+                    else:
+                        for e in examples[:3]:
+                            print(f"  {e}")
+                        failed |= bad
+        except RuntimeError as e:
+            print(f"abyss crash: {e}", file=sys.stderr)
+            return EXIT_FAILED
     if args.control:
         print("control: " + ("a check missed a lost record" if failed else "every cut journal was caught"))
     return EXIT_FAILED if failed else EXIT_OK

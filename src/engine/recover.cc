@@ -588,10 +588,10 @@ void read_sources(const std::string& dir, Sources& src) {
   for (const std::string& name : names) {
     Segment seg;
     if (!log::parse_journal_name(name, seg.journal, seg.segment)) continue;
-    if (seg.journal >= point.journals.size()) {
-      throw std::invalid_argument(cat({dir, "/", name, ": the epoch file names ", std::to_string(point.journals.size()),
-                                       " journal(s); recovery stopped"}));
-    }
+    // A journal the epoch file does not name is an older log's, left by a
+    // crash while this one opened (Logger::open): none of its records is
+    // durable in this log.
+    if (seg.journal >= point.journals.size()) continue;
     const log::JournalEnd end = point.journals[seg.journal];
     seg.name = name;
     seg.durable = seg.segment < end.segment ? kWholeFile : seg.segment == end.segment ? end.bytes : 0;

@@ -326,6 +326,26 @@ std::string Logger::open(std::string_view manifest, const BaseCheckpoint* base) 
     const std::string p = checkpoint_pointer(base->number, base->file, base->after_epoch + 1, 0, base->rows);
     if (auto err = platform::replace_file(pointer_path, p); !err.empty()) return cannot("write", pointer_path, err);
   }
+  // This log's epoch file, before any older file goes: nothing durable yet,
+  // both copies epoch 0 and no journal's byte. Written aside, synced and
+  // renamed over the older log's, the directory synced, and kept open for
+  // the writes in place that follow: a crash before the rename leaves the
+  // older log as it was, after it a log that holds nothing durable (the
+  // older journals' records all lie past its epoch, or in the base).
+  const std::string epoch_path = dir + "/" + std::string(kEpochFile);
+  const std::string epoch_aside = epoch_path + ".new";
+  const uint32_t journals = settings_.journal == JournalLayout::Shared ? 1 : workers_count_;
+  DurablePoint none;
+  none.journals.resize(journals);
+  const std::string zero = epoch_file_bytes(none);
+  epoch_sequence_ = 1;
+  epoch_segments_.assign(journals, 0);
+  std::string err = epoch_file_.open(epoch_aside);
+  if (err.empty()) err = epoch_file_.write_at(0, zero.data(), zero.size());
+  if (err.empty()) err = epoch_file_.sync();
+  if (err.empty()) err = platform::rename_file(epoch_aside, epoch_path);
+  if (err.empty()) err = platform::sync_dir(dir);
+  if (!err.empty()) return "cannot write " + epoch_path + ": " + err;
   // An earlier run's segments and checkpoints would be read as this run's.
   std::vector<std::string> names;
   if (auto err = platform::list_dir(dir, names); !err.empty()) return cannot("list", dir, err);
@@ -346,18 +366,6 @@ std::string Logger::open(std::string_view manifest, const BaseCheckpoint* base) 
     const std::string p = checkpoint_pointer(base->number, base->file, 1, 0, base->rows);
     if (auto err = platform::replace_file(pointer_path, p); !err.empty()) return cannot("write", pointer_path, err);
   }
-  const std::string epoch_path = dir + "/" + std::string(kEpochFile);
-  const uint32_t journals = settings_.journal == JournalLayout::Shared ? 1 : workers_count_;
-  // Nothing durable yet: both copies say epoch 0, no journal's byte.
-  DurablePoint none;
-  none.journals.resize(journals);
-  const std::string zero = epoch_file_bytes(none);
-  epoch_sequence_ = 1;
-  epoch_segments_.assign(journals, 0);
-  std::string err = epoch_file_.open(epoch_path);
-  if (err.empty()) err = epoch_file_.write_at(0, zero.data(), zero.size());
-  if (err.empty()) err = epoch_file_.sync();
-  if (!err.empty()) return "cannot write " + epoch_path + ": " + err;
   for (uint32_t j = 0; j < journals; j++) {
     platform::JournalFile& f = settings_.journal == JournalLayout::Shared ? shared_file_ : workers_[j]->file_;
     if (err = open_segment(f, j, 0); !err.empty()) return cannot("write", dir + "/" + journal_name(j, 0), err);

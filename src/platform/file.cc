@@ -317,15 +317,18 @@ std::string replace_file(const std::string& path, std::string_view bytes) {
   std::string err = f.append(bytes.data(), bytes.size());
   if (err.empty()) err = f.sync();
   if (auto closed = f.close(); err.empty()) err = closed;
-  if (err.empty()) {
-    const bool hooked = power_loss::armed() && power_loss::covers(path);
-    if ((hooked ? power_loss::rename(temp, path) : ::rename(temp.c_str(), path.c_str())) != 0) err = os_reason();
-  }
+  if (err.empty()) err = rename_file(temp, path);
   if (!err.empty()) {
     (void)remove_file(temp);
     return err;
   }
   return sync_dir(parent_of(path));
+}
+
+std::string rename_file(const std::string& from, const std::string& to) {
+  const bool hooked = power_loss::armed() && power_loss::covers(to);
+  return (hooked ? power_loss::rename(from, to) : ::rename(from.c_str(), to.c_str())) == 0 ? std::string{}
+                                                                                           : os_reason();
 }
 
 // ---- InputFile -------------------------------------------------------------

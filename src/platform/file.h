@@ -141,6 +141,11 @@ std::string sync_dir(const std::string& path);
 // beside it, synced, renamed over it, and the directory synced.
 std::string replace_file(const std::string& path, std::string_view bytes);
 
+// Renames the file `from` to `to`, over any file there (rename(2)): durable
+// once their directory is synced. A JournalFile open on `from` writes on to
+// the file under its new name.
+std::string rename_file(const std::string& from, const std::string& to);
+
 // A file read from the start in pieces of the caller's size.
 class InputFile {
  public:

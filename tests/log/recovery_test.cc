@@ -579,6 +579,20 @@ TEST(RecoveryDamage, ACutHeaderIsTornOnlyInASegmentNotYetDurable) {
   fs::remove_all(dir);
 }
 
+// A crash while a new log opens over an older one (Logger::open) may leave
+// the new epoch file, naming fewer journals and nothing durable, beside the
+// older journals: recovery reads nothing of them.
+TEST(RecoveryDamage, AnOlderLogsJournalsBesideANewEpochFileAreNotRead) {
+  const std::string dir = logged_run("reopened");
+  log::DurablePoint fresh;
+  fresh.journals.resize(1);
+  write_bytes(dir + "/epoch", log::epoch_file_bytes(fresh));
+  const auto o = run_abyss({"recover", dir});
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find(" 0 applied"), std::string::npos) << o.out;
+  fs::remove_all(dir);
+}
+
 TEST(RecoveryDamage, AMissingJournalStopsRecovery) {
   const std::string dir = logged_run("missing");
   fs::remove(dir + "/journal-1-0.abj");

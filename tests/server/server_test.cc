@@ -95,15 +95,18 @@ class Client {
   }
   void send_raw(const std::string& bytes) { ASSERT_FALSE(socket_.write(bytes.data(), bytes.size()).closed); }
 
+  // Takes the reply at the front of what was read, if a whole one is there.
+  bool take_reply(Reply& r) {
+    std::size_t used = 0;
+    std::string error;
+    if (in_.empty() || parse_reply(in_, r, used, error) != ParseStatus::Command) return false;
+    in_.erase(0, used);
+    return true;
+  }
+
   Reply read() {
     for (;;) {
-      Reply r;
-      std::size_t used = 0;
-      std::string error;
-      if (!in_.empty() && parse_reply(in_, r, used, error) == ParseStatus::Command) {
-        in_.erase(0, used);
-        return r;
-      }
+      if (Reply r; take_reply(r)) return r;
       char buf[4096];
       platform::Socket::Io io = socket_.read(buf, sizeof buf);
       if (io.closed) {
@@ -124,13 +127,7 @@ class Client {
   // The next reply, or an error reply saying none came within `ms`.
   Reply read_within(int ms) {
     for (const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);;) {
-      Reply r;
-      std::size_t used = 0;
-      std::string error;
-      if (!in_.empty() && parse_reply(in_, r, used, error) == ParseStatus::Command) {
-        in_.erase(0, used);
-        return r;
-      }
+      if (Reply r; take_reply(r)) return r;
       if (std::chrono::steady_clock::now() > deadline || !read_some()) {
         Reply none;
         none.kind = Reply::Kind::Error;
