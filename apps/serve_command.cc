@@ -69,9 +69,12 @@ int serve_command(const CLI::App& serve, Config& cfg, const abyss::server::Serve
                 static_cast<double>(r.latency.quantile(0.999)) / 1e3);
   }
   if (cfg.log.policy != abyss::LogPolicy::Off) {
-    std::printf("  log           %llu records, %llu bytes, durable epoch %llu, %llu checkpoint(s)\n",
-                static_cast<unsigned long long>(r.log_records), static_cast<unsigned long long>(r.log_bytes),
-                static_cast<unsigned long long>(r.durable_epoch), static_cast<unsigned long long>(r.checkpoints));
+    std::printf(
+        "  log           %llu records, %llu bytes, durable epoch %llu, %llu checkpoint(s), %llu read-only "
+        "transaction(s) of durable versions replied at once\n",
+        static_cast<unsigned long long>(r.log_records), static_cast<unsigned long long>(r.log_bytes),
+        static_cast<unsigned long long>(r.durable_epoch), static_cast<unsigned long long>(r.checkpoints),
+        static_cast<unsigned long long>(r.durable_reads));
   }
   if (r.recovered) {
     std::printf("  recovered     %llu writes applied from the log\n",

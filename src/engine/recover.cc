@@ -1,12 +1,14 @@
 #include "engine/recover.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <initializer_list>
 #include <memory>
 #include <new>
 #include <stdexcept>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -226,6 +228,13 @@ struct ReplayPart {
   std::vector<Replayed> replayed;
 };
 
+// One stripe's share of the column commit ids of replay_log: where each
+// row's ids start in `ids`, a row's as many as its table's columns.
+struct ColumnIds {
+  std::unordered_map<const Row*, std::size_t> at;
+  std::vector<uint64_t> ids;
+};
+
 // What recovery starts from besides the load: the checkpoint in place, if
 // any, and the journal segments.
 struct Segment {
@@ -329,10 +338,17 @@ void replay_log(Database& db, void (*init_row)(void*), const std::string& dir, c
   while (nodes.size() < parts.size()) nodes.emplace_back(std::size_t{1} << 20, "recovery's index nodes");
   const auto& tables = db.tables();
 
+  // Per column, the commit id of its version, for each row a Columns write
+  // reached (log/record.h, format 3), under the row's stripe latch: such a
+  // row takes each column of a later write only over an older version of
+  // that column, so that one row's writes may come in any order. Every
+  // column of a row without ids is of its header's writer.
+  auto column_ids = std::make_unique<ColumnIds[]>(kReplayStripes);
+
   // One write of a record (or a checkpoint's row), applied if it is newer
-  // than the row's version; `why` says what is wrong with it, if anything.
-  // A checkpoint's rows are marked (RowHeader::reserved), so the rows it
-  // lacks can be found.
+  // than the row's version (column by column, for a row with column ids);
+  // `why` says what is wrong with it, if anything. A checkpoint's rows are
+  // marked (RowHeader::epoch), so the rows it lacks can be found.
   auto apply = [&](uint32_t t, std::vector<RowCursor>& cursors, ReplayPart& part, const log::WriteView& w, uint64_t tid,
                    std::string& why) {
     if (w.table >= tables.size()) {
@@ -340,48 +356,96 @@ void replay_log(Database& db, void (*init_row)(void*), const std::string& dir, c
       return;
     }
     Table& table = *tables[w.table];
+    const auto& columns = table.schema().columns();
     const bool from_checkpoint = w.kind == log::WriteKind::Row;
-    const char* data = from_checkpoint ? w.data + 8 : w.data;
-    const uint32_t bytes = from_checkpoint ? w.bytes - 8 : w.bytes;
-    if (w.kind != log::WriteKind::Delete && bytes != table.schema().size()) {
+    const bool some_columns = w.kind == log::WriteKind::Columns;
+    const char* data = from_checkpoint ? w.data + 8 : some_columns ? w.data + log::kColumnMaskBytes : w.data;
+    const uint32_t bytes = from_checkpoint ? w.bytes - 8
+                           : some_columns  ? w.bytes - static_cast<uint32_t>(log::kColumnMaskBytes)
+                                           : w.bytes;
+    uint64_t mask = 0;
+    if (some_columns) {
+      mask = log::load_le<uint64_t>(w.data);
+      if (columns.size() > log::kMaskColumns || (columns.size() < log::kMaskColumns && mask >> columns.size() != 0)) {
+        why = "a write to columns " + std::to_string(mask) + " (a mask) of " + table.name() + ", which has " +
+              std::to_string(columns.size());
+        return;
+      }
+      uint64_t sum = 0;
+      for (uint64_t m = mask; m != 0; m &= m - 1) sum += columns[static_cast<std::size_t>(std::countr_zero(m))].size;
+      if (sum != bytes) {
+        why = "a write of " + std::to_string(bytes) + " bytes to columns of " + table.name() + " that hold " +
+              std::to_string(sum);
+        return;
+      }
+    } else if (w.kind != log::WriteKind::Delete && bytes != table.schema().size()) {
       why = "a write of " + std::to_string(bytes) + " bytes to " + table.name() + ", whose rows hold " +
             std::to_string(table.schema().size());
       return;
     }
     part.max_tid = std::max(part.max_tid, tid);
-    platform::SpinLatch& latch = stripes[(w.key * 0x9e3779b97f4a7c15ULL + w.table) >> 48];
+    const std::size_t stripe = (w.key * 0x9e3779b97f4a7c15ULL + w.table) >> 48;
+    platform::SpinLatch& latch = stripes[stripe];
     latch.lock();
     Row* row = table.index().find(w.key);
-    if (row == nullptr) {
+    const bool fresh = row == nullptr;
+    if (fresh) {
       // Its insert is in another journal, or the key came back after a
       // removal: the row starts here, and older writes of it find a newer
       // version.
       row = table.allocate(cursors[w.table]);
       init_row(layout.meta(row));
-      if (w.kind != log::WriteKind::Delete) std::memcpy(layout.data(row), data, bytes);
+      if (w.kind != log::WriteKind::Delete && !some_columns) std::memcpy(layout.data(row), data, bytes);
       table.index().insert(w.key, row, nodes[t]);
       for (uint32_t i = 1; i < table.index_count(); i++) {
         if (w.kind != log::WriteKind::Delete && table.key_of(i) != nullptr) {
           table.index(i).insert(table.key_of(i)(layout.data(row)), row, nodes[t]);
         }
       }
-    } else if (RowLayout::header(row).writer.value >= tid &&
-               !(from_checkpoint && RowLayout::header(row).writer.value == tid)) {
-      if (from_checkpoint) RowLayout::header(row).reserved = 1;
+    }
+    RowHeader& h = RowLayout::header(row);
+    const uint64_t writer = fresh ? 0 : h.writer.value;
+    ColumnIds& ids = column_ids[stripe];
+    auto at = ids.at.find(row);
+    if (some_columns && at == ids.at.end()) {
+      at = ids.at.emplace(row, ids.ids.size()).first;
+      ids.ids.resize(ids.ids.size() + columns.size(), writer);
+    }
+    bool applied = false;
+    if (at != ids.at.end()) {
+      uint64_t* version = ids.ids.data() + at->second;
+      const char* from = data;
+      for (std::size_t i = 0; i < columns.size() && w.kind != log::WriteKind::Delete; i++) {
+        const Column& c = columns[i];
+        if (some_columns && (mask >> i & 1) == 0) continue;
+        if (!some_columns) from = data + c.offset;
+        if (tid > version[i]) {
+          std::memcpy(layout.data(row) + c.offset, from, c.size);
+          version[i] = tid;
+          applied = true;
+        }
+        from += c.size;
+      }
+    } else if (!fresh && writer >= tid && !(from_checkpoint && writer == tid)) {
+      if (from_checkpoint) h.epoch = 1;
       part.superseded++;
       latch.unlock();
       return;
-    }
-    RowHeader& h = RowLayout::header(row);
-    if (w.kind == log::WriteKind::Delete) {
-      h.flags = RowHeader::kDeleted;
-    } else {
+    } else if (w.kind != log::WriteKind::Delete) {
       std::memcpy(layout.data(row), data, bytes);
-      h.flags = RowHeader::kLive;
+      applied = true;
     }
-    h.writer = TxnId{tid};
-    if (from_checkpoint) h.reserved = 1;
+    if (fresh || tid > writer) {
+      h.flags = w.kind == log::WriteKind::Delete ? RowHeader::kDeleted : RowHeader::kLive;
+      h.writer = TxnId{tid};
+      applied = true;
+    }
+    if (from_checkpoint) h.epoch = 1;
     latch.unlock();
+    if (!applied) {
+      part.superseded++;
+      return;
+    }
     part.writes++;
     if (versions != nullptr) part.replayed.push_back({w.table, w.key, row});
   };
@@ -408,8 +472,8 @@ void replay_log(Database& db, void (*init_row)(void*), const std::string& dir, c
     for (const auto& table : tables) {
       table->for_each_live_row([&](Row* row) {
         RowHeader& h = RowLayout::header(row);
-        if (h.reserved == 0) h.flags |= RowHeader::kDeleted;
-        h.reserved = 0;
+        if (h.epoch == 0) h.flags |= RowHeader::kDeleted;
+        h.epoch = 0;
       });
     }
   }

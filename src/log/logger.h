@@ -129,6 +129,10 @@ class WorkerLog final {
   bool writes_ack_log() const { return ack_log_.is_open(); }
   void ack_log_line(std::string_view line);
 
+  // The epoch a commit joins now, and the durable epoch.
+  uint64_t current_epoch() const;
+  uint64_t durable() const;
+
   // A committed transaction, to be acknowledged once its epoch is durable.
   void committed(const Pending& p) { pending_.push_back(p); }
 
@@ -288,6 +292,9 @@ class Logger final {
   platform::SpinLatch error_latch_;
   std::string error_;
 };
+
+inline uint64_t WorkerLog::current_epoch() const { return logger_.epoch(); }
+inline uint64_t WorkerLog::durable() const { return logger_.durable(); }
 
 // ---- WorkerLog::poll --------------------------------------------------------
 

@@ -28,16 +28,21 @@ bool all_zero(std::string_view bytes) {
   return true;
 }
 
-// Whether the writes of a record fill its body exactly, each of a known
-// kind, a delete without data.
-bool writes_parse(std::string_view body, uint32_t writes) {
+// Whether the writes of a record fill its body exactly, each of a kind
+// its format has, a delete without data, a checkpoint's row with its
+// commit id, a columns write with its mask.
+bool writes_parse(std::string_view body, uint32_t writes, uint32_t format) {
+  const uint8_t kinds = format >= kFormat ? 5 : 4;
   std::size_t pos = 0;
   for (uint32_t i = 0; i < writes; i++) {
     if (body.size() - pos < kWriteHeaderBytes) return false;
     const char* p = body.data() + pos;
     const auto kind = static_cast<uint8_t>(p[10]);
     const uint32_t bytes = load_le<uint32_t>(p + 12);
-    if (kind < 1 || kind > 4 || (kind == 3 && bytes != 0) || (kind == 4 && bytes < 8)) return false;
+    if (kind < 1 || kind > kinds || (kind == 3 && bytes != 0) || (kind == 4 && bytes < 8) ||
+        (kind == 5 && bytes < kColumnMaskBytes)) {
+      return false;
+    }
     if (body.size() - pos - kWriteHeaderBytes < bytes) return false;
     pos += kWriteHeaderBytes + bytes;
   }
@@ -72,9 +77,9 @@ std::string check_file_header(std::string_view bytes, std::string_view magic, co
     return "not an abyss " + what + " (no " + std::string(magic) + " header)";
   }
   const uint32_t format = load_le<uint32_t>(bytes.data() + 8);
-  if (format != kFormat && format != kFormatCrc32) {
+  if (format < kFormatCrc32 || format > kFormat) {
     return what + " format " + std::to_string(format) + ", this build reads formats " + std::to_string(kFormatCrc32) +
-           " and " + std::to_string(kFormat);
+           " to " + std::to_string(kFormat);
   }
   return {};
 }
@@ -122,6 +127,12 @@ char* RecordBuilder::reserve(uint32_t table, WriteKind kind, uint64_t key, uint3
   return p + kWriteHeaderBytes;
 }
 
+char* RecordBuilder::reserve_columns(uint32_t table, uint64_t key, uint64_t mask, uint32_t bytes) {
+  char* p = reserve(table, WriteKind::Columns, key, static_cast<uint32_t>(kColumnMaskBytes) + bytes);
+  store_le<uint64_t>(p, mask);
+  return p + kColumnMaskBytes;
+}
+
 void RecordBuilder::end() {
   char* h = out_.data() + start_;
   const std::size_t size = out_.size() - start_;
@@ -163,7 +174,7 @@ ReadStatus read_record(std::string_view journal, std::size_t& pos, RecordView& o
   out.tid = load_le<uint64_t>(record.data() + 16);
   out.writes = load_le<uint32_t>(record.data() + 24);
   out.body = record.substr(kRecordHeaderBytes);
-  if (!writes_parse(out.body, out.writes)) {
+  if (!writes_parse(out.body, out.writes, format)) {
     why = "a record whose checksum holds but whose " + std::to_string(out.writes) + " writes do not parse";
     return ReadStatus::Corrupt;
   }

@@ -3,13 +3,16 @@
 // a 16-byte header and then log records, each one committed transaction's
 // writes with the epoch it committed in and its commit id, guarded by a
 // checksum of everything after the checksum field: CRC-32C from format 2
-// on (platform/checksum.h), zlib's CRC-32 in format 1, which is still read.
-// All integers little-endian.
+// on (platform/checksum.h), zlib's CRC-32 in format 1. An update logs the
+// columns it changed from format 3 on, the whole row before. Formats 1
+// and 2 are still read. All integers little-endian.
 //
 //   journal header  "ABYSSJNL" | u32 format | u32 journal number
 //   record          u32 size (whole record) | u32 crc | u64 epoch | u64 tid
 //                   | u32 writes | u32 zero | writes...
 //   write           u64 key | u16 table | u8 kind | u8 zero | u32 bytes | data
+//   Columns data    u64 mask (bit i: column i of the table's schema) | each
+//                   masked column's bytes, in column order
 //
 // A commit id orders the writes of one row (txn/txn.h, ordered_commit_id);
 // the epoch says whether recovery may apply the record at all.
@@ -22,14 +25,21 @@ namespace abyss::log {
 
 inline constexpr std::string_view kJournalMagic = "ABYSSJNL";
 inline constexpr std::string_view kCheckpointMagic = "ABYSSCKP";
-inline constexpr uint32_t kFormat = 2;       // what this build writes
-inline constexpr uint32_t kFormatCrc32 = 1;  // the first format: zlib's CRC-32, still read
+inline constexpr uint32_t kFormat = 3;       // what this build writes
+inline constexpr uint32_t kFormatRows = 2;   // CRC-32C, updates log whole rows: still read
+inline constexpr uint32_t kFormatCrc32 = 1;  // the first format: zlib's CRC-32, whole rows: still read
 inline constexpr std::size_t kJournalHeaderBytes = 16;
 inline constexpr std::size_t kRecordHeaderBytes = 32;
 inline constexpr std::size_t kWriteHeaderBytes = 16;
 
-// Row is a checkpoint's: its data is the row's commit id (u64), then its contents.
-enum class WriteKind : uint8_t { Update = 1, Insert = 2, Delete = 3, Row = 4 };
+// Row is a checkpoint's: its data is the row's commit id (u64), then its
+// contents. Columns (format 3) is an update of the masked columns only;
+// Update is one of the whole row.
+enum class WriteKind : uint8_t { Update = 1, Insert = 2, Delete = 3, Row = 4, Columns = 5 };
+// A Columns write's mask has a bit per column: a table of more columns logs
+// its updates whole.
+inline constexpr std::size_t kMaskColumns = 64;
+inline constexpr std::size_t kColumnMaskBytes = 8;
 
 // The header a journal file starts with (of format 1: for tests of reading it).
 std::string journal_header(uint32_t journal, uint32_t format = kFormat);
@@ -44,7 +54,8 @@ std::string checkpoint_header(uint64_t number);
 std::string check_checkpoint_header(std::string_view bytes);
 
 // Appends one record to a buffer: begin(), a write() per row, end(). Of
-// this build's format; of format 1 for tests of reading it.
+// this build's format; of an older one for tests of reading it (which
+// then takes no Columns write).
 class RecordBuilder {
  public:
   explicit RecordBuilder(std::string& out, uint32_t format = kFormat) : out_(out), format_(format) {}
@@ -53,6 +64,9 @@ class RecordBuilder {
   void write(uint32_t table, WriteKind kind, uint64_t key, const char* data, uint32_t bytes);
   // A write whose `bytes` of data the caller fills in at the pointer returned.
   char* reserve(uint32_t table, WriteKind kind, uint64_t key, uint32_t bytes);
+  // A Columns write of the columns in `mask`, whose `bytes` in all the
+  // caller fills in, in column order, at the pointer returned.
+  char* reserve_columns(uint32_t table, uint64_t key, uint64_t mask, uint32_t bytes);
   [[nodiscard]] bool open() const { return open_; }
   // Fills in the size and the checksum.
   void end();

@@ -53,6 +53,9 @@ inline uint64_t load_shared_u64(const char* p) {
   std::memcpy(&v, p, sizeof v);
   return v;
 }
+inline bool same_shared(const void* shared, const void* local, std::size_t bytes) {
+  return std::memcmp(shared, local, bytes) == 0;
+}
 #else
 namespace detail {
 // Row bytes are written as characters and columns elsewhere; read as words here.
@@ -127,6 +130,24 @@ inline unsigned char load_shared_byte(const char* p) {
 // Eight bytes at an 8-byte aligned address, the same way.
 inline uint64_t load_shared_u64(const char* p) {
   return __atomic_load_n(reinterpret_cast<const detail::Word*>(p), __ATOMIC_ACQUIRE);
+}
+// Whether `bytes` of a row hold what `local` does, at any alignment: a
+// committer finding the columns it changes (Txn::build_record) while its
+// scheme keeps every other writer off the row, so the row holds still and
+// a memcmp reads it. Under `none` nothing keeps the others off, and the
+// answer may be stale; the sanitized builds read byte by byte, atomically,
+// like the copies above.
+inline bool same_shared(const void* shared, const void* local, std::size_t bytes) {
+  if constexpr (!detail::kSanitized) {
+    return std::memcmp(shared, local, bytes) == 0;
+  } else {
+    const auto* s = static_cast<const detail::Byte*>(shared);
+    const auto* l = static_cast<const detail::Byte*>(local);
+    for (std::size_t i = 0; i < bytes; i++) {
+      if (__atomic_load_n(&s[i], __ATOMIC_RELAXED) != l[i]) return false;
+    }
+    return true;
+  }
 }
 #endif
 

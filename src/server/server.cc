@@ -191,6 +191,7 @@ ServeResult serve_with(const Config& given, const ServeOptions& options,
   result.latency = all.latency;
   result.over_query_limit = all.over_query_limit;
   result.timed_out = all.timed_out;
+  result.durable_reads = all.durable_reads;
   result.refused = shared->refused.load(platform::memory_order_relaxed);
   const RunResult::Log log = ctx.close_log();
   result.log_records = log.records;

@@ -68,6 +68,7 @@ struct ServeResult {
   uint64_t log_records = 0;
   uint64_t log_bytes = 0;
   uint64_t durable_epoch = 0;
+  uint64_t durable_reads = 0;  // transactions that wrote nothing and read only durable versions: replied at once
   uint64_t checkpoints = 0;
   bool recovered = false;
   uint64_t recovered_writes = 0;

@@ -106,8 +106,10 @@ struct Totals {
   uint64_t dropped = 0;  // weak writes dropped instead (--semantic-drop)
   uint64_t over_query_limit = 0;
   uint64_t timed_out = 0;
+  uint64_t durable_reads = 0;  // with a log: transactions that wrote nothing, saw durable versions, replied at once
   Histogram latency;
   void merge(const Totals& o) {
+    durable_reads += o.durable_reads;
     over_query_limit += o.over_query_limit;
     timed_out += o.timed_out;
     waits += o.waits;
@@ -647,6 +649,18 @@ class ServerWorker {
     if (w_.log == nullptr) {
       totals_.latency.record(ns_since(first_start));
       reply_now(c, std::move(hooks.reply));
+      return;
+    }
+    if (!txn_.logged() && txn_.commit_epoch() <= w_.log->durable()) {
+      // It wrote nothing and read only durable versions: its reply leaves
+      // now, after the connection's earlier replies.
+      totals_.latency.record(ns_since(first_start));
+      totals_.durable_reads++;
+      if (c.held.empty()) {
+        c.out += hooks.reply;
+      } else {
+        hold(c, std::move(hooks.reply), false);
+      }
       return;
     }
     w_.log->committed({txn_.commit_epoch(), txn_.logged() ? txn_.commit_id().value : 0, first_start, 0, true, c.id});

@@ -19,7 +19,12 @@ struct RowHeader {
   // Written only by the holder of the row's write permission under the scheme.
   TxnId writer;
   uint32_t flags;
-  uint32_t reserved;
+  // With a log, the epoch the version's writer committed in, up to
+  // kEpochUnknown (Txn::install_all; Txn::read_epoch reads it). Recovery
+  // marks a checkpoint's rows here while it applies the checkpoint.
+  uint32_t epoch;
+
+  static constexpr uint32_t kEpochUnknown = ~uint32_t{0};  // an epoch past 32 bits, which may not be durable
 
   static constexpr uint32_t kLive = 1;     // a committed row (load or insert)
   static constexpr uint32_t kDeleted = 2;  // removed by a committed transaction

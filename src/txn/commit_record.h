@@ -4,12 +4,16 @@
 // --history, its line in the history log (txn/history.h, docs/formats.md).
 // The members txn/txn.h declares for them (it includes this file).
 #include <algorithm>
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 
 #include "log/record.h"
 #include "platform/clock.h"
+#include "platform/shared_copy.h"
+#include "storage/schema.h"
 #include "txn/history.h"
 #include "txn/txn.h"
 
@@ -34,8 +38,9 @@ TxnId Txn<CC>::ordered_commit_id() {
 
 // Builds the committed writes' log record (log/record.h), in install_all
 // before any write is installed: an insert's data is the row itself,
-// which others may change once it is installed. Each row's new contents,
-// an insert's or a removal's key; writes of next keys leave their rows as
+// which others may change once it is installed, and an update's changes
+// are found against the row it replaces. An update's changed columns, an
+// insert's row, a removal's key; writes of next keys leave their rows as
 // they were and are not logged.
 template <class CC>
 void Txn<CC>::build_record() {
@@ -51,7 +56,7 @@ void Txn<CC>::build_record() {
       const uint32_t size = a.table->schema().size();
       switch (a.type) {
         case AccessType::Write:
-          record.write(a.table->id(), log::WriteKind::Update, a.key, a.local, size);
+          log_update(record, a);
           break;
         case AccessType::Insert:
           record.write(a.table->id(), log::WriteKind::Insert, a.key, a.local, size);
@@ -69,6 +74,38 @@ void Txn<CC>::build_record() {
   w_.charge(TimeCat::Log, platform::cycles() - t0);
 }
 
+// An update's write: the columns whose bytes differ from the version it
+// replaces (the row, which the scheme holds against other writers, and
+// which install_all() then overwrites whole), unless logging the row whole
+// is no larger. Recovery applies a column only over an older version of it
+// (engine/recover.cc), so the changes of one row may be replayed in any order.
+template <class CC>
+void Txn<CC>::log_update(log::RecordBuilder& record, const AccessT& a) {
+  const Schema& schema = a.table->schema();
+  const auto& columns = schema.columns();
+  const char* old = layout_.data(a.row);
+  uint64_t mask = 0;
+  uint32_t bytes = 0;
+  if (columns.size() <= log::kMaskColumns) {
+    for (std::size_t i = 0; i < columns.size(); i++) {
+      const Column& c = columns[i];
+      if (platform::same_shared(old + c.offset, a.local + c.offset, c.size)) continue;
+      mask |= uint64_t{1} << i;
+      bytes += c.size;
+    }
+  }
+  if (columns.size() > log::kMaskColumns || log::kColumnMaskBytes + bytes >= schema.size()) {
+    record.write(a.table->id(), log::WriteKind::Update, a.key, a.local, schema.size());
+    return;
+  }
+  char* out = record.reserve_columns(a.table->id(), a.key, mask, bytes);
+  for (uint64_t m = mask; m != 0; m &= m - 1) {
+    const Column& c = columns[static_cast<std::size_t>(std::countr_zero(m))];
+    std::memcpy(out, a.local + c.offset, c.size);
+    out += c.size;
+  }
+}
+
 template <class CC>
 inline bool Txn<CC>::logged_write(const AccessT& a) {
   return a.found && !a.next_key_only && a.type != AccessType::Read && a.row != a.table->end_row();
@@ -84,6 +121,7 @@ void Txn<CC>::log_commit() {
     commit_epoch_ = log.enter_install();  // nothing was installed
   }
   log.leave_install();
+  if (changes_ == 0 && record_bytes_ == 0) commit_epoch_ = read_epoch();
   if (record_bytes_ > 0) {
     if (log.writes_ack_log()) log.ack_log_line(ack_log_commit_line());
     log.appended(record_bytes_, commit_epoch_);

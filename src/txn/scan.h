@@ -38,6 +38,7 @@ inline Rc Txn<CC>::scan(Table& t, uint32_t index_id, uint64_t lo, uint64_t hi, s
   }
   hi = std::min(hi, Index::kEndKey - 1);
   if (lo > hi || limit == 0) return Rc::Ok;
+  scanned_ = true;
   const bool next_keys = kNextKeys && w_.phantom_protection;
   collect_own_inserts(t, index_id, lo, hi, order);
   ScanRecord* record = nullptr;

@@ -42,6 +42,10 @@
 
 namespace abyss {
 
+namespace log {
+class RecordBuilder;
+}  // namespace log
+
 // A row as Txn::read_with() shows it: under an optimistic scheme the live
 // row, which a committer may be installing meanwhile, so its bytes are read
 // through the platform's shared loads (platform/shared_copy.h).
@@ -244,6 +248,7 @@ class Txn final {
     scan_records_.clear();
     scan_seen_.clear();
     next_key_writes_ = false;
+    scanned_ = false;
     commit_epoch_ = 0;
     logged_ = false;
     w_.scratch.reset();
@@ -269,6 +274,8 @@ class Txn final {
 
   // With a log: the epoch the committed transaction joined (log/logger.h),
   // and whether it wrote a record (it changed a row).
+  // With a log: the epoch the commit waits for. A transaction that wrote
+  // nothing waits only for the versions it read (read_epoch()).
   uint64_t commit_epoch() const { return commit_epoch_; }
   bool logged() const { return logged_; }
 
@@ -384,11 +391,13 @@ class Txn final {
             if (a.table->index_count() > 1) refuse_key_change(a, layout_.data(a.row));
             platform::store_shared(layout_.data(a.row), a.local, a.table->schema().size());
           }
+          stamp_epoch(h);
           platform::store_shared_word(h.writer.value, commit_id_.value);
           break;
         case AccessType::Remove:
           platform::touch(&h, sizeof(RowHeader), platform::Access::Write);
           platform::store_shared_u32(h.flags, h.flags | RowHeader::kDeleted);
+          stamp_epoch(h);
           platform::store_shared_word(h.writer.value, commit_id_.value);
           if (kRemovesEntries && a.found) {
             remove_entries(a);
@@ -398,6 +407,7 @@ class Txn final {
           break;
         case AccessType::Insert: {
           touch_row(a, platform::Access::Write);  // its data was filled in place, unshared until now
+          stamp_epoch(h);
           h.writer = commit_id_;
           h.flags = RowHeader::kLive;
           const uint64_t t0 = w_.clock();
@@ -408,6 +418,33 @@ class Txn final {
         }
       }
     }
+  }
+
+  // With a log, a version's epoch goes in its row's header with it, before
+  // its writer's id publishes it.
+  void stamp_epoch(RowHeader& h) {
+    if (w_.log == nullptr) return;
+    const uint64_t e = std::min<uint64_t>(commit_epoch_, RowHeader::kEpochUnknown);
+    platform::store_shared_u32(h.epoch, static_cast<uint32_t>(e));
+  }
+
+  // With a log, for a transaction that wrote nothing: the newest epoch among
+  // the rows it read, as their headers say at its commit. A row's epochs
+  // only grow, so that bounds the epochs of the versions it read: once the
+  // durable epoch reaches it, every version the transaction saw is durable
+  // and its answer may leave. A scan reads rows it keeps no access for: a
+  // transaction that scanned waits for the current epoch, as one that
+  // writes does.
+  uint64_t read_epoch() const {
+    if (scanned_) return w_.log->current_epoch();
+    uint64_t newest = 0;
+    for (const AccessT& a : accesses_) {
+      if (!a.found) continue;
+      const uint32_t e = platform::load_shared_u32(RowLayout::header(a.row).epoch);
+      if (e == RowHeader::kEpochUnknown) return w_.log->current_epoch();
+      newest = std::max<uint64_t>(newest, e);
+    }
+    return newest;
   }
 
   // Charges `fn`'s time to `cat`, less whatever nested sections charged to
@@ -644,6 +681,7 @@ class Txn final {
   };
   [[gnu::noinline]] TxnId ordered_commit_id();
   [[gnu::noinline]] void build_record();
+  void log_update(log::RecordBuilder& record, const AccessT& a);
   static bool logged_write(const AccessT& a);
   [[gnu::noinline]] void log_commit();
   std::string ack_log_commit_line() const;
@@ -664,6 +702,7 @@ class Txn final {
   std::vector<HistoryWriter::IndexKey> index_keys_;  // index_keys()' answer
   typename CC::TxnMeta meta_{};
   TxnId commit_id_{};
+  bool scanned_ = false;          // a scan ran since begin()
   uint64_t commit_epoch_ = 0;     // with a log: the epoch read at install
   bool logged_ = false;           // with a log: the commit wrote a record
   std::size_t record_bytes_ = 0;  // with a log: the record built at install, not yet handed over

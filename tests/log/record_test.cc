@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -121,6 +122,40 @@ TEST(Record, AFormatOneJournalStillReads) {
   pos = kJournalHeaderBytes;
   EXPECT_EQ(read_record(j, pos, r, why, kFormat), ReadStatus::Torn) << "a CRC-32 passed as a CRC-32C";
   EXPECT_EQ(file_format(two_records()), kFormat);
+}
+
+// A Columns write (format 3) carries its mask and the masked columns'
+// bytes; format 2, whose updates are whole rows, has no such write.
+TEST(Record, AColumnsWriteCarriesItsMaskAndReadsOnlyInFormatThree) {
+  auto journal = [](uint32_t format) {
+    std::string j = journal_header(0, format);
+    RecordBuilder b(j, format);
+    b.begin(3, 30);
+    char* p = b.reserve_columns(1, 77, 0b1010, 5);
+    std::memcpy(p, "hello", 5);
+    b.end();
+    b.begin(3, 31);
+    b.write(1, WriteKind::Insert, 78, "row", 3);
+    b.end();
+    return j;
+  };
+  const std::string j = journal(kFormat);
+  std::size_t pos = kJournalHeaderBytes;
+  RecordView r;
+  std::string why;
+  ASSERT_EQ(read_record(j, pos, r, why), ReadStatus::Ok) << why;
+  std::vector<std::string> seen;
+  r.for_each_write([&](const WriteView& w) {
+    EXPECT_EQ(w.kind, WriteKind::Columns);
+    EXPECT_EQ(w.bytes, kColumnMaskBytes + 5);
+    EXPECT_EQ(load_le<uint64_t>(w.data), 0b1010u);
+    seen.emplace_back(w.data + kColumnMaskBytes, w.bytes - kColumnMaskBytes);
+  });
+  EXPECT_EQ(seen, std::vector<std::string>{"hello"});
+  const std::string old = journal(kFormatRows);
+  pos = kJournalHeaderBytes;
+  EXPECT_EQ(read_record(old, pos, r, why, kFormatRows), ReadStatus::Corrupt) << "a Columns write in format 2";
+  EXPECT_NE(why.find("do not parse"), std::string::npos) << why;
 }
 
 TEST(Record, ForeignFilesAreNotJournals) {

@@ -350,6 +350,124 @@ TEST(RecoveredDatabase, SecondaryIndexesHoldTheKeysOfTheNewestVersions) {
   fs::remove_all(dir);
 }
 
+// Updates log the columns they change (format 3), and one row's writes
+// sit in several journals: whichever journal replay reads first, each
+// column ends at its newest version, a row a Columns write starts gets the
+// rest from its insert, and a removal stays removed.
+class ColumnReplay : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ColumnReplay, EachColumnEndsAtItsNewestVersionInAnyOrder) {
+  const bool swapped = GetParam();
+  const std::string dir = test::temp_path(swapped ? "abyss_columns_swapped" : "abyss_columns");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write_bytes(dir + "/manifest.json", R"({"format": 1, "args": []})");
+  // Columns id (int64), a (int64), b (8 chars).
+  auto row = [](uint64_t id, uint64_t a, std::string_view b) {
+    std::string r(24, '\0');
+    std::memcpy(r.data(), &id, 8);
+    std::memcpy(r.data() + 8, &a, 8);
+    std::memcpy(r.data() + 16, b.data(), b.size());
+    return r;
+  };
+  std::string journals[2] = {log::journal_header(0), log::journal_header(1)};
+  const int x = swapped ? 1 : 0;
+  const int y = 1 - x;
+  auto whole = [&](int j, uint64_t epoch, uint64_t tid, log::WriteKind kind, uint64_t key, const std::string& data) {
+    log::RecordBuilder b(journals[j]);
+    b.begin(epoch, tid);
+    b.write(0, kind, key, data.data(), static_cast<uint32_t>(data.size()));
+    b.end();
+  };
+  // Column a's value (when `a`), then column b's (when `b`).
+  auto columns = [&](int j, uint64_t epoch, uint64_t tid, uint64_t key, const uint64_t* a, std::string_view b) {
+    log::RecordBuilder rb(journals[j]);
+    rb.begin(epoch, tid);
+    const uint64_t mask = (a != nullptr ? 0b010 : 0) | (b.empty() ? 0 : 0b100);
+    char* p = rb.reserve_columns(0, key, mask, (a != nullptr ? 8 : 0) + (b.empty() ? 0 : 8));
+    if (a != nullptr) std::memcpy(p, a, 8);
+    if (!b.empty()) {
+      std::string b8(8, '\0');
+      b8.replace(0, b.size(), b);
+      std::memcpy(p + (a != nullptr ? 8 : 0), b8.data(), 8);
+    }
+    rb.end();
+  };
+  const uint64_t a200 = 200;
+  const uint64_t a250 = 250;
+  const uint64_t a300 = 300;
+  const uint64_t a5 = 5;
+  const uint64_t a9 = 9;
+  whole(x, 1, 10, log::WriteKind::Insert, 1, row(1, 100, "init"));
+  columns(x, 1, 20, 1, &a200, "");
+  columns(x, 2, 40, 1, nullptr, "bbbb");
+  columns(y, 2, 30, 1, &a300, "");
+  columns(y, 2, 25, 1, &a250, "late");  // older than both columns' newest
+  columns(y, 2, 50, 2, &a5, "");        // before its insert, in the other journal
+  whole(x, 2, 45, log::WriteKind::Insert, 2, row(2, 1, "two"));
+  whole(x, 2, 60, log::WriteKind::Insert, 3, row(3, 1, "three"));
+  whole(y, 2, 70, log::WriteKind::Delete, 3, "");
+  columns(x, 2, 65, 3, &a9, "");
+  log::DurablePoint point;
+  point.epoch = 2;
+  for (int j = 0; j < 2; j++) {
+    write_bytes(dir + "/" + log::journal_name(j, 0), journals[j]);
+    point.journals.push_back({0, journals[j].size()});
+  }
+  write_bytes(dir + "/epoch", log::epoch_file_bytes(point));
+
+  void (*init_row)(void*) = [](void*) {};
+  Database db(RowLayout::for_meta(8, 8), StorageOptions{}, init_row);
+  Table& table =
+      db.create_table("t", Schema().add_int64("id").add_int64("a").add_chars("b", 8), 16, IndexType::Ordered);
+  const Recovered rec = recover_into(db, init_row, dir, 1);
+  EXPECT_EQ(rec.result.records_applied, 10u);
+  auto contents = [&](uint64_t key) {
+    Row* r = table.index().find(key);
+    if (r == nullptr || (RowLayout::header(r).flags & RowHeader::kDeleted) != 0) return std::string("removed");
+    const std::string data(db.layout().data(r), 24);
+    return std::to_string(RowLayout::header(r).writer.value) + " " + data;
+  };
+  EXPECT_EQ(contents(1), "40 " + row(1, 300, "bbbb"));
+  EXPECT_EQ(contents(2), "50 " + row(2, 5, "two"));
+  EXPECT_EQ(contents(3), "removed");
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(JournalOrder, ColumnReplay, ::testing::Bool());
+
+// A Columns write that names a column its table lacks, or whose bytes are
+// not its columns', stops recovery with a line naming the journal.
+TEST(RecoveredDatabase, AColumnsWriteThatDoesNotFitItsTableStopsRecovery) {
+  for (const auto& [mask, bytes] : {std::pair<uint64_t, uint32_t>{0b1000, 8}, {0b010, 4}}) {
+    const std::string dir = test::temp_path("abyss_columns_bad");
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    write_bytes(dir + "/manifest.json", R"({"format": 1, "args": []})");
+    std::string journal = log::journal_header(0);
+    log::RecordBuilder b(journal);
+    b.begin(1, 10);
+    std::memset(b.reserve_columns(0, 1, mask, bytes), 0, bytes);
+    b.end();
+    write_bytes(dir + "/" + log::journal_name(0, 0), journal);
+    log::DurablePoint point;
+    point.epoch = 1;
+    point.journals.push_back({0, journal.size()});
+    write_bytes(dir + "/epoch", log::epoch_file_bytes(point));
+    void (*init_row)(void*) = [](void*) {};
+    Database db(RowLayout::for_meta(8, 8), StorageOptions{}, init_row);
+    db.create_table("t", Schema().add_int64("id").add_int64("a").add_chars("b", 8), 16, IndexType::Ordered);
+    try {
+      (void)recover_into(db, init_row, dir, 1);
+      ADD_FAILURE() << "mask " << mask << " of " << bytes << " bytes was replayed";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("journal-0-0.abj"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("columns"), std::string::npos) << e.what();
+    }
+    fs::remove_all(dir);
+  }
+}
+
 // A log of format 1 (zlib's CRC-32), as builds before format 2 wrote it,
 // is recovered by this one.
 TEST(RecoveredDatabase, AFormatOneLogIsRecovered) {

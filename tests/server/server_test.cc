@@ -572,6 +572,37 @@ TEST_F(ServerTest, AServedHistoryPassesTheChecker) {
   fs::remove_all(dir);
 }
 
+// With a log, a transaction that wrote nothing and read only durable
+// versions replies at once: another connection's GET of a value whose SET
+// was acknowledged. One that read a version not yet durable waits for it:
+// GETs sent with the SET they read, while the group (0.2 s) is still open.
+TEST_F(ServerTest, AReadOfDurableVersionsRepliesAtOnceAndAReadOfANewerOneWaits) {
+  const std::string dir = test::temp_path("served-durable-reads");
+  fs::remove_all(dir);
+  Config cfg = config_for("silo");
+  cfg.threads = 1;
+  cfg.log.policy = LogPolicy::File;
+  cfg.log.dir = dir;
+  cfg.log.group_commit_us = 200000;
+  ServeResult r;
+  {
+    Served s(cfg);
+    Client writer(s.port());
+    Client reader(s.port());
+    EXPECT_EQ(show(writer.call({"SET", "x", "1"})), "+OK");  // acknowledged: durable
+    for (int i = 0; i < 10; i++) EXPECT_EQ(show(reader.call({"GET", "x"})), "$1");
+    std::string batch = "*3\r\n$3\r\nSET\r\n$1\r\ny\r\n$1\r\n2\r\n";
+    for (int i = 0; i < 20; i++) batch += "*2\r\n$3\r\nGET\r\n$1\r\ny\r\n";
+    writer.send_raw(batch);
+    EXPECT_EQ(show(writer.read()), "+OK");
+    for (int i = 0; i < 20; i++) EXPECT_EQ(show(writer.read()), "$2");
+    r = s.stop();
+  }
+  EXPECT_GE(r.durable_reads, 10u) << "GETs of an acknowledged value waited";
+  EXPECT_LT(r.durable_reads, 30u) << "every GET of a value not yet durable replied at once";
+  fs::remove_all(dir);
+}
+
 TEST_F(ServerTest, RandomCutAndAbandonedInputNeverCrashesOrLeaks) {
   Served s(config_for("tictoc"));
   {
