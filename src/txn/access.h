@@ -26,6 +26,7 @@ struct Access {
   char* local = nullptr;       // private copy that a write modifies, or the row itself (write_in_place)
   char* undo = nullptr;        // a write in place: the row's data before it, put back if the transaction rolls back
   TxnId seen{};                // history: the version read, or replaced by a write
+  uint64_t columns = 0;        // a Write's columns the transaction may change (Txn::update), bit i: column i
   typename CC::AccessMeta cc{};
 };
 

@@ -77,8 +77,11 @@ void Txn<CC>::build_record() {
 // An update's write: the columns whose bytes differ from the version it
 // replaces (the row, which the scheme holds against other writers, and
 // which install_all() then overwrites whole), unless logging the row whole
-// is no larger. Recovery applies a column only over an older version of it
-// (engine/recover.cc), so the changes of one row may be replayed in any order.
+// is no larger. Only the columns the transaction said it may change are
+// compared (Txn::update); the checked builds compare the others too and
+// refuse a change to one of them, which recovery would lose. Recovery
+// applies a column only over an older version of it (engine/recover.cc),
+// so the changes of one row may be replayed in any order.
 template <class CC>
 void Txn<CC>::log_update(log::RecordBuilder& record, const AccessT& a) {
   const Schema& schema = a.table->schema();
@@ -89,7 +92,10 @@ void Txn<CC>::log_update(log::RecordBuilder& record, const AccessT& a) {
   if (columns.size() <= log::kMaskColumns) {
     for (std::size_t i = 0; i < columns.size(); i++) {
       const Column& c = columns[i];
+      const bool declared = (a.columns >> i & 1) != 0;
+      if (!declared && !kCheckUndeclared) continue;
       if (platform::same_shared(old + c.offset, a.local + c.offset, c.size)) continue;
+      if (!declared) refuse_undeclared(a, c);
       mask |= uint64_t{1} << i;
       bytes += c.size;
     }
@@ -104,6 +110,12 @@ void Txn<CC>::log_update(log::RecordBuilder& record, const AccessT& a) {
     std::memcpy(out, a.local + c.offset, c.size);
     out += c.size;
   }
+}
+
+template <class CC>
+void Txn<CC>::refuse_undeclared(const AccessT& a, const Column& c) {
+  throw std::logic_error("an update of " + a.table->name() + " changed column " + c.name +
+                         ", which it did not name (Txn::update's columns)");
 }
 
 template <class CC>

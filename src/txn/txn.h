@@ -140,8 +140,23 @@ class Txn final {
     return Rc::Ok;
   }
 
+  // Every column: what an update may change unless it says otherwise.
+  static constexpr uint64_t kAnyColumn = ~uint64_t{0};
+#if !defined(NDEBUG) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // A checked build's commit compares the columns an update did not name
+  // too, and refuses a change to one (std::logic_error); not under `none`,
+  // whose rows change under a committer.
+  static constexpr bool kCheckUndeclared = CC::kTraits.name != "none";
+#else
+  static constexpr bool kCheckUndeclared = false;
+#endif
+
   // A private copy of the row to modify; it is installed at commit.
-  Rc update(Table& t, uint64_t key, char*& out) {
+  // `columns` (bit i: column i of the table's schema) are the only ones the
+  // transaction may change in it: with a log, the commit compares those
+  // alone with the row it replaces (Txn::log_update), and the checked
+  // builds find any other that changed.
+  Rc update(Table& t, uint64_t key, char*& out, uint64_t columns = kAnyColumn) {
     refuse_read_only(t);
     Row* row = lookup(t, key);
     if (row == nullptr) return Rc::NotFound;
@@ -152,10 +167,12 @@ class Txn final {
         if (Rc rc = upgrade_to_write(*a); rc != Rc::Ok) return rc;
       }
       if (a->type != AccessType::Write && a->type != AccessType::Insert) return Rc::NotFound;  // removed
+      a->columns |= columns;
       out = a->local;
       return Rc::Ok;
     }
     AccessT& a = add(t, key, row, AccessType::Write);
+    a.columns = columns;
     if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.write(*this, a); }); rc != Rc::Ok) return rc;
     if (!check_live(a)) return Rc::NotFound;
     out = a.local;
@@ -682,6 +699,7 @@ class Txn final {
   [[gnu::noinline]] TxnId ordered_commit_id();
   [[gnu::noinline]] void build_record();
   void log_update(log::RecordBuilder& record, const AccessT& a);
+  [[noreturn]] static void refuse_undeclared(const AccessT& a, const Column& c);
   static bool logged_write(const AccessT& a);
   [[gnu::noinline]] void log_commit();
   std::string ack_log_commit_line() const;

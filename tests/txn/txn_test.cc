@@ -17,6 +17,7 @@
 #include "../cc/scheme_fixture.h"
 #include "check/history.h"
 #include "common/config.h"
+#include "log/logger.h"
 #include "platform/atomic.h"
 #include "platform/thread.h"
 #include "storage/database.h"
@@ -408,6 +409,41 @@ TYPED_TEST(ConcurrentTxns, IncrementsStayConsistent) {
   ASSERT_EQ(f.add(*f.t0, 0, 1), Rc::Ok) << "row 0 is still held";
   ASSERT_EQ(f.add(*f.t0, 1, 1), Rc::Ok) << "row 1 is still held";
   EXPECT_EQ(f.committed_value(0), 101 + writes);
+}
+
+// With a log, an update names the columns it may change (Txn::update), and
+// only those are compared with the row at commit: a checked build (debug,
+// asan, tsan) refuses a change to another, which recovery would lose.
+TEST(TxnColumns, ALoggedUpdateOfAColumnItDidNotNameIsRefusedInACheckedBuild) {
+  if (!Txn<cc::Silo>::kCheckUndeclared) GTEST_SKIP() << "an unchecked (release) build compares the named columns only";
+  LogSettings settings;
+  settings.policy = LogPolicy::Memory;
+  log::Logger logger(settings, 2, 1.0);
+  Fixture<cc::Silo> f;
+  f.workers[0]->log = &logger.worker(0);
+  char* d = nullptr;
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t0->update(*f.table, 1, d, uint64_t{1} << 0), Rc::Ok);  // names K, column 0
+  set_int64(d, f.value, 7);                                           // changes V, column 1
+  EXPECT_THROW((void)f.t0->commit(), std::logic_error);
+  f.workers[0]->log = nullptr;
+}
+
+// The same update naming V commits.
+TEST(TxnColumns, ALoggedUpdateOfTheColumnsItNamedCommits) {
+  LogSettings settings;
+  settings.policy = LogPolicy::Memory;
+  log::Logger logger(settings, 2, 1.0);
+  Fixture<cc::Silo> f;
+  f.workers[0]->log = &logger.worker(0);
+  char* d = nullptr;
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t0->update(*f.table, 1, d, uint64_t{1} << 1), Rc::Ok);
+  set_int64(d, f.value, 7);
+  EXPECT_EQ(f.t0->commit(), Rc::Ok);
+  EXPECT_EQ(f.committed_value(1), 7);
+  EXPECT_EQ(logger.worker(0).totals().records, 1u);
+  f.workers[0]->log = nullptr;
 }
 
 }  // namespace

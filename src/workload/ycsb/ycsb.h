@@ -111,10 +111,11 @@ class Ycsb final {
       const Request& req = qs.requests[r];
       switch (req.op) {
         case Op::Update: {
-          char* data = nullptr;
-          if (Rc rc = txn.update(*table_, req.key, data); rc != Rc::Ok) return rc;
           // Update one field, chosen by the key (as a YCSB update of one column).
-          const Column& f = field_columns_[req.key % field_columns_.size()];
+          const std::size_t field = req.key % field_columns_.size();
+          const Column& f = field_columns_[field];
+          char* data = nullptr;
+          if (Rc rc = txn.update(*table_, req.key, data, field_mask(field)); rc != Rc::Ok) return rc;
           std::memset(data + f.offset, static_cast<int>('a' + (data[f.offset] - 'a' + 1) % 26), f.size);
           break;
         }
@@ -176,6 +177,10 @@ class Ycsb final {
   struct alignas(64) InsertSeq {
     uint64_t next = 0;
   };
+
+  // The columns an update of field `f` changes (Txn::update): the key is
+  // column 0, field f column f + 1; past the mask's 64 bits, any.
+  static uint64_t field_mask(std::size_t f) { return f + 1 < 64 ? uint64_t{1} << (f + 1) : ~uint64_t{0}; }
 
   const YcsbConfig& cfg_;
   uint64_t rows_per_part_;
