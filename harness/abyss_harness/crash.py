@@ -247,10 +247,11 @@ def start_and_kill(cmd: list[str], ack_log: Path, scheme: str, rng: random.Rando
 
 def run_round(binary: Path, scheme: str, workload_args: list[str], work: Path, rng: random.Random,
               max_wait_s: float, group_commit_us: int, tpcc: bool, control: bool = False,
-              checkpoint_every_ms: int = 0, restarts: int = 0) -> Round:
-    """One kill and recovery; with `restarts`, that many runs recovered from
-    the log (`run --recover`), each killed in turn, before the recovery
-    that is checked against every run's acknowledgements."""
+              checkpoint_every_ms: int = 0, restarts: int = 0, journal: str = "per-worker") -> Round:
+    """One kill and recovery of runs with `journal` as their --journal; with
+    `restarts`, that many runs recovered from the log (`run --recover`),
+    each killed in turn, before the recovery that is checked against every
+    run's acknowledgements."""
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
@@ -262,7 +263,7 @@ def run_round(binary: Path, scheme: str, workload_args: list[str], work: Path, r
         ack_log = work / f"acks-{restart}.txt"
         ack_logs.append(ack_log)
         cmd = [str(binary), "run", "--cc", scheme, "--threads", "2", "--duration", "600", "--warmup", "0",
-               "--log", "file", "--log-dir", str(log_dir), "--ack-log", str(ack_log),
+               "--log", "file", "--journal", journal, "--log-dir", str(log_dir), "--ack-log", str(ack_log),
                "--group-commit-us", str(group_commit_us), "--checkpoint-every-ms", str(checkpoint_every_ms),
                "--seed", seed, *workload_args, *(["--recover"] if restart > 0 else [])]
         # Half the recovered runs are killed at a random time from their start.
@@ -385,11 +386,16 @@ def work_root(prefix: str, keep: bool) -> Iterator[Path]:
             shutil.rmtree(root, ignore_errors=True)
 
 
+def layouts(journal: str) -> list[str]:
+    """The --journal values of `--journal` (both: per-worker, then shared)."""
+    return ["per-worker", "shared"] if journal == "both" else [journal]
+
+
 def power_loss_main(args: argparse.Namespace, binary: Path, schemes: list[str], workloads: list[str],
                     root: Path) -> int:
     """The power-loss loop and its table; the exit code."""
     rng = random.Random(args.seed)
-    journals = ["per-worker", "shared"] if args.journal == "both" else [args.journal]
+    journals = layouts(args.journal or "both")
     failed = False
     lost = 0
     print(f"{'workload':9} {'scheme':11} {'crashes':>7} {'opening':>7} {'refused':>7} {'acked':>9} "
@@ -469,8 +475,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fsync", choices=("group", "always", "never"), default="group",
                    help="--power-loss: the runs' --fsync (default group; never: the negative control, which "
                         "must lose acknowledged commits)")
-    p.add_argument("--journal", choices=("per-worker", "shared", "both"), default="both",
-                   help="--power-loss: the runs' --journal, or both in turn (default both)")
+    p.add_argument("--journal", choices=("per-worker", "shared", "both"),
+                   help="the runs' --journal, or both in turn (default: per-worker; with --power-loss, both)")
     args = p.parse_args(argv)
     schemes = [s for s in args.schemes.split(",") if s]
     workloads = [w for w in args.workloads.split(",") if w]
@@ -505,42 +511,43 @@ def main(argv: list[str] | None = None) -> int:
                 return EXIT_FAILED
     rng = random.Random(args.seed)
     failed = False
-    print(f"{'workload':9} {'scheme':11} {'kills':>5} {'in ckpt':>7} {'in group':>8} {'acked':>9} {'writes':>10} "
-          f"{'missing':>8} {'partial':>8} {'tpcc':>6}")
+    print(f"{'workload':9} {'scheme':11} {'journal':10} {'kills':>5} {'in ckpt':>7} {'in group':>8} {'acked':>9} "
+          f"{'writes':>10} {'missing':>8} {'partial':>8} {'tpcc':>6}")
     with work_root("abyss-crash-", args.keep) as root:
         try:
-            for w in workloads:
-                for s in schemes:
-                    acked = writes = missing = partial = mid = in_group = 0
-                    tpcc_pass = 0
-                    examples: list[str] = []
-                    for k in range(args.kills):
-                        r = run_round(binary, s, WORKLOADS[w], root / f"{w}-{s}-{k}", rng, args.max_wait,
-                                      args.group_commit_us, tpcc=w == "tpcc", control=args.control,
-                                      checkpoint_every_ms=args.checkpoint_every_ms, restarts=args.restarts)
-                        acked += r.verdict.acked_checked
-                        writes += r.verdict.writes_checked
-                        missing += len(r.verdict.missing)
-                        partial += len(r.verdict.partial)
-                        tpcc_pass += 1 if r.tpcc_ok else 0
-                        mid += 1 if r.mid_checkpoint else 0
-                        in_group += 1 if r.mid_group else 0
-                        examples += (r.verdict.missing + r.verdict.partial)[:1]
-                        if r.tpcc_ok is False:
-                            examples.append(f"kill {k}: abyss check tpcc failed on the recovered dump")
-                    tpcc = f"{tpcc_pass}/{args.kills}" if w == "tpcc" else "-"
-                    print(f"{w:9} {s:11} {args.kills:5} {mid:7} {in_group:8} {acked:9} {writes:10} {missing:8} "
-                          f"{partial:8} {tpcc:>6}", flush=True)
-                    bad = missing > 0 or partial > 0 or (w == "tpcc" and tpcc_pass < args.kills)
-                    if args.control:
-                        # Every cut must be caught: a round the checks pass failed the control.
-                        if not bad:
-                            print(f"  control not caught: {w} {s} recovered everything after a journal was cut")
-                            failed = True
-                    else:
-                        for e in examples[:3]:
-                            print(f"  {e}")
-                        failed |= bad
+            rounds = ((w, s, j) for w in workloads for s in schemes for j in layouts(args.journal or "per-worker"))
+            for w, s, j in rounds:
+                acked = writes = missing = partial = mid = in_group = 0
+                tpcc_pass = 0
+                examples: list[str] = []
+                for k in range(args.kills):
+                    r = run_round(binary, s, WORKLOADS[w], root / f"{w}-{s}-{j}-{k}", rng, args.max_wait,
+                                  args.group_commit_us, tpcc=w == "tpcc", control=args.control,
+                                  checkpoint_every_ms=args.checkpoint_every_ms, restarts=args.restarts,
+                                  journal=j)
+                    acked += r.verdict.acked_checked
+                    writes += r.verdict.writes_checked
+                    missing += len(r.verdict.missing)
+                    partial += len(r.verdict.partial)
+                    tpcc_pass += 1 if r.tpcc_ok else 0
+                    mid += 1 if r.mid_checkpoint else 0
+                    in_group += 1 if r.mid_group else 0
+                    examples += (r.verdict.missing + r.verdict.partial)[:1]
+                    if r.tpcc_ok is False:
+                        examples.append(f"kill {k}: abyss check tpcc failed on the recovered dump")
+                tpcc = f"{tpcc_pass}/{args.kills}" if w == "tpcc" else "-"
+                print(f"{w:9} {s:11} {j:10} {args.kills:5} {mid:7} {in_group:8} {acked:9} {writes:10} {missing:8} "
+                      f"{partial:8} {tpcc:>6}", flush=True)
+                bad = missing > 0 or partial > 0 or (w == "tpcc" and tpcc_pass < args.kills)
+                if args.control:
+                    # Every cut must be caught: a round the checks pass failed the control.
+                    if not bad:
+                        print(f"  control not caught: {w} {s} recovered everything after a journal was cut")
+                        failed = True
+                else:
+                    for e in examples[:3]:
+                        print(f"  {e}")
+                    failed |= bad
         except RuntimeError as e:
             print(f"abyss crash: {e}", file=sys.stderr)
             return EXIT_FAILED

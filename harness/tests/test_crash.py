@@ -94,11 +94,12 @@ def test_a_later_runs_line_for_an_id_counts(tmp_path: Path) -> None:
 
 
 @needs_binary
-@pytest.mark.parametrize("scheme,workload,checkpoint_ms", [("silo", "tpcc", 50), ("no_wait", "ycsb", 0)])
+@pytest.mark.parametrize("scheme,workload,checkpoint_ms,journal", [("silo", "tpcc", 50, "per-worker"),
+                                                                   ("no_wait", "ycsb", 0, "shared")])
 def test_runs_recovered_from_the_log_and_killed_in_turn_lose_nothing(tmp_path: Path, scheme: str, workload: str,
-                                                                     checkpoint_ms: int) -> None:
+                                                                     checkpoint_ms: int, journal: str) -> None:
     r = crash.run_round(BINARY, scheme, crash.WORKLOADS[workload], tmp_path / "w", random.Random(11), 0.5, 1000,
-                        tpcc=workload == "tpcc", checkpoint_every_ms=checkpoint_ms, restarts=2)
+                        tpcc=workload == "tpcc", checkpoint_every_ms=checkpoint_ms, restarts=2, journal=journal)
     assert r.acked > 0 and r.verdict.acked_checked > 0
     assert r.verdict.ok, (r.verdict.missing + r.verdict.partial)[:3]
     if workload == "tpcc":
