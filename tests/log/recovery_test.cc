@@ -525,7 +525,9 @@ TEST(RecoveryDamage, AFlippedByteStopsRecoveryWithAMessageNamingTheJournal) {
   const std::string dir = logged_run("flip");
   const std::string journal = dir + "/journal-1-0.abj";
   const auto size = fs::file_size(journal);
-  ASSERT_GT(size, 100000u);
+  // Records of about 1 KB: the one the middle byte falls in has many after
+  // it, so the flip is damage to what was durable, not a torn tail.
+  ASSERT_GT(size, 16384u);
   {
     std::fstream f(journal, std::ios::in | std::ios::out | std::ios::binary);
     f.seekg(static_cast<std::streamoff>(size / 2));
