@@ -284,6 +284,21 @@ void write_bytes(const std::string& path, const std::string& bytes) {
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
+// A log directory written by hand: `journals` as segment 0 of journals 0,
+// 1, ..., all of them durable up to `epoch`, and a manifest with no flags.
+void write_log(const std::string& dir, const std::vector<std::string>& journals, uint64_t epoch) {
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write_bytes(dir + "/manifest.json", R"({"format": 1, "args": []})");
+  log::DurablePoint point;
+  point.epoch = epoch;
+  for (std::size_t j = 0; j < journals.size(); j++) {
+    write_bytes(dir + "/" + log::journal_name(static_cast<uint32_t>(j), 0), journals[j]);
+    point.journals.push_back({0, journals[j].size()});
+  }
+  write_bytes(dir + "/epoch", log::epoch_file_bytes(point));
+}
+
 // A table whose rows are (id, group), indexed by group too, and a log of
 // two journals written by hand: key 7 inserted in group 1, removed, and
 // inserted again in group 3; key 9 removed and inserted again in group 2,
@@ -302,9 +317,6 @@ uint64_t group_key(const char* data) {
 
 TEST(RecoveredDatabase, SecondaryIndexesHoldTheKeysOfTheNewestVersions) {
   const std::string dir = test::temp_path("abyss_recovered_secondary");
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  write_bytes(dir + "/manifest.json", R"({"format": 1, "args": []})");
   auto row = [](uint64_t id, uint64_t group) {
     std::string r(16, '\0');
     std::memcpy(r.data(), &id, 8);
@@ -323,13 +335,7 @@ TEST(RecoveredDatabase, SecondaryIndexesHoldTheKeysOfTheNewestVersions) {
   record(0, 2, 30, log::WriteKind::Insert, 7, row(7, 3));
   record(1, 1, 20, log::WriteKind::Delete, 7, "");
   record(1, 2, 25, log::WriteKind::Insert, 9, row(9, 2));
-  log::DurablePoint point;
-  point.epoch = 2;
-  for (int j = 0; j < 2; j++) {
-    write_bytes(dir + "/" + log::journal_name(j, 0), journals[j]);
-    point.journals.push_back({0, journals[j].size()});
-  }
-  write_bytes(dir + "/epoch", log::epoch_file_bytes(point));
+  write_log(dir, {journals[0], journals[1]}, 2);
 
   void (*init_row)(void*) = [](void*) {};
   Database db(RowLayout::for_meta(8, 8), StorageOptions{}, init_row);
@@ -359,9 +365,6 @@ class ColumnReplay : public ::testing::TestWithParam<bool> {};
 TEST_P(ColumnReplay, EachColumnEndsAtItsNewestVersionInAnyOrder) {
   const bool swapped = GetParam();
   const std::string dir = test::temp_path(swapped ? "abyss_columns_swapped" : "abyss_columns");
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  write_bytes(dir + "/manifest.json", R"({"format": 1, "args": []})");
   // Columns id (int64), a (int64), b (8 chars).
   auto row = [](uint64_t id, uint64_t a, std::string_view b) {
     std::string r(24, '\0');
@@ -408,13 +411,7 @@ TEST_P(ColumnReplay, EachColumnEndsAtItsNewestVersionInAnyOrder) {
   whole(x, 2, 60, log::WriteKind::Insert, 3, row(3, 1, "three"));
   whole(y, 2, 70, log::WriteKind::Delete, 3, "");
   columns(x, 2, 65, 3, &a9, "");
-  log::DurablePoint point;
-  point.epoch = 2;
-  for (int j = 0; j < 2; j++) {
-    write_bytes(dir + "/" + log::journal_name(j, 0), journals[j]);
-    point.journals.push_back({0, journals[j].size()});
-  }
-  write_bytes(dir + "/epoch", log::epoch_file_bytes(point));
+  write_log(dir, {journals[0], journals[1]}, 2);
 
   void (*init_row)(void*) = [](void*) {};
   Database db(RowLayout::for_meta(8, 8), StorageOptions{}, init_row);
@@ -441,19 +438,12 @@ INSTANTIATE_TEST_SUITE_P(JournalOrder, ColumnReplay, ::testing::Bool());
 TEST(RecoveredDatabase, AColumnsWriteThatDoesNotFitItsTableStopsRecovery) {
   for (const auto& [mask, bytes] : {std::pair<uint64_t, uint32_t>{0b1000, 8}, {0b010, 4}}) {
     const std::string dir = test::temp_path("abyss_columns_bad");
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    write_bytes(dir + "/manifest.json", R"({"format": 1, "args": []})");
     std::string journal = log::journal_header(0);
     log::RecordBuilder b(journal);
     b.begin(1, 10);
     std::memset(b.reserve_columns(0, 1, mask, bytes), 0, bytes);
     b.end();
-    write_bytes(dir + "/" + log::journal_name(0, 0), journal);
-    log::DurablePoint point;
-    point.epoch = 1;
-    point.journals.push_back({0, journal.size()});
-    write_bytes(dir + "/epoch", log::epoch_file_bytes(point));
+    write_log(dir, {journal}, 1);
     void (*init_row)(void*) = [](void*) {};
     Database db(RowLayout::for_meta(8, 8), StorageOptions{}, init_row);
     db.create_table("t", Schema().add_int64("id").add_int64("a").add_chars("b", 8), 16, IndexType::Ordered);
@@ -472,9 +462,6 @@ TEST(RecoveredDatabase, AColumnsWriteThatDoesNotFitItsTableStopsRecovery) {
 // is recovered by this one.
 TEST(RecoveredDatabase, AFormatOneLogIsRecovered) {
   const std::string dir = test::temp_path("abyss_recovered_format1");
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  write_bytes(dir + "/manifest.json", R"({"format": 1, "args": []})");
   std::string journal = log::journal_header(0, log::kFormatCrc32);
   log::RecordBuilder b(journal, log::kFormatCrc32);
   for (uint64_t id = 1; id <= 3; id++) {
@@ -484,11 +471,7 @@ TEST(RecoveredDatabase, AFormatOneLogIsRecovered) {
     b.write(0, log::WriteKind::Insert, id, row.data(), 16);
     b.end();
   }
-  write_bytes(dir + "/" + log::journal_name(0, 0), journal);
-  log::DurablePoint point;
-  point.epoch = 1;
-  point.journals.push_back({0, journal.size()});
-  write_bytes(dir + "/epoch", log::epoch_file_bytes(point));
+  write_log(dir, {journal}, 1);
 
   void (*init_row)(void*) = [](void*) {};
   Database db(RowLayout::for_meta(8, 8), StorageOptions{}, init_row);

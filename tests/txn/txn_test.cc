@@ -414,36 +414,43 @@ TYPED_TEST(ConcurrentTxns, IncrementsStayConsistent) {
 // With a log, an update names the columns it may change (Txn::update), and
 // only those are compared with the row at commit: a checked build (debug,
 // asan, tsan) refuses a change to another, which recovery would lose.
+// A Silo fixture whose first worker logs (--log memory).
+struct LoggedFixture {
+  LoggedFixture() : logger(settings(), 2, 1.0) { f.workers[0]->log = &logger.worker(0); }
+  ~LoggedFixture() { f.workers[0]->log = nullptr; }
+  LoggedFixture(const LoggedFixture&) = delete;
+  LoggedFixture& operator=(const LoggedFixture&) = delete;
+  static LogSettings settings() {
+    LogSettings s;
+    s.policy = LogPolicy::Memory;
+    return s;
+  }
+  log::Logger logger;
+  Fixture<cc::Silo> f;
+};
+
 TEST(TxnColumns, ALoggedUpdateOfAColumnItDidNotNameIsRefusedInACheckedBuild) {
   if (!Txn<cc::Silo>::kCheckUndeclared) GTEST_SKIP() << "an unchecked (release) build compares the named columns only";
-  LogSettings settings;
-  settings.policy = LogPolicy::Memory;
-  log::Logger logger(settings, 2, 1.0);
-  Fixture<cc::Silo> f;
-  f.workers[0]->log = &logger.worker(0);
+  LoggedFixture logged;
+  Fixture<cc::Silo>& f = logged.f;
   char* d = nullptr;
   ASSERT_EQ(f.t0->begin(false), Rc::Ok);
   ASSERT_EQ(f.t0->update(*f.table, 1, d, uint64_t{1} << 0), Rc::Ok);  // names K, column 0
   set_int64(d, f.value, 7);                                           // changes V, column 1
   EXPECT_THROW((void)f.t0->commit(), std::logic_error);
-  f.workers[0]->log = nullptr;
 }
 
 // The same update naming V commits.
 TEST(TxnColumns, ALoggedUpdateOfTheColumnsItNamedCommits) {
-  LogSettings settings;
-  settings.policy = LogPolicy::Memory;
-  log::Logger logger(settings, 2, 1.0);
-  Fixture<cc::Silo> f;
-  f.workers[0]->log = &logger.worker(0);
+  LoggedFixture logged;
+  Fixture<cc::Silo>& f = logged.f;
   char* d = nullptr;
   ASSERT_EQ(f.t0->begin(false), Rc::Ok);
   ASSERT_EQ(f.t0->update(*f.table, 1, d, uint64_t{1} << 1), Rc::Ok);
   set_int64(d, f.value, 7);
   EXPECT_EQ(f.t0->commit(), Rc::Ok);
   EXPECT_EQ(f.committed_value(1), 7);
-  EXPECT_EQ(logger.worker(0).totals().records, 1u);
-  f.workers[0]->log = nullptr;
+  EXPECT_EQ(logged.logger.worker(0).totals().records, 1u);
 }
 
 }  // namespace
