@@ -58,27 +58,6 @@ inline bool same_shared(const void* shared, const void* local, std::size_t bytes
 }
 #else
 namespace detail {
-// Whether two runs of bytes are the same: the words' differences OR-ed
-// together, with no early exit, so that the compiler vectorizes the loop.
-// A committer compares every column of each row it updates, most of them
-// unchanged; this is a few times faster than a memcmp call per column.
-inline bool same_bytes(const void* a, const void* b, std::size_t bytes) {
-  const auto* pa = static_cast<const char*>(a);
-  const auto* pb = static_cast<const char*>(b);
-  uint64_t differ = 0;
-  std::size_t i = 0;
-  for (; i + 8 <= bytes; i += 8) {
-    uint64_t x;
-    uint64_t y;
-    std::memcpy(&x, pa + i, 8);
-    std::memcpy(&y, pb + i, 8);
-    differ |= x ^ y;
-  }
-  for (; i < bytes; i++) differ |= static_cast<uint64_t>(static_cast<unsigned char>(pa[i] ^ pb[i]));
-  return differ == 0;
-}
-}  // namespace detail
-namespace detail {
 // Row bytes are written as characters and columns elsewhere; read as words here.
 using Word [[gnu::may_alias]] = uint64_t;
 using Byte = unsigned char;
@@ -153,14 +132,14 @@ inline uint64_t load_shared_u64(const char* p) {
   return __atomic_load_n(reinterpret_cast<const detail::Word*>(p), __ATOMIC_ACQUIRE);
 }
 // Whether `bytes` of a row hold what `local` does, at any alignment: a
-// committer finding the columns it changes (Txn::build_record) while its
+// committer finding the columns it changes (Txn::log_update) while its
 // scheme keeps every other writer off the row, so the row holds still and
-// a plain read does. Under `none` nothing keeps the others off, and the
+// a memcmp reads it. Under `none` nothing keeps the others off, and the
 // answer may be stale; the sanitized builds read byte by byte, atomically,
 // like the copies above.
 inline bool same_shared(const void* shared, const void* local, std::size_t bytes) {
   if constexpr (!detail::kSanitized) {
-    return detail::same_bytes(shared, local, bytes);
+    return std::memcmp(shared, local, bytes) == 0;
   } else {
     const auto* s = static_cast<const detail::Byte*>(shared);
     const auto* l = static_cast<const detail::Byte*>(local);
