@@ -178,6 +178,8 @@ void WorkerLog::ack_log_line(std::string_view line) {
 
 uint64_t WorkerLog::flush_due(uint64_t now) {
   if (logger_.failed()) throw std::runtime_error(logger_.error());
+  if (syncing_.busy()) (void)collect(false);
+  if (logger_.epoch_syncing_.load(platform::memory_order_relaxed)) logger_.advance_durable();
   const LogSettings& s = logger_.settings_;
   const bool due = oldest_ != 0 && (s.fsync == FsyncPolicy::Always || now - oldest_ >= logger_.group_cycles_ ||
                                     (!shared_ && buf_.size() >= kGroupBytesMax));
@@ -199,19 +201,34 @@ uint64_t WorkerLog::write_group(uint64_t now) {
     if (!logger_.write_shared(*this, true)) return platform::cycles() - t0;
   } else {
     if (logger_.files_) {
+      // The group before is still on its way to disk: this one grows
+      // meanwhile, unless it is already as large as a group gets.
+      if (syncing_.busy() && !collect(buf_.size() >= kGroupBytesMax)) return platform::cycles() - t0;
       if (logger_.segment_.load(platform::memory_order_acquire) != segment_) rotate();
       const std::string name = journal_name(worker_, segment_);
       if (auto err = file_.append(buf_.data(), buf_.size()); !err.empty()) fail(name, err);
-      if (logger_.sync_) {
-        if (auto err = file_.sync(); !err.empty()) fail(name, err);
-        totals_.fsyncs++;
-      }
       if (file_.size() >> Logger::kEndBytesBits != 0) {
         fail(name, "a journal segment reached 1 TiB (take checkpoints: --checkpoint-every-ms)");
       }
+      segment_epoch_ = std::max(segment_epoch_, max_epoch_);
+      if (logger_.sync_) {
+        // Synced while the worker runs on; collect() publishes it. Every
+        // record of this group is of an epoch before the one the epoch
+        // moves on to here, and every later record of this worker of that
+        // epoch or a later one.
+        totals_.flushes++;
+        buf_.clear();
+        oldest_ = 0;
+        logger_.advance_epoch_past(max_epoch_);
+        flight_persisted_ = logger_.epoch() - 1;
+        flight_end_ = Logger::pack_end(segment_, file_.size());
+        syncing_.start(file_);
+        totals_.fsyncs++;
+        next_tick_ = now + std::max<uint64_t>(1, logger_.group_cycles_ / 2);
+        return platform::cycles() - t0;
+      }
       // Before this worker's records count as durable (publish below).
       logger_.slots_[worker_].synced.store(Logger::pack_end(segment_, file_.size()), platform::memory_order_release);
-      segment_epoch_ = std::max(segment_epoch_, max_epoch_);
     }
     totals_.flushes++;
     buf_.clear();
@@ -221,6 +238,24 @@ uint64_t WorkerLog::write_group(uint64_t now) {
   next_tick_ = now + std::max<uint64_t>(1, logger_.group_cycles_ / 2);
   publish();
   return platform::cycles() - t0;
+}
+
+bool WorkerLog::collect(bool wait) {
+  std::string err;
+  if (wait) {
+    err = syncing_.wait();
+  } else if (!syncing_.done(err)) {
+    return false;
+  }
+  if (!err.empty()) fail(journal_name(worker_, Logger::unpack_end(flight_end_).segment), err);
+  // Before this worker's records count as durable.
+  logger_.slots_[worker_].synced.store(flight_end_, platform::memory_order_release);
+  if (oldest_ == 0) {
+    publish();  // nothing written since: every record so far is durable
+  } else {
+    publish_through(flight_persisted_);
+  }
+  return true;
 }
 
 // A checkpoint asked for new segments: this journal's next writes go to a
@@ -239,32 +274,45 @@ void WorkerLog::rotate() {
 // Every record of this worker so far is durable: the ones it appends from
 // now on join the current epoch or a later one.
 void WorkerLog::publish() {
-  if (oldest_ != 0 || idle_) return;
+  if (oldest_ != 0 || idle_ || syncing_.busy()) return;
   if (shared_ && logger_.shared_durable_.load(platform::memory_order_acquire) < shared_end_) return;
+  publish_through(logger_.epoch() - 1);
+}
+
+void WorkerLog::publish_through(uint64_t persisted) {
+  if (idle_) return;
   platform::Atomic<uint64_t>& mine = logger_.slots_[worker_].persisted;
-  const uint64_t persisted = logger_.epoch() - 1;
-  if (mine.load(platform::memory_order_relaxed) == persisted) return;
+  if (mine.load(platform::memory_order_relaxed) >= persisted) return;
   mine.store(persisted, platform::memory_order_release);
   logger_.advance_durable();
 }
 
 void WorkerLog::finish() {
-  if (oldest_ != 0 && !logger_.failed()) write_group(platform::cycles());
+  if (!logger_.failed()) {
+    if (syncing_.busy()) (void)collect(true);
+    if (oldest_ != 0) write_group(platform::cycles());
+    if (syncing_.busy()) (void)collect(true);
+  }
   logger_.slots_[worker_].persisted.store(Logger::kFinished, platform::memory_order_release);
   if (!logger_.failed()) logger_.advance_durable();
 }
 
 void WorkerLog::idle() {
   if (idle_ || logger_.failed()) return;
+  // With nothing to run meanwhile, the worker waits for its syncs itself,
+  // so its replies leave as soon as they are durable, not at a later call.
+  if (syncing_.busy()) (void)collect(true);
   // The newest epoch of its records and of its commits not yet acknowledged
   // (a read-only commit writes no record but waits for its epoch too).
   const uint64_t newest = std::max(max_epoch_, pending_.empty() ? 0 : pending_.back().epoch);
   if (oldest_ != 0) (void)write_group(platform::cycles());
+  if (syncing_.busy()) (void)collect(true);
   logger_.advance_epoch_past(newest);
   publish();
+  logger_.settle_durable();
   // Idle only once all of that is durable: no commit of its own waits on a
   // durable epoch that no worker would move on.
-  if (oldest_ != 0 || logger_.durable() < newest ||
+  if (oldest_ != 0 || syncing_.busy() || logger_.durable() < newest ||
       logger_.slots_[worker_].persisted.load(platform::memory_order_relaxed) < newest) {
     return;
   }
@@ -458,24 +506,70 @@ void Logger::advance_durable() {
     return d;
   };
   // Once every worker finished, close() makes the last epoch durable.
-  if (const uint64_t d = least(); d == kFinished || d <= durable()) return;
+  if (!epoch_syncing_.load(platform::memory_order_acquire)) {
+    if (const uint64_t d = least(); d == kFinished || d <= durable()) return;
+  }
   if (!durable_latch_.try_lock()) return;
+  if (epoch_syncing_.load(platform::memory_order_relaxed)) {
+    // One copy at a time: the next write goes to the other copy, which
+    // must not be touched while this one is not yet durable.
+    std::string err;
+    if (!epoch_sync_.done(err) || !epoch_flight_landed(err)) {
+      durable_latch_.unlock();
+      return;
+    }
+  }
   const uint64_t d = least();
   if (d != kFinished && d > durable()) {
-    const std::string err = files_ ? write_epoch_file(d) : std::string{};
-    if (err.empty()) {
+    if (!files_) {
       durable_.store(d, platform::memory_order_release);
-    } else {
+    } else if (auto err = write_epoch_copy(d, epoch_flight_); !err.empty()) {
       record_error(std::string(kEpochFile) + " in " + settings_.dir + ": " + err);
+    } else if (sync_) {
+      epoch_sync_.start(epoch_file_);
+      epoch_syncs_++;
+      epoch_syncing_.store(true, platform::memory_order_release);
+    } else {
+      epoch_written(epoch_flight_);
+      durable_.store(d, platform::memory_order_release);
     }
   }
   durable_latch_.unlock();
 }
 
+bool Logger::epoch_flight_landed(const std::string& err) {
+  epoch_syncing_.store(false, platform::memory_order_relaxed);
+  if (!err.empty()) {
+    record_error(std::string(kEpochFile) + " in " + settings_.dir + ": " + err);
+    return false;
+  }
+  epoch_written(epoch_flight_);
+  durable_.store(epoch_flight_.epoch, platform::memory_order_release);
+  return true;
+}
+
+void Logger::settle_durable() {
+  if (!epoch_syncing_.load(platform::memory_order_acquire)) return;
+  durable_latch_.lock();
+  if (epoch_syncing_.load(platform::memory_order_relaxed)) (void)epoch_flight_landed(epoch_sync_.wait());
+  durable_latch_.unlock();
+}
+
 std::string Logger::write_epoch_file(uint64_t epoch) {
+  DurablePoint point;
+  std::string err = write_epoch_copy(epoch, point);
+  if (err.empty() && sync_) {
+    err = epoch_file_.sync();
+    epoch_syncs_++;
+  }
+  if (err.empty()) epoch_written(point);
+  return err;
+}
+
+std::string Logger::write_epoch_copy(uint64_t epoch, DurablePoint& point) {
   // Each journal's end is read after the epochs that made `epoch` durable:
   // it covers every record of `epoch` and older, and perhaps later ones.
-  DurablePoint point;
+  point = {};
   point.sequence = epoch_sequence_ + 1;
   point.epoch = epoch;
   if (settings_.journal == JournalLayout::Shared) {
@@ -486,15 +580,12 @@ std::string Logger::write_epoch_file(uint64_t epoch) {
     }
   }
   const std::string bytes = epoch_copy_bytes(point);
-  std::string err = epoch_file_.write_at(point.sequence % 2 * bytes.size(), bytes.data(), bytes.size());
-  if (err.empty() && sync_) {
-    err = epoch_file_.sync();
-    epoch_syncs_++;
-  }
-  if (!err.empty()) return err;
+  return epoch_file_.write_at(point.sequence % 2 * bytes.size(), bytes.data(), bytes.size());
+}
+
+void Logger::epoch_written(const DurablePoint& point) {
   epoch_sequence_ = point.sequence;
   for (std::size_t j = 0; j < point.journals.size(); j++) epoch_segments_[j] = point.journals[j].segment;
-  return {};
 }
 
 bool Logger::write_shared(WorkerLog& by, bool wait) {
@@ -563,6 +654,9 @@ std::string Logger::close() {
   // current epoch's too.
   const uint64_t last = epoch();
   if (files_) {
+    // The copy a worker left syncing goes first: the next write is to the other.
+    settle_durable();
+    if (failed()) return error();
     std::string err = write_epoch_file(last);
     if (err.empty()) err = epoch_file_.close();
     if (err.empty()) err = shared_file_.close();

@@ -164,7 +164,12 @@ class WorkerLog final {
   uint64_t flush_due(uint64_t now);
   void rotate();
   uint64_t write_group(uint64_t now);
+  // The group syncing_ syncs, once it is durable (with `wait`, waiting for
+  // it): publishes the journal's end and this worker's records as durable.
+  // False while it is still on its way.
+  bool collect(bool wait);
   void publish();
+  void publish_through(uint64_t persisted);
   void fail(const std::string& what, const std::string& reason);
 
   Logger& logger_;
@@ -173,6 +178,13 @@ class WorkerLog final {
   std::string buf_;     // per-worker and memory: records not yet written
   std::string record_;  // shared: the record being built
   platform::JournalFile file_;
+  // Per-worker with --fsync always or group: the group written to file_ and
+  // being synced while the worker runs on; once durable, the journal ends
+  // at flight_end_ and this worker's records of epochs up to
+  // flight_persisted_ are durable.
+  platform::BackgroundSync syncing_;
+  uint64_t flight_end_ = 0;
+  uint64_t flight_persisted_ = 0;
   uint32_t segment_ = 0;        // per-worker: the segment file_ writes
   uint64_t segment_epoch_ = 0;  // per-worker: the newest epoch written to it
   platform::JournalFile ack_log_;
@@ -246,11 +258,21 @@ class Logger final {
   std::string open_segment(platform::JournalFile& f, uint32_t journal, uint32_t segment);
   void advance_epoch_past(uint64_t e);
   void tick_epoch(uint64_t now);
-  // Writes the least persisted epoch to the epoch file if it moved on.
+  // Writes the least persisted epoch to the epoch file if it moved on, and
+  // makes it the durable epoch once that write is synced.
   void advance_durable();
   // Writes `epoch` and every journal's synced end to the older copy of the
-  // epoch file and syncs it. Under durable_latch_, or after every worker
+  // epoch file, as `point`; epoch_written() once that is synced; or both
+  // and the sync between them. Under durable_latch_, or after every worker
   // finished.
+  std::string write_epoch_copy(uint64_t epoch, DurablePoint& point);
+  // The epoch file's copy in flight has synced, with `err`: publishes the
+  // durable epoch it makes, or the run's error. Under durable_latch_.
+  bool epoch_flight_landed(const std::string& err);
+  // Waits for the epoch file's copy in flight, if any, and publishes the
+  // durable epoch it makes.
+  void settle_durable();
+  void epoch_written(const DurablePoint& point);
   std::string write_epoch_file(uint64_t epoch);
   bool write_shared(WorkerLog& by, bool wait);
   void record_error(const std::string& error);
@@ -266,6 +288,11 @@ class Logger final {
   alignas(platform::kCacheLine) platform::Atomic<bool> failed_{false};
   platform::SpinLatch durable_latch_;  // held by the one worker writing the epoch file
   platform::JournalFile epoch_file_;
+  // The epoch file's copy being synced off the worker's thread, and what
+  // it makes durable: written under durable_latch_.
+  platform::BackgroundSync epoch_sync_;
+  DurablePoint epoch_flight_;
+  alignas(platform::kCacheLine) platform::Atomic<bool> epoch_syncing_{false};
   uint64_t epoch_syncs_ = 0;     // under durable_latch_
   uint64_t epoch_sequence_ = 0;  // under durable_latch_: the last copy written
   // Under durable_latch_: per journal, the segment the epoch file names. A

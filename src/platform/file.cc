@@ -7,9 +7,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <string_view>
+#include <thread>
 
 namespace abyss::platform {
 
@@ -283,13 +287,126 @@ std::string JournalFile::write_all(const char* data, std::size_t n, uint64_t* of
   return error_;
 }
 
+int JournalFile::sync_fd(int fd, uint64_t node) {
+  const int r = node != 0 ? power_loss::sync(node, fd) : ::fdatasync(fd);
+  return r != 0 ? errno : 0;
+}
+
 std::string JournalFile::sync() {
   if (fd_ < 0) return reason_of(EBADF);
   if (!error_.empty()) return error_;
-  const int r = node_ != 0 ? power_loss::sync(node_, fd_) : ::fdatasync(fd_);
-  if (r != 0) error_ = os_reason();
+  if (const int err = sync_fd(fd_, node_); err != 0) error_ = reason_of(err);
   return error_;
 }
+
+// ---- BackgroundSync --------------------------------------------------------
+
+#if defined(ABYSS_SIM)
+
+struct BackgroundSync::Helper {};
+
+BackgroundSync::BackgroundSync() = default;
+BackgroundSync::~BackgroundSync() = default;
+
+void BackgroundSync::start(const JournalFile& file) {
+  const int err = file.fd_ < 0 ? EBADF : JournalFile::sync_fd(file.fd_, file.node_);
+  error_ = err != 0 ? reason_of(err) : std::string{};
+  busy_ = true;
+}
+
+bool BackgroundSync::done(std::string& error) {
+  if (busy_) error = error_;
+  busy_ = false;
+  return true;
+}
+
+std::string BackgroundSync::wait() {
+  std::string err;
+  (void)done(err);
+  return err;
+}
+
+#else
+
+// The helper sleeps on `wake` until a sync is asked for or it is to end.
+// `finished` is read without the lock by done(), which polls it.
+struct BackgroundSync::Helper {
+  std::mutex mu;
+  std::condition_variable wake;
+  std::condition_variable idle;
+  bool asked = false;  // under mu
+  bool stop = false;   // under mu
+  int fd = -1;         // under mu
+  uint64_t node = 0;   // under mu
+  int error = 0;       // written before `finished` is set
+  std::atomic<bool> finished{false};
+  std::thread thread;
+
+  void loop() {
+    std::unique_lock<std::mutex> hold(mu);
+    for (;;) {
+      wake.wait(hold, [&] { return asked || stop; });
+      if (!asked) return;
+      const int f = fd;
+      const uint64_t n = node;
+      hold.unlock();
+      error = JournalFile::sync_fd(f, n);
+      hold.lock();
+      asked = false;
+      finished.store(true, std::memory_order_release);
+      idle.notify_all();
+    }
+  }
+};
+
+BackgroundSync::BackgroundSync() = default;
+
+BackgroundSync::~BackgroundSync() {
+  if (helper_ == nullptr) return;
+  {
+    std::lock_guard<std::mutex> hold(helper_->mu);
+    helper_->stop = true;
+  }
+  helper_->wake.notify_one();
+  helper_->thread.join();  // a sync in flight finishes first
+}
+
+void BackgroundSync::start(const JournalFile& file) {
+  if (helper_ == nullptr) {
+    helper_ = std::make_unique<Helper>();
+    helper_->thread = std::thread([h = helper_.get()] { h->loop(); });
+  }
+  {
+    std::lock_guard<std::mutex> hold(helper_->mu);
+    helper_->fd = file.fd_;
+    helper_->node = file.node_;
+    helper_->asked = true;
+    helper_->finished.store(false, std::memory_order_relaxed);
+  }
+  helper_->wake.notify_one();
+  busy_ = true;
+}
+
+bool BackgroundSync::done(std::string& error) {
+  if (!busy_) return true;
+  if (!helper_->finished.load(std::memory_order_acquire)) return false;
+  busy_ = false;
+  error = helper_->error != 0 ? reason_of(helper_->error) : std::string{};
+  return true;
+}
+
+std::string BackgroundSync::wait() {
+  if (!busy_) return {};
+  {
+    std::unique_lock<std::mutex> hold(helper_->mu);
+    helper_->idle.wait(hold, [&] { return helper_->finished.load(std::memory_order_relaxed); });
+  }
+  std::string err;
+  (void)done(err);
+  return err;
+}
+
+#endif
 
 std::string JournalFile::close() {
   if (fd_ < 0) return error_;

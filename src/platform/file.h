@@ -123,7 +123,11 @@ class JournalFile {
   [[nodiscard]] uint64_t size() const { return size_; }  // bytes appended
 
  private:
+  friend class BackgroundSync;
   std::string write_all(const char* data, std::size_t n, uint64_t* offset);
+  // fdatasync(2) of `fd` (through the power-loss layer for one of its
+  // files): 0, or the errno it failed with.
+  static int sync_fd(int fd, uint64_t node);
 
   int fd_ = -1;
   uint64_t size_ = 0;
@@ -131,6 +135,39 @@ class JournalFile {
   // (power_loss.h): its name there; 0 for every other file.
   uint64_t node_ = 0;
   std::string error_;
+};
+
+// Syncs a JournalFile off the caller's thread, so that a worker goes on
+// running transactions while its journal's group reaches the disk: start()
+// hands an fdatasync(2) of every byte appended to the file so far to a
+// helper thread of this object's own and returns at once; done() says,
+// without waiting, whether that sync has finished, and wait() waits for it.
+// One sync at a time; the file takes appends meanwhile (they may or may not
+// be covered) and stays open until the sync is done. The simulated build
+// syncs within start(): a helper thread's time would not be simulated time.
+class BackgroundSync {
+ public:
+  BackgroundSync();
+  ~BackgroundSync();  // waits for a sync in flight and ends the helper
+  BackgroundSync(const BackgroundSync&) = delete;
+  BackgroundSync& operator=(const BackgroundSync&) = delete;
+
+  // Begins syncing `file`; none may be in flight. Not a waiting point.
+  void start(const JournalFile& file);
+  [[nodiscard]] bool busy() const { return busy_; }
+  // Whether the sync in flight has finished (then not busy any more), its
+  // failure in the OS's words in `error`, empty if it succeeded. Not a
+  // waiting point.
+  [[nodiscard]] bool done(std::string& error);
+  // Waits until the sync in flight, if any, has finished; its failure. A
+  // waiting point.
+  [[nodiscard]] std::string wait();
+
+ private:
+  struct Helper;
+  std::unique_ptr<Helper> helper_;  // natively: started by the first start()
+  bool busy_ = false;
+  std::string error_;  // simulated: the sync start() did
 };
 
 // Makes the entries of directory `path` durable (a file it created, or
