@@ -131,6 +131,11 @@ class RunContext final {
   // A worker thread's end, failed or not: its epoch slot is idle, so the
   // others' epochs move on without it.
   void worker_left(uint32_t i) { workers_->leave(i); }
+  // Once the worker threads are joined: no sync is left in flight, so
+  // nothing the log's wakers reach is used after this.
+  void log_syncs_ended() {
+    if (logger_) logger_->wait_for_syncs();
+  }
 
   // A journal that failed stopped every worker: its error, not theirs.
   void throw_if_log_failed() const {

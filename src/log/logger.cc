@@ -222,7 +222,7 @@ uint64_t WorkerLog::write_group(uint64_t now) {
         logger_.advance_epoch_past(max_epoch_);
         flight_persisted_ = logger_.epoch() - 1;
         flight_end_ = Logger::pack_end(segment_, file_.size());
-        syncing_.start(file_);
+        syncing_.start(file_, &wake_);
         totals_.fsyncs++;
         next_tick_ = now + std::max<uint64_t>(1, logger_.group_cycles_ / 2);
         return platform::cycles() - t0;
@@ -285,6 +285,7 @@ void WorkerLog::publish_through(uint64_t persisted) {
   if (mine.load(platform::memory_order_relaxed) >= persisted) return;
   mine.store(persisted, platform::memory_order_release);
   logger_.advance_durable();
+  if (logger_.durable() < persisted) logger_.wake_behind(persisted);
 }
 
 void WorkerLog::finish() {
@@ -299,17 +300,14 @@ void WorkerLog::finish() {
 
 void WorkerLog::idle() {
   if (idle_ || logger_.failed()) return;
-  // With nothing to run meanwhile, the worker waits for its syncs itself,
-  // so its replies leave as soon as they are durable, not at a later call.
-  if (syncing_.busy()) (void)collect(true);
+  // A group still syncing: a later call (its waker's) tries again.
+  if (syncing_.busy() && !collect(false)) return;
   // The newest epoch of its records and of its commits not yet acknowledged
   // (a read-only commit writes no record but waits for its epoch too).
   const uint64_t newest = std::max(max_epoch_, pending_.empty() ? 0 : pending_.back().epoch);
   if (oldest_ != 0) (void)write_group(platform::cycles());
-  if (syncing_.busy()) (void)collect(true);
   logger_.advance_epoch_past(newest);
   publish();
-  logger_.settle_durable();
   // Idle only once all of that is durable: no commit of its own waits on a
   // durable epoch that no worker would move on.
   if (oldest_ != 0 || syncing_.busy() || logger_.durable() < newest ||
@@ -347,9 +345,13 @@ Logger::Logger(const LogSettings& settings, uint32_t workers, double cycles_per_
       slots_(std::make_unique<Slot[]>(workers)) {
   epoch_began_.store(platform::cycles(), platform::memory_order_relaxed);
   for (uint32_t i = 0; i < workers; i++) workers_.push_back(std::make_unique<WorkerLog>(*this, i));
+  wake_all_ = [this] {
+    for (const auto& w : workers_) w->wake();
+  };
 }
 
-Logger::~Logger() = default;
+// The epoch file's helper first: its waker reaches every worker's.
+Logger::~Logger() { epoch_sync_.stop(); }
 
 std::string checkpoint_pointer(uint64_t number, std::string_view file, uint64_t replay_from, uint64_t end_epoch,
                                uint64_t rows) {
@@ -526,7 +528,7 @@ void Logger::advance_durable() {
     } else if (auto err = write_epoch_copy(d, epoch_flight_); !err.empty()) {
       record_error(std::string(kEpochFile) + " in " + settings_.dir + ": " + err);
     } else if (sync_) {
-      epoch_sync_.start(epoch_file_);
+      epoch_sync_.start(epoch_file_, &wake_all_);
       epoch_syncs_++;
       epoch_syncing_.store(true, platform::memory_order_release);
     } else {
@@ -535,6 +537,12 @@ void Logger::advance_durable() {
     }
   }
   durable_latch_.unlock();
+}
+
+void Logger::wake_behind(uint64_t epoch) const {
+  for (uint32_t i = 0; i < workers_count_; i++) {
+    if (slots_[i].persisted.load(platform::memory_order_relaxed) < epoch) workers_[i]->wake();
+  }
 }
 
 bool Logger::epoch_flight_landed(const std::string& err) {
@@ -646,6 +654,15 @@ std::string Logger::error() {
   std::string e = error_;
   error_latch_.unlock();
   return e;
+}
+
+void Logger::wait_for_syncs() {
+  for (auto& w : workers_) {
+    (void)w->syncing_.wait();
+    w->syncing_.stop();
+  }
+  settle_durable();
+  epoch_sync_.stop();
 }
 
 std::string Logger::close() {

@@ -15,6 +15,7 @@
 // a set closed under the dependencies between transactions.
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -156,6 +157,12 @@ class WorkerLog final {
   void idle();
   void resume();
   bool is_idle() const { return idle_; }
+  // How to wake this worker when its log has news for it: a sync of its
+  // own or of the epoch file ended, or another worker's records wait on its
+  // publishing (a server's worker asleep in its poller). Set before the
+  // run's threads start; without one the worker sees the news at its next
+  // poll.
+  void set_waker(std::function<void()> wake) { wake_ = std::move(wake); }
 
   const LogTotals& totals() const { return totals_; }
 
@@ -170,6 +177,9 @@ class WorkerLog final {
   bool collect(bool wait);
   void publish();
   void publish_through(uint64_t persisted);
+  void wake() const {
+    if (wake_) wake_();
+  }
   void fail(const std::string& what, const std::string& reason);
 
   Logger& logger_;
@@ -178,6 +188,7 @@ class WorkerLog final {
   std::string buf_;     // per-worker and memory: records not yet written
   std::string record_;  // shared: the record being built
   platform::JournalFile file_;
+  std::function<void()> wake_;  // before syncing_: its helper calls it
   // Per-worker with --fsync always or group: the group written to file_ and
   // being synced while the worker runs on; once durable, the journal ends
   // at flight_end_ and this worker's records of epochs up to
@@ -227,6 +238,10 @@ class Logger final {
   bool failed() const { return failed_.load(platform::memory_order_acquire); }
   std::string error();
 
+  // After the workers' threads are joined, finished or failed: waits for
+  // every sync still in flight (one a failed worker left) and ends the
+  // helpers, so no waker is called after this.
+  void wait_for_syncs();
   // After every worker finished: makes the last epoch durable and closes
   // the files. Returns the reason it could not.
   std::string close();
@@ -269,6 +284,9 @@ class Logger final {
   // The epoch file's copy in flight has synced, with `err`: publishes the
   // durable epoch it makes, or the run's error. Under durable_latch_.
   bool epoch_flight_landed(const std::string& err);
+  // Wakes the workers whose `persisted` is below `epoch`: the durable
+  // epoch waits on them.
+  void wake_behind(uint64_t epoch) const;
   // Waits for the epoch file's copy in flight, if any, and publishes the
   // durable epoch it makes.
   void settle_durable();
@@ -290,6 +308,7 @@ class Logger final {
   platform::JournalFile epoch_file_;
   // The epoch file's copy being synced off the worker's thread, and what
   // it makes durable: written under durable_latch_.
+  std::function<void()> wake_all_;  // before epoch_sync_: its helper calls it
   platform::BackgroundSync epoch_sync_;
   DurablePoint epoch_flight_;
   alignas(platform::kCacheLine) platform::Atomic<bool> epoch_syncing_{false};

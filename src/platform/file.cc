@@ -307,11 +307,13 @@ struct BackgroundSync::Helper {};
 
 BackgroundSync::BackgroundSync() = default;
 BackgroundSync::~BackgroundSync() = default;
+void BackgroundSync::stop() {}
 
-void BackgroundSync::start(const JournalFile& file) {
+void BackgroundSync::start(const JournalFile& file, const std::function<void()>* on_done) {
   const int err = file.fd_ < 0 ? EBADF : JournalFile::sync_fd(file.fd_, file.node_);
   error_ = err != 0 ? reason_of(err) : std::string{};
   busy_ = true;
+  if (on_done != nullptr && *on_done) (*on_done)();
 }
 
 bool BackgroundSync::done(std::string& error) {
@@ -334,11 +336,12 @@ struct BackgroundSync::Helper {
   std::mutex mu;
   std::condition_variable wake;
   std::condition_variable idle;
-  bool asked = false;  // under mu
-  bool stop = false;   // under mu
-  int fd = -1;         // under mu
-  uint64_t node = 0;   // under mu
-  int error = 0;       // written before `finished` is set
+  bool asked = false;                              // under mu
+  bool stop = false;                               // under mu
+  int fd = -1;                                     // under mu
+  uint64_t node = 0;                               // under mu
+  const std::function<void()>* on_done = nullptr;  // under mu
+  int error = 0;                                   // written before `finished` is set
   std::atomic<bool> finished{false};
   std::thread thread;
 
@@ -349,20 +352,24 @@ struct BackgroundSync::Helper {
       if (!asked) return;
       const int f = fd;
       const uint64_t n = node;
+      const std::function<void()>* then = on_done;
       hold.unlock();
       error = JournalFile::sync_fd(f, n);
       hold.lock();
       asked = false;
       finished.store(true, std::memory_order_release);
       idle.notify_all();
+      if (then != nullptr && *then) (*then)();
     }
   }
 };
 
 BackgroundSync::BackgroundSync() = default;
 
-BackgroundSync::~BackgroundSync() {
-  if (helper_ == nullptr) return;
+BackgroundSync::~BackgroundSync() { stop(); }
+
+void BackgroundSync::stop() {
+  if (helper_ == nullptr || !helper_->thread.joinable()) return;
   {
     std::lock_guard<std::mutex> hold(helper_->mu);
     helper_->stop = true;
@@ -371,15 +378,17 @@ BackgroundSync::~BackgroundSync() {
   helper_->thread.join();  // a sync in flight finishes first
 }
 
-void BackgroundSync::start(const JournalFile& file) {
-  if (helper_ == nullptr) {
-    helper_ = std::make_unique<Helper>();
+void BackgroundSync::start(const JournalFile& file, const std::function<void()>* on_done) {
+  if (helper_ == nullptr) helper_ = std::make_unique<Helper>();
+  if (!helper_->thread.joinable()) {
+    helper_->stop = false;
     helper_->thread = std::thread([h = helper_.get()] { h->loop(); });
   }
   {
     std::lock_guard<std::mutex> hold(helper_->mu);
     helper_->fd = file.fd_;
     helper_->node = file.node_;
+    helper_->on_done = on_done;
     helper_->asked = true;
     helper_->finished.store(false, std::memory_order_relaxed);
   }

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -143,8 +144,10 @@ class JournalFile {
 // helper thread of this object's own and returns at once; done() says,
 // without waiting, whether that sync has finished, and wait() waits for it.
 // One sync at a time; the file takes appends meanwhile (they may or may not
-// be covered) and stays open until the sync is done. The simulated build
-// syncs within start(): a helper thread's time would not be simulated time.
+// be covered) and stays open until the sync is done. With `on_done`, the
+// helper calls it once the sync has finished (a server's worker asleep in
+// its poller is woken so). The simulated build syncs within start(): a
+// helper thread's time would not be simulated time.
 class BackgroundSync {
  public:
   BackgroundSync();
@@ -152,8 +155,9 @@ class BackgroundSync {
   BackgroundSync(const BackgroundSync&) = delete;
   BackgroundSync& operator=(const BackgroundSync&) = delete;
 
-  // Begins syncing `file`; none may be in flight. Not a waiting point.
-  void start(const JournalFile& file);
+  // Begins syncing `file`; none may be in flight. `on_done`, if any, must
+  // outlive the sync. Not a waiting point.
+  void start(const JournalFile& file, const std::function<void()>* on_done = nullptr);
   [[nodiscard]] bool busy() const { return busy_; }
   // Whether the sync in flight has finished (then not busy any more), its
   // failure in the OS's words in `error`, empty if it succeeded. Not a
@@ -162,6 +166,10 @@ class BackgroundSync {
   // Waits until the sync in flight, if any, has finished; its failure. A
   // waiting point.
   [[nodiscard]] std::string wait();
+  // Ends the helper thread once its sync in flight, and the `on_done` call
+  // after it, are over: from then on nothing `on_done` reaches is used. A
+  // later start() starts a new one. A waiting point.
+  void stop();
 
  private:
   struct Helper;

@@ -148,6 +148,10 @@ ServeResult serve_with(const Config& given, const ServeOptions& options,
                                 "\r\nmulti_max_commands:" + std::to_string(options.multi_max_commands) +
                                 "\r\ntimeout:" + std::to_string(options.timeout_s) + "\r\n";
   const bool oversubscribed = cfg.threads + 1 > platform::hardware_cores();
+  // A worker asleep in its poller wakes when its log has news for it.
+  for (uint32_t i = 0; i < cfg.threads; i++) {
+    if (workers[i].log != nullptr) workers[i].log->set_waker([&p = *shared->pollers[i]] { p.wake(); });
+  }
   listening(port, cfg.threads);
 
   std::vector<Totals> totals(cfg.threads);
@@ -174,6 +178,7 @@ ServeResult serve_with(const Config& given, const ServeOptions& options,
     if (i < cfg.threads) ctx.worker_left(i);
   });
   result.seconds = static_cast<double>(platform::wall_ns() - start) / 1e9;
+  ctx.log_syncs_ended();  // before the pollers its wakers reach go
   ctx.throw_if_log_failed();
   for (const auto& e : errors) {
     if (!e.empty()) throw std::runtime_error(e);
