@@ -48,6 +48,11 @@ int serve_command(const CLI::App& serve, Config& cfg, const abyss::server::Serve
       r.seconds, static_cast<unsigned long long>(r.connections), static_cast<unsigned long long>(r.commands),
       static_cast<unsigned long long>(r.transactions), static_cast<unsigned long long>(r.cc_aborts),
       static_cast<unsigned long long>(r.errors), static_cast<unsigned long long>(r.protocol_errors));
+  if (r.reply_writes > 0) {
+    std::printf("  replies       %llu socket write(s), %.1f command(s) per write\n",
+                static_cast<unsigned long long>(r.reply_writes),
+                static_cast<double>(r.commands) / static_cast<double>(r.reply_writes));
+  }
   if (r.refused + r.over_query_limit + r.timed_out > 0) {
     std::printf(
         "  clients       %llu refused (--max-clients or the descriptor limit), %llu closed past "

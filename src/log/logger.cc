@@ -300,6 +300,18 @@ void WorkerLog::finish() {
 
 void WorkerLog::idle() {
   if (idle_ || logger_.failed()) return;
+  go_idle();
+  if (idle_ || pending_.empty()) return;
+  // Commits wait for acknowledgement: whoever makes the oldest one's epoch
+  // durable wakes this worker (Logger::publish_durable). Ordered before
+  // the durable epoch's next reading, as the other side's store is before
+  // its reading of this slot: either this worker sees the epoch durable or
+  // the other sees it waiting.
+  logger_.slots_[worker_].awaiting.store(pending_.front().epoch, platform::memory_order_relaxed);
+  platform::fence();
+}
+
+void WorkerLog::go_idle() {
   // A group still syncing: a later call (its waker's) tries again.
   if (syncing_.busy() && !collect(false)) return;
   // The newest epoch of its records and of its commits not yet acknowledged
@@ -524,7 +536,7 @@ void Logger::advance_durable() {
   const uint64_t d = least();
   if (d != kFinished && d > durable()) {
     if (!files_) {
-      durable_.store(d, platform::memory_order_release);
+      publish_durable(d);
     } else if (auto err = write_epoch_copy(d, epoch_flight_); !err.empty()) {
       record_error(std::string(kEpochFile) + " in " + settings_.dir + ": " + err);
     } else if (sync_) {
@@ -533,7 +545,7 @@ void Logger::advance_durable() {
       epoch_syncing_.store(true, platform::memory_order_release);
     } else {
       epoch_written(epoch_flight_);
-      durable_.store(d, platform::memory_order_release);
+      publish_durable(d);
     }
   }
   durable_latch_.unlock();
@@ -552,8 +564,17 @@ bool Logger::epoch_flight_landed(const std::string& err) {
     return false;
   }
   epoch_written(epoch_flight_);
-  durable_.store(epoch_flight_.epoch, platform::memory_order_release);
+  publish_durable(epoch_flight_.epoch);
   return true;
+}
+
+void Logger::publish_durable(uint64_t epoch) {
+  durable_.store(epoch, platform::memory_order_release);
+  platform::fence();  // before the slots' reading: see WorkerLog::idle
+  for (uint32_t i = 0; i < workers_count_; i++) {
+    const uint64_t awaiting = slots_[i].awaiting.load(platform::memory_order_relaxed);
+    if (awaiting != 0 && awaiting <= epoch) workers_[i]->wake();
+  }
 }
 
 void Logger::settle_durable() {

@@ -169,6 +169,7 @@ class WorkerLog final {
  private:
   friend class Logger;
   uint64_t flush_due(uint64_t now);
+  void go_idle();
   void rotate();
   uint64_t write_group(uint64_t now);
   // The group syncing_ syncs, once it is durable (with `wait`, waiting for
@@ -255,6 +256,10 @@ class Logger final {
     platform::Atomic<uint64_t> persisted{0};
     platform::Atomic<uint64_t> installing{0};  // the epoch of the commit installing now, 0 if none
     platform::Atomic<uint64_t> synced{0};      // per-worker: its journal's end once written and synced (pack_end)
+    // A server's worker about to wait with commits not yet acknowledged:
+    // the epoch of its oldest, so the worker that makes it durable wakes
+    // it (0: none).
+    platform::Atomic<uint64_t> awaiting{0};
   };
   // A JournalEnd in one word, so that it is read whole: the segment above
   // kEndBytesBits, the bytes below.
@@ -287,6 +292,8 @@ class Logger final {
   // Wakes the workers whose `persisted` is below `epoch`: the durable
   // epoch waits on them.
   void wake_behind(uint64_t epoch) const;
+  // Makes `epoch` the durable epoch and wakes the workers awaiting it.
+  void publish_durable(uint64_t epoch);
   // Waits for the epoch file's copy in flight, if any, and publishes the
   // durable epoch it makes.
   void settle_durable();
@@ -359,6 +366,8 @@ uint64_t WorkerLog::poll(Ack&& ack) {
     ack_log_line(acks_);
     acks_.clear();
   }
+  platform::Atomic<uint64_t>& awaiting = logger_.slots_[worker_].awaiting;
+  if (awaiting.load(platform::memory_order_relaxed) != 0) awaiting.store(0, platform::memory_order_relaxed);
   return spent;
 }
 

@@ -197,6 +197,7 @@ ServeResult serve_with(const Config& given, const ServeOptions& options,
   result.over_query_limit = all.over_query_limit;
   result.timed_out = all.timed_out;
   result.durable_reads = all.durable_reads;
+  result.reply_writes = all.reply_writes;
   result.refused = shared->refused.load(platform::memory_order_relaxed);
   const RunResult::Log log = ctx.close_log();
   result.log_records = log.records;

@@ -69,6 +69,7 @@ struct ServeResult {
   uint64_t log_bytes = 0;
   uint64_t durable_epoch = 0;
   uint64_t durable_reads = 0;  // transactions that wrote nothing and read only durable versions: replied at once
+  uint64_t reply_writes = 0;   // writes to the sockets that sent replies (a pipeline's replies released together: one)
   uint64_t checkpoints = 0;
   bool recovered = false;
   uint64_t recovered_writes = 0;

@@ -77,6 +77,7 @@ struct Connection {
   bool closing = false;  // send what is released, then close (QUIT, a protocol error)
   bool gone = false;     // the peer hung up or failed: close now
   bool stalled = false;  // commands wait unparsed in `in` until its unsent replies drain
+  bool released = false;  // poll_log released replies of its: sent once the poll is over
   // MULTI: the commands queued for EXEC, as owned copies.
   bool in_multi = false;
   bool multi_failed = false;  // a queued command was refused: EXEC aborts, and nothing more is queued
@@ -107,8 +108,10 @@ struct Totals {
   uint64_t over_query_limit = 0;
   uint64_t timed_out = 0;
   uint64_t durable_reads = 0;  // with a log: transactions that wrote nothing, saw durable versions, replied at once
+  uint64_t reply_writes = 0;   // writes to the sockets that sent replies
   Histogram latency;
   void merge(const Totals& o) {
+    reply_writes += o.reply_writes;
     durable_reads += o.durable_reads;
     over_query_limit += o.over_query_limit;
     timed_out += o.timed_out;
@@ -671,7 +674,8 @@ class ServerWorker {
     return static_cast<uint64_t>(static_cast<double>(platform::cycles() - start) / cycles_per_ns_);
   }
 
-  // Releases the replies of transactions now durable.
+  // Releases the replies of transactions now durable, and sends each
+  // connection's in one write.
   void poll_log() {
     if (w_.log == nullptr) return;
     w_.log->poll([&](const log::WorkerLog::Pending& p, uint64_t at) {
@@ -686,14 +690,23 @@ class ServerWorker {
         c.held_bytes -= c.held.front().reply.size();
         c.held.pop_front();
       }
-      send(c);
+      if (!c.released) {
+        c.released = true;
+        released_.push_back(&c);
+      }
     });
+    for (Connection* c : released_) {
+      c->released = false;
+      send(*c);
+    }
+    released_.clear();
   }
 
   void send(Connection& c) {
     if (c.gone) return;
     if (c.sent < c.out.size()) {
       platform::Socket::Io io = c.socket.write(c.out.data() + c.sent, c.out.size() - c.sent);
+      totals_.reply_writes++;
       c.sent += io.bytes;
       if (io.bytes > 0 && timeout_ns_ > 0) c.active_ns = platform::wall_ns();
       if (io.closed) {
@@ -770,6 +783,7 @@ class ServerWorker {
   RespLimits limits_;
   std::vector<uint64_t> stalled_;  // connections whose commands wait for their replies to drain
   std::vector<uint64_t> resumed_;  // those being served again
+  std::vector<Connection*> released_;  // poll_log: those with replies released
   std::vector<std::string_view> args_;
   std::string value_;
   std::vector<uint32_t> parts_;     // the running command's partitions

@@ -709,6 +709,28 @@ TEST_F(ServerTest, AClientGoneWithRepliesHeldForTheLogLeavesNothingBehind) {
   EXPECT_LE(after, before);
 }
 
+// A pipeline's replies held for the log are released together once their
+// epoch is durable, and leave in one write, not one write each.
+TEST_F(ServerTest, APipelinesRepliesReleasedTogetherLeaveInOneWrite) {
+  Config cfg = config_for("silo");
+  cfg.threads = 1;
+  cfg.log.policy = LogPolicy::Memory;
+  cfg.log.group_commit_us = 200000;
+  constexpr int kSets = 64;
+  ServeResult r;
+  {
+    Served s(cfg);
+    Client c(s.port());
+    std::string pipeline;
+    for (int k = 0; k < kSets; k++) pipeline += "*3\r\n$3\r\nSET\r\n$3\r\nk" + std::to_string(10 + k) + "\r\n$1\r\nv\r\n";
+    c.send_raw(pipeline);
+    for (int k = 0; k < kSets; k++) ASSERT_EQ(show(c.read()), "+OK") << "reply " << k;
+    r = s.stop();
+  }
+  EXPECT_EQ(r.commands, uint64_t{kSets});
+  EXPECT_LE(r.reply_writes, 8u) << "the replies left one write at a time";
+}
+
 // A client whose input not yet parsed passes --client-query-buffer-limit
 // is answered an error and closed, however it got there (an argument
 // announced past the limit, or arguments that never end); the others are
