@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <memory>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 #include <unordered_map>
@@ -629,6 +630,45 @@ void read_manifest(const std::string& dir, Config& cfg) {
   if (auto err = validate_workload(cfg); !err.empty()) throw bad(err);
 }
 
+// Why the journal bytes that the epoch file's copy `newer` names are not
+// all there whole, or empty. Only those it names past `older`'s ends are
+// read: `older` was durable, and so were the bytes it names, before
+// `newer` was written.
+std::string unsynced_bytes(const std::string& dir, const log::DurablePoint& newer, const log::DurablePoint& older) {
+  for (uint32_t j = 0; j < newer.journals.size(); j++) {
+    const log::JournalEnd end = newer.journals[j];
+    if (end.bytes == 0) continue;
+    const bool same = j < older.journals.size() && older.journals[j].segment == end.segment;
+    const uint64_t from = std::max<uint64_t>(same ? older.journals[j].bytes : 0, log::kJournalHeaderBytes);
+    const std::string name = log::journal_name(j, end.segment);
+    const std::string path = dir + "/" + name;
+    std::string head;
+    if (auto err = platform::read_file_range(path, 0, log::kJournalHeaderBytes, head); !err.empty()) {
+      return name + ": " + err;
+    }
+    if (auto err = log::check_journal_header(head); !err.empty()) return name + ": " + err;
+    if (end.bytes <= from) continue;
+    std::string bytes;
+    if (auto err = platform::read_file_range(path, from, end.bytes - from, bytes); !err.empty()) {
+      return name + ": " + err;
+    }
+    if (bytes.size() < end.bytes - from) {
+      return name + " holds " + std::to_string(from + bytes.size()) + " of the " + std::to_string(end.bytes) +
+             " bytes it names";
+    }
+    const uint32_t format = log::file_format(head);
+    log::RecordView rec;
+    std::string why;
+    for (std::size_t pos = 0; pos < bytes.size();) {
+      const std::size_t at = pos;
+      if (log::read_record(bytes, pos, rec, why, format) != log::ReadStatus::Ok) {
+        return name + ", record at byte " + std::to_string(from + at) + ": " + why;
+      }
+    }
+  }
+  return {};
+}
+
 // Where recovery of `dir` starts: the durable epoch, the journal segments
 // and the checkpoint in place.
 void read_sources(const std::string& dir, Sources& src) {
@@ -638,9 +678,24 @@ void read_sources(const std::string& dir, Sources& src) {
     throw std::invalid_argument(dir + " is not a log directory: cannot read " + epoch_path + ": " + err);
   }
   log::DurablePoint point;
+  std::optional<log::DurablePoint> older;
   std::string note;
-  if (auto err = log::parse_epoch_file(epoch_bytes, point, note); !err.empty()) {
+  if (auto err = log::parse_epoch_file(epoch_bytes, point, note, &older); !err.empty()) {
     throw std::invalid_argument(epoch_path + " " + err + "; recovery stopped");
+  }
+  // A copy written beside its journals' syncs names bytes a crash may have
+  // cut off before they were synced; none of its epoch's commits was
+  // acknowledged then, and the other copy holds. (One written after them,
+  // or with no whole copy to fall back to, is held to what it names: what
+  // is missing is damage, and replay says where.)
+  if (point.beside && older.has_value()) {
+    if (auto why = unsynced_bytes(dir, point, *older); !why.empty()) {
+      note = "copy " + std::to_string(point.sequence % 2) + " (write " + std::to_string(point.sequence) +
+             ", epoch " + std::to_string(point.epoch) + ") names journal bytes not synced before the crash (" + why +
+             "): copy " + std::to_string(older->sequence % 2) + " (write " + std::to_string(older->sequence) +
+             ", epoch " + std::to_string(older->epoch) + ") is used";
+      point = std::move(*older);
+    }
   }
 
   src = Sources{};

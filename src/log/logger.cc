@@ -62,7 +62,8 @@ std::string checkpoint_name(uint64_t number) { return "checkpoint-" + std::to_st
 
 namespace {
 constexpr uint32_t kEpochFormat = 2;
-constexpr std::size_t kEpochCopyHeader = 32;  // magic, format, sequence, epoch, journals, zero
+constexpr std::size_t kEpochCopyHeader = 32;  // magic, format, sequence, epoch, journals, flags
+constexpr uint32_t kEpochBeside = 1;
 constexpr std::size_t kEpochJournalBytes = 16;
 constexpr std::size_t kSector = 512;
 
@@ -80,6 +81,7 @@ std::string parse_epoch_copy(std::string_view copy, DurablePoint& out) {
   if (load_le<uint32_t>(copy.data() + crc_at) != crc32(copy.substr(0, crc_at))) return "fails its checksum";
   out.sequence = load_le<uint64_t>(copy.data() + 8);
   out.epoch = load_le<uint64_t>(copy.data() + 16);
+  out.beside = (load_le<uint32_t>(copy.data() + 28) & kEpochBeside) != 0;
   out.journals.resize(journals);
   for (uint32_t j = 0; j < journals; j++) {
     const char* p = copy.data() + kEpochCopyHeader + kEpochJournalBytes * j;
@@ -100,6 +102,7 @@ std::string epoch_copy_bytes(const DurablePoint& point) {
   put_le(b.data() + 8, point.sequence, 8);
   put_le(b.data() + 16, point.epoch, 8);
   put_le(b.data() + 24, point.journals.size(), 4);
+  put_le(b.data() + 28, point.beside ? kEpochBeside : 0, 4);
   for (std::size_t j = 0; j < point.journals.size(); j++) {
     char* p = b.data() + kEpochCopyHeader + kEpochJournalBytes * j;
     put_le(p, point.journals[j].segment, 4);
@@ -117,7 +120,8 @@ std::string epoch_file_bytes(const DurablePoint& point) {
                                  : epoch_copy_bytes(next) + epoch_copy_bytes(point);
 }
 
-std::string parse_epoch_file(std::string_view bytes, DurablePoint& out, std::string& note) {
+std::string parse_epoch_file(std::string_view bytes, DurablePoint& out, std::string& note,
+                             std::optional<DurablePoint>* older) {
   if (bytes.size() < 2 * kSector || bytes.size() % (2 * kSector) != 0) {
     return "holds " + std::to_string(bytes.size()) + " bytes, not two copies of whole sectors";
   }
@@ -132,6 +136,10 @@ std::string parse_epoch_file(std::string_view bytes, DurablePoint& out, std::str
   if (!why[1 - newer].empty()) {
     note = "copy " + std::to_string(1 - newer) + " " + why[1 - newer] + ": copy " + std::to_string(newer) + " (write " +
            std::to_string(copies[newer].sequence) + ") is used";
+  }
+  if (older != nullptr) {
+    older->reset();
+    if (why[1 - newer].empty()) *older = std::move(copies[1 - newer]);
   }
   out = std::move(copies[newer]);
   return {};
@@ -179,7 +187,7 @@ void WorkerLog::ack_log_line(std::string_view line) {
 uint64_t WorkerLog::flush_due(uint64_t now) {
   if (logger_.failed()) throw std::runtime_error(logger_.error());
   if (syncing_.busy()) (void)collect(false);
-  if (logger_.epoch_syncing_.load(platform::memory_order_relaxed)) logger_.advance_durable();
+  if (logger_.epoch_pending_.load(platform::memory_order_relaxed)) logger_.advance_durable();
   const LogSettings& s = logger_.settings_;
   const bool due = oldest_ != 0 && (s.fsync == FsyncPolicy::Always || now - oldest_ >= logger_.group_cycles_ ||
                                     (!shared_ && buf_.size() >= kGroupBytesMax));
@@ -225,10 +233,16 @@ uint64_t WorkerLog::write_group(uint64_t now) {
         syncing_.start(file_, &wake_);
         totals_.fsyncs++;
         next_tick_ = now + std::max<uint64_t>(1, logger_.group_cycles_ / 2);
+        // The epoch file's copy may be written and synced beside this sync:
+        // the durable epoch waits for both (Logger::settle_epoch_flight).
+        logger_.slots_[worker_].written.store(flight_end_, platform::memory_order_release);
+        publish_through(flight_persisted_);
         return platform::cycles() - t0;
       }
       // Before this worker's records count as durable (publish below).
-      logger_.slots_[worker_].synced.store(Logger::pack_end(segment_, file_.size()), platform::memory_order_release);
+      const uint64_t end = Logger::pack_end(segment_, file_.size());
+      logger_.slots_[worker_].synced.store(end, platform::memory_order_release);
+      logger_.slots_[worker_].written.store(end, platform::memory_order_release);
     }
     totals_.flushes++;
     buf_.clear();
@@ -248,13 +262,10 @@ bool WorkerLog::collect(bool wait) {
     return false;
   }
   if (!err.empty()) fail(journal_name(worker_, Logger::unpack_end(flight_end_).segment), err);
-  // Before this worker's records count as durable.
+  // A copy of the epoch file that names these bytes waits for them.
   logger_.slots_[worker_].synced.store(flight_end_, platform::memory_order_release);
-  if (oldest_ == 0) {
-    publish();  // nothing written since: every record so far is durable
-  } else {
-    publish_through(flight_persisted_);
-  }
+  if (oldest_ == 0) publish();  // nothing written since: every record so far is written
+  logger_.advance_durable();
   return true;
 }
 
@@ -274,7 +285,7 @@ void WorkerLog::rotate() {
 // Every record of this worker so far is durable: the ones it appends from
 // now on join the current epoch or a later one.
 void WorkerLog::publish() {
-  if (oldest_ != 0 || idle_ || syncing_.busy()) return;
+  if (oldest_ != 0 || idle_) return;
   if (shared_ && logger_.shared_durable_.load(platform::memory_order_acquire) < shared_end_) return;
   publish_through(logger_.epoch() - 1);
 }
@@ -520,29 +531,32 @@ void Logger::advance_durable() {
     return d;
   };
   // Once every worker finished, close() makes the last epoch durable.
-  if (!epoch_syncing_.load(platform::memory_order_acquire)) {
+  if (!epoch_pending_.load(platform::memory_order_acquire)) {
     if (const uint64_t d = least(); d == kFinished || d <= durable()) return;
   }
   if (!durable_latch_.try_lock()) return;
-  if (epoch_syncing_.load(platform::memory_order_relaxed)) {
-    // One copy at a time: the next write goes to the other copy, which
-    // must not be touched while this one is not yet durable.
-    std::string err;
-    if (!epoch_sync_.done(err) || !epoch_flight_landed(err)) {
-      durable_latch_.unlock();
-      return;
-    }
+  // One copy at a time, and the next only once this one is durable: the
+  // next write goes to the other copy, which recovery falls back to while
+  // this one names bytes not yet synced.
+  if (epoch_pending_.load(platform::memory_order_relaxed) && !settle_epoch_flight(false)) {
+    durable_latch_.unlock();
+    return;
   }
   const uint64_t d = least();
-  if (d != kFinished && d > durable()) {
+  if (d != kFinished && d > durable() && !failed()) {
+    // Per-worker journals synced by helpers: the copy names the bytes
+    // written, and its sync runs beside theirs.
+    const bool beside = sync_ && settings_.journal != JournalLayout::Shared;
     if (!files_) {
       publish_durable(d);
-    } else if (auto err = write_epoch_copy(d, epoch_flight_); !err.empty()) {
+    } else if (auto err = write_epoch_copy(d, beside, epoch_flight_); !err.empty()) {
       record_error(std::string(kEpochFile) + " in " + settings_.dir + ": " + err);
     } else if (sync_) {
       epoch_sync_.start(epoch_file_, &wake_all_);
       epoch_syncs_++;
-      epoch_syncing_.store(true, platform::memory_order_release);
+      epoch_flight_landed_ = false;
+      epoch_pending_.store(true, platform::memory_order_release);
+      (void)settle_epoch_flight(false);  // the simulated build syncs at once
     } else {
       epoch_written(epoch_flight_);
       publish_durable(d);
@@ -557,14 +571,34 @@ void Logger::wake_behind(uint64_t epoch) const {
   }
 }
 
-bool Logger::epoch_flight_landed(const std::string& err) {
-  epoch_syncing_.store(false, platform::memory_order_relaxed);
-  if (!err.empty()) {
-    record_error(std::string(kEpochFile) + " in " + settings_.dir + ": " + err);
-    return false;
+bool Logger::settle_epoch_flight(bool wait) {
+  if (!epoch_flight_landed_) {
+    std::string err;
+    if (wait) {
+      err = epoch_sync_.wait();
+    } else if (!epoch_sync_.done(err)) {
+      return false;
+    }
+    if (!err.empty()) {
+      epoch_pending_.store(false, platform::memory_order_relaxed);
+      record_error(std::string(kEpochFile) + " in " + settings_.dir + ": " + err);
+      return false;
+    }
+    epoch_flight_landed_ = true;
   }
+  if (!journals_synced_to(epoch_flight_)) return false;
+  epoch_pending_.store(false, platform::memory_order_relaxed);
   epoch_written(epoch_flight_);
   publish_durable(epoch_flight_.epoch);
+  return true;
+}
+
+bool Logger::journals_synced_to(const DurablePoint& point) const {
+  if (!point.beside) return true;
+  for (uint32_t i = 0; i < workers_count_; i++) {
+    const JournalEnd& end = point.journals[i];
+    if (slots_[i].synced.load(platform::memory_order_acquire) < pack_end(end.segment, end.bytes)) return false;
+  }
   return true;
 }
 
@@ -578,15 +612,15 @@ void Logger::publish_durable(uint64_t epoch) {
 }
 
 void Logger::settle_durable() {
-  if (!epoch_syncing_.load(platform::memory_order_acquire)) return;
+  if (!epoch_pending_.load(platform::memory_order_acquire)) return;
   durable_latch_.lock();
-  if (epoch_syncing_.load(platform::memory_order_relaxed)) (void)epoch_flight_landed(epoch_sync_.wait());
+  if (epoch_pending_.load(platform::memory_order_relaxed)) (void)settle_epoch_flight(true);
   durable_latch_.unlock();
 }
 
 std::string Logger::write_epoch_file(uint64_t epoch) {
   DurablePoint point;
-  std::string err = write_epoch_copy(epoch, point);
+  std::string err = write_epoch_copy(epoch, false, point);
   if (err.empty() && sync_) {
     err = epoch_file_.sync();
     epoch_syncs_++;
@@ -595,17 +629,19 @@ std::string Logger::write_epoch_file(uint64_t epoch) {
   return err;
 }
 
-std::string Logger::write_epoch_copy(uint64_t epoch, DurablePoint& point) {
+std::string Logger::write_epoch_copy(uint64_t epoch, bool beside, DurablePoint& point) {
   // Each journal's end is read after the epochs that made `epoch` durable:
   // it covers every record of `epoch` and older, and perhaps later ones.
   point = {};
   point.sequence = epoch_sequence_ + 1;
   point.epoch = epoch;
+  point.beside = beside;
   if (settings_.journal == JournalLayout::Shared) {
     point.journals.push_back(unpack_end(shared_synced_.load(platform::memory_order_acquire)));
   } else {
     for (uint32_t i = 0; i < workers_count_; i++) {
-      point.journals.push_back(unpack_end(slots_[i].synced.load(platform::memory_order_acquire)));
+      const Slot& slot = slots_[i];
+      point.journals.push_back(unpack_end((beside ? slot.written : slot.synced).load(platform::memory_order_acquire)));
     }
   }
   const std::string bytes = epoch_copy_bytes(point);

@@ -17,6 +17,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,14 +56,20 @@ struct DurablePoint {
   uint64_t sequence = 0;
   uint64_t epoch = 0;
   std::vector<JournalEnd> journals;
+  // Written beside the syncs of the journal bytes it names, not after them
+  // (--fsync always|group with per-worker journals): a crash before those
+  // syncs end leaves it naming bytes the journals lack, and recovery then
+  // uses the other copy, which was durable and whole before this one was
+  // written. No commit of its epoch was acknowledged.
+  bool beside = false;
 };
 
 // The epoch file holds two copies of a DurablePoint, each in sectors of its
 // own, written in turn (copy `sequence % 2`) and synced: a crash that cuts
 // one write off leaves the other copy whole. A copy is
-//   "EPCH" | u32 format | u64 sequence | u64 epoch | u32 journals | u32 zero
+//   "EPCH" | u32 format | u64 sequence | u64 epoch | u32 journals | u32 flags
 //   | per journal: u32 segment | u32 zero | u64 bytes | u32 CRC-32 of all before
-// padded to epoch_copy_stride(journals) bytes.
+// padded to epoch_copy_stride(journals) bytes. Flags: 1, `beside`.
 std::size_t epoch_copy_stride(std::size_t journals);
 std::string epoch_copy_bytes(const DurablePoint& point);
 // The whole file as a log starts it: `point` in copy 0 and again, one
@@ -71,7 +78,9 @@ std::string epoch_file_bytes(const DurablePoint& point);
 // The newer of the whole copies in an epoch file's bytes; the reason there
 // is none. `note` says which copy was damaged, when one was: the write a
 // crash cut off, or damage at rest, which the file alone cannot tell apart.
-std::string parse_epoch_file(std::string_view bytes, DurablePoint& out, std::string& note);
+// `older`, if given, gets the other copy when it is whole.
+std::string parse_epoch_file(std::string_view bytes, DurablePoint& out, std::string& note,
+                             std::optional<DurablePoint>* older = nullptr);
 // The `checkpoint` file's contents (JSON): checkpoint `number` in `file`
 // is in place, the journals are replayed over it from epoch `replay_from`,
 // every version it holds is of `end_epoch` or older, and it holds `rows`.
@@ -253,9 +262,12 @@ class Logger final {
   friend class WorkerLog;
   static constexpr uint64_t kFinished = ~uint64_t{0};
   struct alignas(platform::kCacheLine) Slot {
+    // Every record of this worker's of this epoch or older is written and
+    // synced, or written and being synced up to `written`.
     platform::Atomic<uint64_t> persisted{0};
     platform::Atomic<uint64_t> installing{0};  // the epoch of the commit installing now, 0 if none
     platform::Atomic<uint64_t> synced{0};      // per-worker: its journal's end once written and synced (pack_end)
+    platform::Atomic<uint64_t> written{0};     // per-worker: its journal's end once written, perhaps still syncing
     // A server's worker about to wait with commits not yet acknowledged:
     // the epoch of its oldest, so the worker that makes it durable wakes
     // it (0: none).
@@ -279,16 +291,21 @@ class Logger final {
   void advance_epoch_past(uint64_t e);
   void tick_epoch(uint64_t now);
   // Writes the least persisted epoch to the epoch file if it moved on, and
-  // makes it the durable epoch once that write is synced.
+  // makes it the durable epoch once that write and the journal bytes it
+  // names are synced.
   void advance_durable();
-  // Writes `epoch` and every journal's synced end to the older copy of the
-  // epoch file, as `point`; epoch_written() once that is synced; or both
-  // and the sync between them. Under durable_latch_, or after every worker
-  // finished.
-  std::string write_epoch_copy(uint64_t epoch, DurablePoint& point);
-  // The epoch file's copy in flight has synced, with `err`: publishes the
-  // durable epoch it makes, or the run's error. Under durable_latch_.
-  bool epoch_flight_landed(const std::string& err);
+  // Writes `epoch` and every journal's end to the older copy of the epoch
+  // file, as `point`: the ends written (`beside`: their syncs may still
+  // be on their way) or synced. epoch_written() once `point` is durable and
+  // so are the journal bytes it names; or both and the sync between them.
+  // Under durable_latch_, or after every worker finished.
+  std::string write_epoch_copy(uint64_t epoch, bool beside, DurablePoint& point);
+  // The epoch file's copy in flight (`wait`: once its sync ends): when it
+  // and the journal bytes it names are synced, publishes the durable epoch
+  // it makes and returns true. An error is the run's. Under durable_latch_.
+  bool settle_epoch_flight(bool wait);
+  // Whether every journal is synced up to the ends `point` names.
+  bool journals_synced_to(const DurablePoint& point) const;
   // Wakes the workers whose `persisted` is below `epoch`: the durable
   // epoch waits on them.
   void wake_behind(uint64_t epoch) const;
@@ -314,11 +331,13 @@ class Logger final {
   platform::SpinLatch durable_latch_;  // held by the one worker writing the epoch file
   platform::JournalFile epoch_file_;
   // The epoch file's copy being synced off the worker's thread, and what
-  // it makes durable: written under durable_latch_.
+  // it makes durable once the journals' bytes it names are synced too:
+  // written under durable_latch_.
   std::function<void()> wake_all_;  // before epoch_sync_: its helper calls it
   platform::BackgroundSync epoch_sync_;
   DurablePoint epoch_flight_;
-  alignas(platform::kCacheLine) platform::Atomic<bool> epoch_syncing_{false};
+  bool epoch_flight_landed_ = false;  // under durable_latch_: its own sync ended
+  alignas(platform::kCacheLine) platform::Atomic<bool> epoch_pending_{false};  // a copy in flight
   uint64_t epoch_syncs_ = 0;     // under durable_latch_
   uint64_t epoch_sequence_ = 0;  // under durable_latch_: the last copy written
   // Under durable_latch_: per journal, the segment the epoch file names. A

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -490,6 +491,35 @@ int64_t InputFile::read(char* buf, std::size_t n) {
     got += static_cast<std::size_t>(r);
   }
   return static_cast<int64_t>(got);
+}
+
+int64_t InputFile::read_at(char* buf, std::size_t n, uint64_t offset) {
+  if (fd_ < 0) {
+    error_ = reason_of(EBADF);
+    return -1;
+  }
+  std::size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::pread(fd_, buf + got, n - got, static_cast<off_t>(offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      error_ = os_reason();
+      return -1;
+    }
+    if (r == 0) break;
+    got += static_cast<std::size_t>(r);
+  }
+  return static_cast<int64_t>(got);
+}
+
+std::string read_file_range(const std::string& path, uint64_t offset, std::size_t n, std::string& out) {
+  InputFile in;
+  if (auto err = in.open(path); !err.empty()) return err;
+  out.resize(offset >= in.size() ? 0 : static_cast<std::size_t>(std::min<uint64_t>(n, in.size() - offset)));
+  const int64_t got = in.read_at(out.data(), out.size(), offset);
+  if (got < 0) return in.error();
+  out.resize(static_cast<std::size_t>(got));
+  return {};
 }
 
 std::string read_file(const std::string& path, std::string& out) {

@@ -204,6 +204,8 @@ class InputFile {
   // Reads up to `n` bytes into `buf`; the count, 0 at the end, -1 on an
   // error (error() says which).
   int64_t read(char* buf, std::size_t n);
+  // The same from byte `offset` on, leaving the next read() where it was.
+  int64_t read_at(char* buf, std::size_t n, uint64_t offset);
   [[nodiscard]] uint64_t size() const { return size_; }  // the file's size when opened
   [[nodiscard]] const std::string& error() const { return error_; }
 
@@ -215,6 +217,9 @@ class InputFile {
 
 // Reads the whole file `path` into `out`; the reason it could not, or empty.
 std::string read_file(const std::string& path, std::string& out);
+// Reads up to `n` bytes of `path` from byte `offset` into `out`: fewer
+// where the file ends before. The reason it could not, or empty.
+std::string read_file_range(const std::string& path, uint64_t offset, std::size_t n, std::string& out);
 
 // A file read line by line from the start, through a buffer.
 class LineReader {

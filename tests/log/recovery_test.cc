@@ -602,6 +602,85 @@ std::vector<std::pair<uint64_t, uint64_t>> records_of(const std::string& journal
   return out;
 }
 
+// The durable epoch `abyss recover` printed.
+uint64_t printed_durable_epoch(const std::string& out) {
+  const std::size_t at = out.find("durable epoch");
+  return at == std::string::npos ? 0 : std::stoull(out.substr(at + std::strlen("durable epoch")));
+}
+
+// The epoch file as written by copies `a` and `b`, each in its own slot.
+std::string epoch_file_of(const log::DurablePoint& a, const log::DurablePoint& b) {
+  std::string copies[2];
+  copies[a.sequence % 2] = log::epoch_copy_bytes(a);
+  copies[b.sequence % 2] = log::epoch_copy_bytes(b);
+  return copies[0] + copies[1];
+}
+
+// A copy of the epoch file written beside the syncs of the journal bytes
+// it names (--fsync group, per-worker journals) may outlive them in a
+// crash: recovery then uses the other copy, and says so. A copy written
+// after its journals' syncs, naming bytes that are not there, is damage.
+TEST(RecoveryDamage, ACopyWrittenBesideJournalBytesThatDidNotLandGivesWayToTheOther) {
+  const std::string dir = logged_run("beside");
+  const std::string journal = dir + "/journal-0-0.abj";
+  const auto records = records_of(journal);
+  ASSERT_GT(records.size(), 2u);
+  const uint64_t last_epoch = records.back().second;
+  const auto first_of_last =
+      std::find_if(records.begin(), records.end(), [&](const auto& r) { return r.second == last_epoch; });
+  ASSERT_NE(first_of_last, records.begin()) << "the journal's records are all of one epoch";
+  log::DurablePoint point;
+  std::string note;
+  ASSERT_EQ(log::parse_epoch_file(read_bytes(dir + "/epoch"), point, note), "");
+  // The older copy: durable to the epoch before the journal's last.
+  log::DurablePoint older = point;
+  older.sequence = point.sequence + 1;
+  older.epoch = last_epoch - 1;
+  older.journals[0].bytes = first_of_last->first;
+  older.beside = false;
+  // The newer: written beside a sync of bytes the crash cut off.
+  log::DurablePoint newer = point;
+  newer.sequence = point.sequence + 2;
+  newer.epoch = last_epoch + 1;
+  newer.journals[0].bytes = fs::file_size(journal) + 300;
+  newer.beside = true;
+  write_bytes(dir + "/epoch", epoch_file_of(older, newer));
+  const auto fell_back = run_abyss({"recover", dir});
+  EXPECT_EQ(fell_back.exit_code, 0) << fell_back.err;
+  EXPECT_EQ(printed_durable_epoch(fell_back.out), last_epoch - 1) << fell_back.out;
+  EXPECT_NE(fell_back.out.find("not synced before the crash"), std::string::npos) << fell_back.out;
+  EXPECT_NE(fell_back.out.find("journal-0-0.abj holds " + std::to_string(fs::file_size(journal))), std::string::npos)
+      << fell_back.out;
+
+  // A record in the bytes only the newer copy names, damaged: the same.
+  newer.journals[0].bytes = fs::file_size(journal);
+  write_bytes(dir + "/epoch", epoch_file_of(older, newer));
+  const std::string intact = read_bytes(journal);
+  flip_byte(journal, first_of_last->first + 20);
+  const auto torn = run_abyss({"recover", dir});
+  EXPECT_EQ(torn.exit_code, 0) << torn.err;
+  EXPECT_EQ(printed_durable_epoch(torn.out), last_epoch - 1) << torn.out;
+  EXPECT_NE(torn.out.find("journal-0-0.abj, record at byte " + std::to_string(first_of_last->first)),
+            std::string::npos)
+      << torn.out;
+
+  // Whole, the newer copy holds.
+  write_bytes(journal, intact);
+  const auto whole = run_abyss({"recover", dir});
+  EXPECT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_EQ(printed_durable_epoch(whole.out), last_epoch + 1) << whole.out;
+  EXPECT_EQ(whole.out.find("not synced before the crash"), std::string::npos) << whole.out;
+
+  // Not written beside: bytes it names that are not there are damage.
+  newer.journals[0].bytes = fs::file_size(journal) + 300;
+  newer.beside = false;
+  write_bytes(dir + "/epoch", epoch_file_of(older, newer));
+  const auto damaged = run_abyss({"recover", dir});
+  EXPECT_EQ(damaged.exit_code, 2) << damaged.out;
+  EXPECT_NE(damaged.err.find("recovery stopped"), std::string::npos) << damaged.err;
+  fs::remove_all(dir);
+}
+
 // A finished run made everything durable: a record cut short at the end of
 // a journal was durable, so it is damage, not a crash's torn write.
 TEST(RecoveryDamage, ADurableLastRecordCutShortStopsRecovery) {
