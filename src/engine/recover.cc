@@ -690,10 +690,10 @@ void read_sources(const std::string& dir, Sources& src) {
   // is missing is damage, and replay says where.)
   if (point.beside && older.has_value()) {
     if (auto why = unsynced_bytes(dir, point, *older); !why.empty()) {
-      note = "copy " + std::to_string(point.sequence % 2) + " (write " + std::to_string(point.sequence) +
-             ", epoch " + std::to_string(point.epoch) + ") names journal bytes not synced before the crash (" + why +
-             "): copy " + std::to_string(older->sequence % 2) + " (write " + std::to_string(older->sequence) +
-             ", epoch " + std::to_string(older->epoch) + ") is used";
+      note = "copy " + std::to_string(point.sequence % 2) + " (write " + std::to_string(point.sequence) + ", epoch " +
+             std::to_string(point.epoch) + ") names journal bytes not synced before the crash (" + why + "): copy " +
+             std::to_string(older->sequence % 2) + " (write " + std::to_string(older->sequence) + ", epoch " +
+             std::to_string(older->epoch) + ") is used";
       point = std::move(*older);
     }
   }

@@ -338,7 +338,7 @@ class Logger final {
   DurablePoint epoch_flight_;
   bool epoch_flight_landed_ = false;  // under durable_latch_: its own sync ended
   alignas(platform::kCacheLine) platform::Atomic<bool> epoch_pending_{false};  // a copy in flight
-  uint64_t epoch_syncs_ = 0;     // under durable_latch_
+  uint64_t epoch_syncs_ = 0;                                                   // under durable_latch_
   uint64_t epoch_sequence_ = 0;  // under durable_latch_: the last copy written
   // Under durable_latch_: per journal, the segment the epoch file names. A
   // segment older than it may go (remove_segments_before); the one it

@@ -73,10 +73,10 @@ struct Connection {
   uint32_t acks = 0;           // commits acknowledged that `held` has not yet released
   bool reads_watched = true;   // what the poller watches it for
   bool writes_watched = false;
-  bool parked = false;   // its next command waits for a partition: not read, not parsed
-  bool closing = false;  // send what is released, then close (QUIT, a protocol error)
-  bool gone = false;     // the peer hung up or failed: close now
-  bool stalled = false;  // commands wait unparsed in `in` until its unsent replies drain
+  bool parked = false;    // its next command waits for a partition: not read, not parsed
+  bool closing = false;   // send what is released, then close (QUIT, a protocol error)
+  bool gone = false;      // the peer hung up or failed: close now
+  bool stalled = false;   // commands wait unparsed in `in` until its unsent replies drain
   bool released = false;  // poll_log released replies of its: sent once the poll is over
   // MULTI: the commands queued for EXEC, as owned copies.
   bool in_multi = false;
@@ -781,8 +781,8 @@ class ServerWorker {
   uint64_t timeout_ns_;  // --timeout; 0: never
   bool yield_after_abort_ = false;
   RespLimits limits_;
-  std::vector<uint64_t> stalled_;  // connections whose commands wait for their replies to drain
-  std::vector<uint64_t> resumed_;  // those being served again
+  std::vector<uint64_t> stalled_;      // connections whose commands wait for their replies to drain
+  std::vector<uint64_t> resumed_;      // those being served again
   std::vector<Connection*> released_;  // poll_log: those with replies released
   std::vector<std::string_view> args_;
   std::string value_;

@@ -660,8 +660,7 @@ TEST(RecoveryDamage, ACopyWrittenBesideJournalBytesThatDidNotLandGivesWayToTheOt
   const auto torn = run_abyss({"recover", dir});
   EXPECT_EQ(torn.exit_code, 0) << torn.err;
   EXPECT_EQ(printed_durable_epoch(torn.out), last_epoch - 1) << torn.out;
-  EXPECT_NE(torn.out.find("journal-0-0.abj, record at byte " + std::to_string(first_of_last->first)),
-            std::string::npos)
+  EXPECT_NE(torn.out.find("journal-0-0.abj, record at byte " + std::to_string(first_of_last->first)), std::string::npos)
       << torn.out;
 
   // Whole, the newer copy holds.

@@ -722,7 +722,8 @@ TEST_F(ServerTest, APipelinesRepliesReleasedTogetherLeaveInOneWrite) {
     Served s(cfg);
     Client c(s.port());
     std::string pipeline;
-    for (int k = 0; k < kSets; k++) pipeline += "*3\r\n$3\r\nSET\r\n$3\r\nk" + std::to_string(10 + k) + "\r\n$1\r\nv\r\n";
+    for (int k = 0; k < kSets; k++)
+      pipeline += "*3\r\n$3\r\nSET\r\n$3\r\nk" + std::to_string(10 + k) + "\r\n$1\r\nv\r\n";
     c.send_raw(pipeline);
     for (int k = 0; k < kSets; k++) ASSERT_EQ(show(c.read()), "+OK") << "reply " << k;
     r = s.stop();
