@@ -641,20 +641,20 @@ std::string unsynced_bytes(const std::string& dir, const log::DurablePoint& newe
     const bool same = j < older.journals.size() && older.journals[j].segment == end.segment;
     const uint64_t from = std::max<uint64_t>(same ? older.journals[j].bytes : 0, log::kJournalHeaderBytes);
     const std::string name = log::journal_name(j, end.segment);
-    const std::string path = dir + "/" + name;
+    const std::string path = cat({dir, "/", name});
     std::string head;
     if (auto err = platform::read_file_range(path, 0, log::kJournalHeaderBytes, head); !err.empty()) {
-      return name + ": " + err;
+      return cat({name, ": ", err});
     }
-    if (auto err = log::check_journal_header(head); !err.empty()) return name + ": " + err;
+    if (auto err = log::check_journal_header(head); !err.empty()) return cat({name, ": ", err});
     if (end.bytes <= from) continue;
     std::string bytes;
     if (auto err = platform::read_file_range(path, from, end.bytes - from, bytes); !err.empty()) {
-      return name + ": " + err;
+      return cat({name, ": ", err});
     }
     if (bytes.size() < end.bytes - from) {
-      return name + " holds " + std::to_string(from + bytes.size()) + " of the " + std::to_string(end.bytes) +
-             " bytes it names";
+      return cat({name, " holds ", std::to_string(from + bytes.size()), " of the ", std::to_string(end.bytes),
+                  " bytes it names"});
     }
     const uint32_t format = log::file_format(head);
     log::RecordView rec;
@@ -662,7 +662,7 @@ std::string unsynced_bytes(const std::string& dir, const log::DurablePoint& newe
     for (std::size_t pos = 0; pos < bytes.size();) {
       const std::size_t at = pos;
       if (log::read_record(bytes, pos, rec, why, format) != log::ReadStatus::Ok) {
-        return name + ", record at byte " + std::to_string(from + at) + ": " + why;
+        return cat({name, ", record at byte ", std::to_string(from + at), ": ", why});
       }
     }
   }
