@@ -194,7 +194,11 @@ uint64_t WorkerLog::flush_due(uint64_t now) {
   if (due) return write_group(now);
   if (now >= next_tick_) {
     next_tick_ = now + std::max<uint64_t>(1, logger_.group_cycles_ / 2);
-    logger_.tick_epoch(now);
+    // The epoch moves on for this worker's records and unacknowledged
+    // commits; a worker with neither (a server's serving reads of durable
+    // versions) leaves it, so the epoch file is not written and synced
+    // for nothing.
+    if (oldest_ != 0 || !pending_.empty()) logger_.tick_epoch(now);
     publish();
   }
   return 0;
