@@ -110,27 +110,39 @@ void RecordBuilder::begin(uint64_t epoch, uint64_t tid) {
 }
 
 void RecordBuilder::write(uint32_t table, WriteKind kind, uint64_t key, const char* data, uint32_t bytes) {
-  char* p = reserve(table, kind, key, bytes);
-  if (bytes > 0) std::memcpy(p, data, bytes);
+  write_header(table, kind, key, bytes);
+  if (bytes > 0) out_.append(data, bytes);
+}
+
+void RecordBuilder::write_header(uint32_t table, WriteKind kind, uint64_t key, uint32_t bytes) {
+  char h[kWriteHeaderBytes];
+  store_le<uint64_t>(h, key);
+  store_le<uint16_t>(h + 8, static_cast<uint16_t>(table));
+  h[10] = static_cast<char>(kind);
+  h[11] = 0;
+  store_le<uint32_t>(h + 12, bytes);
+  out_.append(h, kWriteHeaderBytes);
+  writes_++;
 }
 
 char* RecordBuilder::reserve(uint32_t table, WriteKind kind, uint64_t key, uint32_t bytes) {
+  write_header(table, kind, key, bytes);
   const std::size_t at = out_.size();
-  out_.resize(at + kWriteHeaderBytes + bytes);
-  char* p = out_.data() + at;
-  store_le<uint64_t>(p, key);
-  store_le<uint16_t>(p + 8, static_cast<uint16_t>(table));
-  p[10] = static_cast<char>(kind);
-  p[11] = 0;
-  store_le<uint32_t>(p + 12, bytes);
-  writes_++;
-  return p + kWriteHeaderBytes;
+  out_.resize(at + bytes);
+  return out_.data() + at;
 }
 
 char* RecordBuilder::reserve_columns(uint32_t table, uint64_t key, uint64_t mask, uint32_t bytes) {
   char* p = reserve(table, WriteKind::Columns, key, static_cast<uint32_t>(kColumnMaskBytes) + bytes);
   store_le<uint64_t>(p, mask);
   return p + kColumnMaskBytes;
+}
+
+void RecordBuilder::begin_columns(uint32_t table, uint64_t key, uint64_t mask, uint32_t bytes) {
+  write_header(table, WriteKind::Columns, key, static_cast<uint32_t>(kColumnMaskBytes) + bytes);
+  char m[kColumnMaskBytes];
+  store_le<uint64_t>(m, mask);
+  out_.append(m, kColumnMaskBytes);
 }
 
 void RecordBuilder::end() {

@@ -67,11 +67,17 @@ class RecordBuilder {
   // A Columns write of the columns in `mask`, whose `bytes` in all the
   // caller fills in, in column order, at the pointer returned.
   char* reserve_columns(uint32_t table, uint64_t key, uint64_t mask, uint32_t bytes);
+  // The same, the caller appending the columns' bytes in column order
+  // (append), which spares filling them twice.
+  void begin_columns(uint32_t table, uint64_t key, uint64_t mask, uint32_t bytes);
+  void append(const char* data, std::size_t bytes) { out_.append(data, bytes); }
   [[nodiscard]] bool open() const { return open_; }
   // Fills in the size and the checksum.
   void end();
 
  private:
+  void write_header(uint32_t table, WriteKind kind, uint64_t key, uint32_t bytes);
+
   std::string& out_;
   uint32_t format_;
   std::size_t start_ = 0;

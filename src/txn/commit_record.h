@@ -104,11 +104,10 @@ void Txn<CC>::log_update(log::RecordBuilder& record, const AccessT& a) {
     record.write(a.table->id(), log::WriteKind::Update, a.key, a.local, schema.size());
     return;
   }
-  char* out = record.reserve_columns(a.table->id(), a.key, mask, bytes);
+  record.begin_columns(a.table->id(), a.key, mask, bytes);
   for (uint64_t m = mask; m != 0; m &= m - 1) {
     const Column& c = columns[static_cast<std::size_t>(std::countr_zero(m))];
-    std::memcpy(out, a.local + c.offset, c.size);
-    out += c.size;
+    record.append(a.local + c.offset, c.size);
   }
 }
 

@@ -124,6 +124,24 @@ TEST(Record, AFormatOneJournalStillReads) {
   EXPECT_EQ(file_format(two_records()), kFormat);
 }
 
+// A Columns write built by appending its columns is the one built by
+// filling in the space reserved for them.
+TEST(Record, AppendedColumnsBuildTheSameRecordAsReservedOnes) {
+  std::string reserved;
+  RecordBuilder r(reserved);
+  r.begin(4, 40);
+  std::memcpy(r.reserve_columns(2, 9, 0b101, 7), "abcdefg", 7);
+  r.end();
+  std::string appended;
+  RecordBuilder a(appended);
+  a.begin(4, 40);
+  a.begin_columns(2, 9, 0b101, 7);
+  a.append("abc", 3);
+  a.append("defg", 4);
+  a.end();
+  EXPECT_EQ(appended, reserved);
+}
+
 // A Columns write (format 3) carries its mask and the masked columns'
 // bytes; format 2, whose updates are whole rows, has no such write.
 TEST(Record, AColumnsWriteCarriesItsMaskAndReadsOnlyInFormatThree) {
