@@ -90,10 +90,11 @@ void Txn<CC>::log_update(log::RecordBuilder& record, const AccessT& a) {
   uint64_t mask = 0;
   uint32_t bytes = 0;
   if (columns.size() <= log::kMaskColumns) {
-    for (std::size_t i = 0; i < columns.size(); i++) {
+    const uint64_t all = columns.size() == 64 ? ~uint64_t{0} : (uint64_t{1} << columns.size()) - 1;
+    for (uint64_t m = kCheckUndeclared ? all : a.columns & all; m != 0; m &= m - 1) {
+      const auto i = static_cast<std::size_t>(std::countr_zero(m));
       const Column& c = columns[i];
       const bool declared = (a.columns >> i & 1) != 0;
-      if (!declared && !kCheckUndeclared) continue;
       if (platform::same_shared(old + c.offset, a.local + c.offset, c.size)) continue;
       if (!declared) refuse_undeclared(a, c);
       mask |= uint64_t{1} << i;
