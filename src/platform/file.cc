@@ -475,14 +475,17 @@ std::string InputFile::open(const std::string& path) {
   return {};
 }
 
-int64_t InputFile::read(char* buf, std::size_t n) {
+// Reads until `n` bytes or the file's end, `some(to, left, got)` reading
+// once after `got` bytes.
+template <class ReadSome>
+int64_t InputFile::read_fully(char* buf, std::size_t n, ReadSome some) {
   if (fd_ < 0) {
     error_ = reason_of(EBADF);
     return -1;
   }
   std::size_t got = 0;
   while (got < n) {
-    const ssize_t r = read_some(fd_, buf + got, n - got);
+    const ssize_t r = some(buf + got, n - got, got);
     if (r < 0) {
       error_ = os_reason();
       return -1;
@@ -493,23 +496,18 @@ int64_t InputFile::read(char* buf, std::size_t n) {
   return static_cast<int64_t>(got);
 }
 
+int64_t InputFile::read(char* buf, std::size_t n) {
+  return read_fully(buf, n, [&](char* to, std::size_t left, std::size_t) { return read_some(fd_, to, left); });
+}
+
 int64_t InputFile::read_at(char* buf, std::size_t n, uint64_t offset) {
-  if (fd_ < 0) {
-    error_ = reason_of(EBADF);
-    return -1;
-  }
-  std::size_t got = 0;
-  while (got < n) {
-    const ssize_t r = ::pread(fd_, buf + got, n - got, static_cast<off_t>(offset + got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {
-      error_ = os_reason();
-      return -1;
-    }
-    if (r == 0) break;
-    got += static_cast<std::size_t>(r);
-  }
-  return static_cast<int64_t>(got);
+  return read_fully(buf, n, [&](char* to, std::size_t left, std::size_t got) {
+    ssize_t r = 0;
+    do {
+      r = ::pread(fd_, to, left, static_cast<off_t>(offset + got));
+    } while (r < 0 && errno == EINTR);
+    return r;
+  });
 }
 
 std::string read_file_range(const std::string& path, uint64_t offset, std::size_t n, std::string& out) {

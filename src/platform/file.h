@@ -210,6 +210,9 @@ class InputFile {
   [[nodiscard]] const std::string& error() const { return error_; }
 
  private:
+  template <class ReadSome>
+  int64_t read_fully(char* buf, std::size_t n, ReadSome some);
+
   int fd_ = -1;
   uint64_t size_ = 0;
   std::string error_;

@@ -616,27 +616,46 @@ std::string epoch_file_of(const log::DurablePoint& a, const log::DurablePoint& b
   return copies[0] + copies[1];
 }
 
+// A logged run's journal 0 and epoch file, with where the records of the
+// journal's last epoch start.
+struct LastEpoch {
+  std::string dir;
+  std::string journal;
+  std::vector<std::pair<uint64_t, uint64_t>> records;  // (offset, epoch)
+  std::size_t first = 0;                               // the last epoch's first record
+  uint64_t epoch = 0;                                  // the journal's last
+  log::DurablePoint point;                             // the epoch file's
+};
+
+void last_epoch_of(const std::string& name, LastEpoch& run) {
+  run.dir = logged_run(name);
+  run.journal = run.dir + "/journal-0-0.abj";
+  run.records = records_of(run.journal);
+  ASSERT_GT(run.records.size(), 2u);
+  run.epoch = run.records.back().second;
+  while (run.first < run.records.size() && run.records[run.first].second != run.epoch) run.first++;
+  ASSERT_NE(run.first, 0u) << "the journal's records are all of one epoch";
+  std::string note;
+  ASSERT_EQ(log::parse_epoch_file(read_bytes(run.dir + "/epoch"), run.point, note), "");
+}
+
 // A copy of the epoch file written beside the syncs of the journal bytes
 // it names (--fsync group, per-worker journals) may outlive them in a
 // crash: recovery then uses the other copy, and says so. A copy written
 // after its journals' syncs, naming bytes that are not there, is damage.
 TEST(RecoveryDamage, ACopyWrittenBesideJournalBytesThatDidNotLandGivesWayToTheOther) {
-  const std::string dir = logged_run("beside");
-  const std::string journal = dir + "/journal-0-0.abj";
-  const auto records = records_of(journal);
-  ASSERT_GT(records.size(), 2u);
-  const uint64_t last_epoch = records.back().second;
-  const auto first_of_last =
-      std::find_if(records.begin(), records.end(), [&](const auto& r) { return r.second == last_epoch; });
-  ASSERT_NE(first_of_last, records.begin()) << "the journal's records are all of one epoch";
-  log::DurablePoint point;
-  std::string note;
-  ASSERT_EQ(log::parse_epoch_file(read_bytes(dir + "/epoch"), point, note), "");
+  LastEpoch run;
+  ASSERT_NO_FATAL_FAILURE(last_epoch_of("beside", run));
+  const std::string& dir = run.dir;
+  const std::string& journal = run.journal;
+  const uint64_t last_epoch = run.epoch;
+  const uint64_t first_of_last = run.records[run.first].first;
+  const log::DurablePoint& point = run.point;
   // The older copy: durable to the epoch before the journal's last.
   log::DurablePoint older = point;
   older.sequence = point.sequence + 1;
   older.epoch = last_epoch - 1;
-  older.journals[0].bytes = first_of_last->first;
+  older.journals[0].bytes = first_of_last;
   older.beside = false;
   // The newer: written beside a sync of bytes the crash cut off.
   log::DurablePoint newer = point;
@@ -656,11 +675,11 @@ TEST(RecoveryDamage, ACopyWrittenBesideJournalBytesThatDidNotLandGivesWayToTheOt
   newer.journals[0].bytes = fs::file_size(journal);
   write_bytes(dir + "/epoch", epoch_file_of(older, newer));
   const std::string intact = read_bytes(journal);
-  flip_byte(journal, first_of_last->first + 20);
+  flip_byte(journal, first_of_last + 20);
   const auto torn = run_abyss({"recover", dir});
   EXPECT_EQ(torn.exit_code, 0) << torn.err;
   EXPECT_EQ(printed_durable_epoch(torn.out), last_epoch - 1) << torn.out;
-  EXPECT_NE(torn.out.find("journal-0-0.abj, record at byte " + std::to_string(first_of_last->first)), std::string::npos)
+  EXPECT_NE(torn.out.find("journal-0-0.abj, record at byte " + std::to_string(first_of_last)), std::string::npos)
       << torn.out;
 
   // Whole, the newer copy holds.
@@ -703,19 +722,16 @@ TEST(RecoveryDamage, ADurableLastRecordCutShortStopsRecovery) {
 // acknowledged. A byte changed among those is a torn tail; the same byte
 // changed before that point is damage.
 TEST(RecoveryDamage, OnlyTheRecordsAfterTheDurablePointCanBeATornTail) {
-  const std::string dir = logged_run("torn");
-  const std::string journal = dir + "/journal-0-0.abj";
-  const auto records = records_of(journal);
-  ASSERT_GT(records.size(), 2u);
-  const uint64_t last_epoch = records.back().second;
-  const auto first_of_last =
-      std::find_if(records.begin(), records.end(), [&](const auto& r) { return r.second == last_epoch; });
-  ASSERT_NE(first_of_last, records.begin()) << "the journal's records are all of one epoch";
-  log::DurablePoint point;
-  std::string note;
-  ASSERT_EQ(log::parse_epoch_file(read_bytes(dir + "/epoch"), point, note), "");
+  LastEpoch run;
+  ASSERT_NO_FATAL_FAILURE(last_epoch_of("torn", run));
+  const std::string& dir = run.dir;
+  const std::string& journal = run.journal;
+  const uint64_t last_epoch = run.epoch;
+  const uint64_t first_of_last = run.records[run.first].first;
+  const uint64_t before_last = run.records[run.first - 1].first;
+  log::DurablePoint point = run.point;
   point.epoch = last_epoch - 1;
-  point.journals[0].bytes = first_of_last->first;
+  point.journals[0].bytes = first_of_last;
   point.sequence += 2;
   write_bytes(dir + "/epoch", log::epoch_file_bytes(point));
   const std::string intact = read_bytes(journal);
@@ -727,11 +743,10 @@ TEST(RecoveryDamage, OnlyTheRecordsAfterTheDurablePointCanBeATornTail) {
   EXPECT_NE(torn.out.find("journal-0-0.abj"), std::string::npos) << torn.out;
 
   write_bytes(journal, intact);
-  flip_byte(journal, first_of_last->first - 5);
+  flip_byte(journal, first_of_last - 5);
   const auto damaged = run_abyss({"recover", dir});
   EXPECT_EQ(damaged.exit_code, 2) << damaged.out;
-  EXPECT_NE(damaged.err.find("journal-0-0.abj, record at byte " + std::to_string((first_of_last - 1)->first)),
-            std::string::npos)
+  EXPECT_NE(damaged.err.find("journal-0-0.abj, record at byte " + std::to_string(before_last)), std::string::npos)
       << damaged.err;
   EXPECT_NE(damaged.err.find("to epoch " + std::to_string(last_epoch - 1)), std::string::npos) << damaged.err;
 
@@ -739,8 +754,7 @@ TEST(RecoveryDamage, OnlyTheRecordsAfterTheDurablePointCanBeATornTail) {
   const auto salvaged = run_abyss({"recover", dir, "--salvage"});
   EXPECT_EQ(salvaged.exit_code, 0) << salvaged.err;
   EXPECT_NE(salvaged.out.find("salvaged"), std::string::npos) << salvaged.out;
-  EXPECT_NE(salvaged.out.find("journal-0-0.abj, record at byte " + std::to_string((first_of_last - 1)->first)),
-            std::string::npos)
+  EXPECT_NE(salvaged.out.find("journal-0-0.abj, record at byte " + std::to_string(before_last)), std::string::npos)
       << salvaged.out;
   fs::remove_all(dir);
 }
