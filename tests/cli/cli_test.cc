@@ -155,8 +155,8 @@ std::vector<BadCase> bad_cases() {
       {"missing_subcommand", {}, {"run", "check", "describe", "version"}},
       {"check_history_missing_file", {"check", "history", missing}, {missing}},
       // TPC-C flags.
-      {"warehouses_zero", {"run", "--workload", "tpcc", "--warehouses", "0"}, {"--warehouses", "0", "1024"}},
-      {"warehouses_too_many", {"run", "--workload", "tpcc", "--warehouses", "2000"}, {"--warehouses", "2000", "1024"}},
+      {"warehouses_zero", {"run", "--workload", "tpcc", "--warehouses", "0"}, {"--warehouses", "0", "2047"}},
+      {"warehouses_too_many", {"run", "--workload", "tpcc", "--warehouses", "2048"}, {"--warehouses", "2048", "2047"}},
       {"tpcc_schema_unknown",
        {"run", "--tpcc-schema", "tiny"},
        with_names({"--tpcc-schema", "tiny"}, kTpccSchemaNames)},

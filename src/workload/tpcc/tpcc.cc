@@ -649,7 +649,7 @@ std::vector<Knob> Tpcc::knobs() {
   std::vector<Knob> t;
   Knob k;
   t.push_back(integer<uint32_t>(
-      "warehouses", "tpcc.warehouses", 1, 1024,
+      "warehouses", "tpcc.warehouses", 1, kMaxWarehouses,
       +[](Config& c) -> uint32_t& { return c.settings<TpccConfig>().warehouses; },
       "TPC-C warehouses (H-STORE: one partition each)"));
   t.push_back(choice(

@@ -23,7 +23,7 @@ inline constexpr std::array<std::string_view, 5> kTpccTxnNames = {"neworder", "p
 using TpccMix = std::array<uint32_t, kTpccTxnNames.size()>;
 
 struct TpccConfig {
-  uint32_t warehouses = 1;  // 1..1024
+  uint32_t warehouses = 1;  // 1..kMaxWarehouses (tpcc_schema.h)
   TpccSchema schema = TpccSchema::Full;
   bool inserts = true;              // off: DBx1000's insert-less variant (Tale §4.3)
   TpccMix mix = {45, 43, 4, 4, 4};  // percent per kTpccTxnNames entry; sums to 100 (clause 5.2.3)

@@ -18,7 +18,7 @@
 
 namespace abyss::tpcc {
 
-// Primary-key packing. Widths: warehouse 11 bits (1..1024), district 4 bits
+// Primary-key packing. Widths: warehouse 11 bits (1..2047), district 4 bits
 // (1..10), customer 12 bits (1..3000), order id 32 bits, order-line number 4
 // bits (1..15), item 17 bits (1..100,000).
 //   WAREHOUSE   W_ID
@@ -48,20 +48,25 @@ inline constexpr uint64_t order_by_customer_key(uint64_t w, uint64_t d, uint64_t
 }
 inline constexpr uint64_t item_key(uint64_t i) { return i; }
 inline constexpr uint64_t stock_key(uint64_t w, uint64_t i) { return w << 17 | i; }
+inline constexpr uint64_t kHistoryRunKeys = uint64_t{1} << 62;  // the history rows inserted at run time
 inline constexpr uint64_t history_run_key(uint64_t worker, uint64_t seq) {
-  return uint64_t{1} << 62 | worker << 40 | seq;
+  return kHistoryRunKeys | worker << 40 | seq;
 }
 
-inline constexpr uint32_t kDistrictsPerWarehouse = 10;  // clause 1.2.1
-inline constexpr uint32_t kMaxOrderLines = 15;          // clause 2.4.1.3
-inline constexpr uint32_t kNewOrdersPerDistrict = 900;  // clause 4.3.3.1: O_ID 2,101..3,000 of 3,000
-inline constexpr int64_t kStartDate = 1'700'000'000;    // the load's "current date", seconds
-inline constexpr uint64_t kMaxOrderId = 0xffff'fffe;    // O_ID's range in the keys: 1..kMaxOrderId
+inline constexpr uint32_t kMaxWarehouses = (1u << 11) - 1;  // the keys' warehouse bits; the Tale runs 1,568
+inline constexpr uint32_t kDistrictsPerWarehouse = 10;      // clause 1.2.1
+inline constexpr uint32_t kMaxOrderLines = 15;              // clause 2.4.1.3
+inline constexpr uint32_t kNewOrdersPerDistrict = 900;      // clause 4.3.3.1: O_ID 2,101..3,000 of 3,000
+inline constexpr int64_t kStartDate = 1'700'000'000;        // the load's "current date", seconds
+inline constexpr uint64_t kMaxOrderId = 0xffff'fffe;        // O_ID's range in the keys: 1..kMaxOrderId
 // With scans, NEW-ORDER holds, above each district's orders, a row no transaction sees
 // (deleted from the load on) at O_ID kMaxOrderId + 1: the next key of the
 // district's newest order, so a NewOrder's insert writes it rather than the
 // oldest NEW-ORDER row of the next district, which Delivery removes.
 inline constexpr uint64_t kNewOrderFence = kMaxOrderId + 1;
+// Every key of every warehouse lies below the history rows inserted at run time.
+static_assert(order_by_customer_key(kMaxWarehouses, kDistrictsPerWarehouse, 4095, kNewOrderFence) < kHistoryRunKeys);
+static_assert(order_line_key(kMaxWarehouses, kDistrictsPerWarehouse, kNewOrderFence, kMaxOrderLines) < kHistoryRunKeys);
 
 // Resolved columns of every table (Tale §5: catalogue look-ups once, at
 // construction; Tale §5). Built by make_tpcc_schemas().
