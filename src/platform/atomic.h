@@ -42,6 +42,12 @@ class Atomic final {
   T fetch_add(T arg, MemoryOrder order) noexcept requires std::integral<T> { return v_.fetch_add(arg, order); }
   T fetch_sub(T arg, MemoryOrder order) noexcept requires std::integral<T> { return v_.fetch_sub(arg, order); }
 
+  // Blocks while the value is `old` (a futex on Linux for a 4-byte word);
+  // notify_one() wakes one blocked thread. Native only: a simulated core
+  // waits through platform::SpinWait.
+  void wait(T old, MemoryOrder order) const noexcept { v_.wait(old, order); }
+  void notify_one() noexcept { v_.notify_one(); }
+
   bool compare_exchange_weak(T& expected, T desired, MemoryOrder order) noexcept {
     return v_.compare_exchange_weak(expected, desired, order);
   }

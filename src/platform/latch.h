@@ -1,8 +1,10 @@
 #pragma once
 // Latches: short critical sections on in-memory structures (not transaction
-// locks). Two kinds, switchable per run (Tale §5): a test-and-test-and-set spin
-// latch, and an MCS queuing latch where each waiter spins on its own node, so a
-// release touches one other core instead of all of them.
+// locks). Three kinds, switchable per run: a test-and-test-and-set spin latch
+// and an MCS queuing latch where each waiter spins on its own node, so a
+// release touches one other core instead of all of them (Tale §5); and a
+// blocking latch whose waiters sleep in the kernel, as DBx1000's pthread
+// mutexes do (Tale §4.1).
 #include <cstdint>
 #if defined(ABYSS_SIM)
 #include <memory>
@@ -131,33 +133,75 @@ class McsLatch final {
   Atomic<Node*> tail_{nullptr};
 };
 
-// Which latch a run uses (`--latch spin|queue`; common/latch_kind.h).
+#if !defined(ABYSS_SIM)
+// A latch whose waiters block, as a pthread mutex's do (glibc's, without lock
+// elision): one 4-byte word, 0 free, 1 held, 2 held with waiters. A release
+// that finds waiters wakes one (a futex wake, through std::atomic's wait and
+// notify); a waiter retries on waking and, failing, sleeps again.
+class BlockingLatch final {
+ public:
+  void lock() {
+    uint32_t seen = 0;
+    if (word_.compare_exchange_strong(seen, 1, memory_order_acquire, memory_order_relaxed)) return;
+    if (seen != 2) seen = word_.exchange(2, memory_order_acquire);
+    while (seen != 0) {
+      word_.wait(2, memory_order_relaxed);
+      seen = word_.exchange(2, memory_order_acquire);
+    }
+  }
+  void unlock() {
+    if (word_.exchange(0, memory_order_release) == 2) word_.notify_one();
+  }
+
+ private:
+  Atomic<uint32_t> word_{0};
+};
+#endif
+
+// Which latch a run uses (`--latch spin|queue|mutex`; common/latch_kind.h).
 using abyss::LatchKind;
 
-// A latch whose kind is picked at run time (one predictable branch per use).
+// A latch whose kind is picked at run time (a predictable branch per use). On
+// simulated cores a mutex latch is the queue latch: the simulator has no
+// kernel to sleep in, and a queue hands the latch to one waiter, as a
+// mutex's wake does (docs/schemes.md, "Latches").
 class Latch final {
  public:
   struct Guard;
 
   void lock(LatchKind kind, McsLatch::Node& node) {
-    if (kind == LatchKind::Queue) {
-      mcs_.lock(node);
-    } else {
+    if (kind == LatchKind::Spin) {
       spin_.lock();
+#if !defined(ABYSS_SIM)
+    } else if (kind == LatchKind::Mutex) {
+      blocking_.lock();
+#endif
+    } else {
+      mcs_.lock(node);
     }
   }
   void unlock(LatchKind kind, McsLatch::Node& node) {
-    if (kind == LatchKind::Queue) {
-      mcs_.unlock(node);
-    } else {
+    if (kind == LatchKind::Spin) {
       spin_.unlock();
+#if !defined(ABYSS_SIM)
+    } else if (kind == LatchKind::Mutex) {
+      blocking_.unlock();
+#endif
+    } else {
+      mcs_.unlock(node);
     }
   }
 
  private:
   SpinLatch spin_;
+#if !defined(ABYSS_SIM)
+  BlockingLatch blocking_;
+#endif
   McsLatch mcs_;
 };
+#if !defined(ABYSS_SIM)
+static_assert(sizeof(Latch) == 16, "the blocking latch's word fits beside the spin latch's flag");
+#endif
 
 // Scoped latch holder with its own queue node.
 struct Latch::Guard {

@@ -90,6 +90,7 @@ TEST_P(Serializable, HighContentionHistoryHasNoAnomaly) {
 void as_is(Config&) {}
 void read_heavy(Config& c) { c.settings<YcsbConfig>().write_ratio = 0.1; }
 void queue_latch(Config& c) { c.latch = LatchKind::Queue; }
+void mutex_latch(Config& c) { c.latch = LatchKind::Mutex; }
 void no_backoff(Config& c) { c.backoff = BackoffKind::None; }
 // DBx1000's restart policy: a random penalty below 100 us, waited out in the
 // abort buffer while the worker runs new transactions.
@@ -178,6 +179,7 @@ std::vector<Case> every_scheme() {
     if (t.aborts) cases.push_back({s + "_no_backoff", s, no_backoff});
     if (t.aborts) cases.push_back({s + "_abort_buffer", s, abort_buffer});
     if (t.uses_latch) cases.push_back({s + "_queue_latch", s, queue_latch});
+    if (t.uses_latch) cases.push_back({s + "_mutex_latch", s, mutex_latch});
     if (t.family == cc::Family::Optimistic) cases.push_back({s + "_read_copy", s, read_copy});
     if (t.allocates_timestamps) {
       cases.push_back({s + "_batch_ts", s, batch_ts});
