@@ -621,20 +621,23 @@ std::string epoch_file_of(const log::DurablePoint& a, const log::DurablePoint& b
 struct LastEpoch {
   std::string dir;
   std::string journal;
-  std::vector<std::pair<uint64_t, uint64_t>> records;  // (offset, epoch)
-  std::size_t first = 0;                               // the last epoch's first record
-  uint64_t epoch = 0;                                  // the journal's last
-  log::DurablePoint point;                             // the epoch file's
+  uint64_t epoch = 0;         // the journal's last
+  uint64_t first = 0;         // the offset of that epoch's first record
+  uint64_t before_first = 0;  // and of the record before it
+  log::DurablePoint point;    // the epoch file's
 };
 
 void last_epoch_of(const std::string& name, LastEpoch& run) {
   run.dir = logged_run(name);
   run.journal = run.dir + "/journal-0-0.abj";
-  run.records = records_of(run.journal);
-  ASSERT_GT(run.records.size(), 2u);
-  run.epoch = run.records.back().second;
-  while (run.first < run.records.size() && run.records[run.first].second != run.epoch) run.first++;
-  ASSERT_NE(run.first, 0u) << "the journal's records are all of one epoch";
+  const auto records = records_of(run.journal);
+  ASSERT_GT(records.size(), 2u);
+  run.epoch = records.back().second;
+  std::size_t i = 0;
+  while (records[i].second != run.epoch) i++;
+  ASSERT_NE(i, 0u) << "the journal's records are all of one epoch";
+  run.first = records[i].first;
+  run.before_first = records[i - 1].first;
   std::string note;
   ASSERT_EQ(log::parse_epoch_file(read_bytes(run.dir + "/epoch"), run.point, note), "");
 }
@@ -646,57 +649,53 @@ void last_epoch_of(const std::string& name, LastEpoch& run) {
 TEST(RecoveryDamage, ACopyWrittenBesideJournalBytesThatDidNotLandGivesWayToTheOther) {
   LastEpoch run;
   ASSERT_NO_FATAL_FAILURE(last_epoch_of("beside", run));
-  const std::string& dir = run.dir;
-  const std::string& journal = run.journal;
-  const uint64_t last_epoch = run.epoch;
-  const uint64_t first_of_last = run.records[run.first].first;
-  const log::DurablePoint& point = run.point;
   // The older copy: durable to the epoch before the journal's last.
-  log::DurablePoint older = point;
-  older.sequence = point.sequence + 1;
-  older.epoch = last_epoch - 1;
-  older.journals[0].bytes = first_of_last;
+  log::DurablePoint older = run.point;
+  older.sequence = run.point.sequence + 1;
+  older.epoch = run.epoch - 1;
+  older.journals[0].bytes = run.first;
   older.beside = false;
   // The newer: written beside a sync of bytes the crash cut off.
-  log::DurablePoint newer = point;
-  newer.sequence = point.sequence + 2;
-  newer.epoch = last_epoch + 1;
-  newer.journals[0].bytes = fs::file_size(journal) + 300;
+  log::DurablePoint newer = run.point;
+  newer.sequence = run.point.sequence + 2;
+  newer.epoch = run.epoch + 1;
+  newer.journals[0].bytes = fs::file_size(run.journal) + 300;
   newer.beside = true;
-  write_bytes(dir + "/epoch", epoch_file_of(older, newer));
-  const auto fell_back = run_abyss({"recover", dir});
+  write_bytes(run.dir + "/epoch", epoch_file_of(older, newer));
+  const auto fell_back = run_abyss({"recover", run.dir});
   EXPECT_EQ(fell_back.exit_code, 0) << fell_back.err;
-  EXPECT_EQ(printed_durable_epoch(fell_back.out), last_epoch - 1) << fell_back.out;
+  EXPECT_EQ(printed_durable_epoch(fell_back.out), run.epoch - 1) << fell_back.out;
   EXPECT_NE(fell_back.out.find("not synced before the crash"), std::string::npos) << fell_back.out;
-  EXPECT_NE(fell_back.out.find("journal-0-0.abj holds " + std::to_string(fs::file_size(journal))), std::string::npos)
+  EXPECT_NE(fell_back.out.find("journal-0-0.abj holds " + std::to_string(fs::file_size(run.journal))),
+            std::string::npos)
       << fell_back.out;
 
   // A record in the bytes only the newer copy names, damaged: the same.
-  newer.journals[0].bytes = fs::file_size(journal);
-  write_bytes(dir + "/epoch", epoch_file_of(older, newer));
-  const std::string intact = read_bytes(journal);
-  flip_byte(journal, first_of_last + 20);
-  const auto torn = run_abyss({"recover", dir});
+  newer.journals[0].bytes = fs::file_size(run.journal);
+  write_bytes(run.dir + "/epoch", epoch_file_of(older, newer));
+  const std::string intact = read_bytes(run.journal);
+  flip_byte(run.journal, run.first + 20);
+  const auto torn = run_abyss({"recover", run.dir});
   EXPECT_EQ(torn.exit_code, 0) << torn.err;
-  EXPECT_EQ(printed_durable_epoch(torn.out), last_epoch - 1) << torn.out;
-  EXPECT_NE(torn.out.find("journal-0-0.abj, record at byte " + std::to_string(first_of_last)), std::string::npos)
+  EXPECT_EQ(printed_durable_epoch(torn.out), run.epoch - 1) << torn.out;
+  EXPECT_NE(torn.out.find("journal-0-0.abj, record at byte " + std::to_string(run.first)), std::string::npos)
       << torn.out;
 
   // Whole, the newer copy holds.
-  write_bytes(journal, intact);
-  const auto whole = run_abyss({"recover", dir});
+  write_bytes(run.journal, intact);
+  const auto whole = run_abyss({"recover", run.dir});
   EXPECT_EQ(whole.exit_code, 0) << whole.err;
-  EXPECT_EQ(printed_durable_epoch(whole.out), last_epoch + 1) << whole.out;
+  EXPECT_EQ(printed_durable_epoch(whole.out), run.epoch + 1) << whole.out;
   EXPECT_EQ(whole.out.find("not synced before the crash"), std::string::npos) << whole.out;
 
   // Not written beside: bytes it names that are not there are damage.
-  newer.journals[0].bytes = fs::file_size(journal) + 300;
+  newer.journals[0].bytes = fs::file_size(run.journal) + 300;
   newer.beside = false;
-  write_bytes(dir + "/epoch", epoch_file_of(older, newer));
-  const auto damaged = run_abyss({"recover", dir});
+  write_bytes(run.dir + "/epoch", epoch_file_of(older, newer));
+  const auto damaged = run_abyss({"recover", run.dir});
   EXPECT_EQ(damaged.exit_code, 2) << damaged.out;
   EXPECT_NE(damaged.err.find("recovery stopped"), std::string::npos) << damaged.err;
-  fs::remove_all(dir);
+  fs::remove_all(run.dir);
 }
 
 // A finished run made everything durable: a record cut short at the end of
@@ -724,39 +723,33 @@ TEST(RecoveryDamage, ADurableLastRecordCutShortStopsRecovery) {
 TEST(RecoveryDamage, OnlyTheRecordsAfterTheDurablePointCanBeATornTail) {
   LastEpoch run;
   ASSERT_NO_FATAL_FAILURE(last_epoch_of("torn", run));
-  const std::string& dir = run.dir;
-  const std::string& journal = run.journal;
-  const uint64_t last_epoch = run.epoch;
-  const uint64_t first_of_last = run.records[run.first].first;
-  const uint64_t before_last = run.records[run.first - 1].first;
-  log::DurablePoint point = run.point;
-  point.epoch = last_epoch - 1;
-  point.journals[0].bytes = first_of_last;
-  point.sequence += 2;
-  write_bytes(dir + "/epoch", log::epoch_file_bytes(point));
-  const std::string intact = read_bytes(journal);
+  run.point.epoch = run.epoch - 1;
+  run.point.journals[0].bytes = run.first;
+  run.point.sequence += 2;
+  write_bytes(run.dir + "/epoch", log::epoch_file_bytes(run.point));
+  const std::string intact = read_bytes(run.journal);
 
-  flip_byte(journal, fs::file_size(journal) - 5);
-  const auto torn = run_abyss({"recover", dir});
+  flip_byte(run.journal, fs::file_size(run.journal) - 5);
+  const auto torn = run_abyss({"recover", run.dir});
   EXPECT_EQ(torn.exit_code, 0) << torn.err;
   EXPECT_NE(torn.out.find("torn"), std::string::npos) << torn.out;
   EXPECT_NE(torn.out.find("journal-0-0.abj"), std::string::npos) << torn.out;
 
-  write_bytes(journal, intact);
-  flip_byte(journal, first_of_last - 5);
-  const auto damaged = run_abyss({"recover", dir});
+  write_bytes(run.journal, intact);
+  flip_byte(run.journal, run.first - 5);
+  const auto damaged = run_abyss({"recover", run.dir});
   EXPECT_EQ(damaged.exit_code, 2) << damaged.out;
-  EXPECT_NE(damaged.err.find("journal-0-0.abj, record at byte " + std::to_string(before_last)), std::string::npos)
+  EXPECT_NE(damaged.err.find("journal-0-0.abj, record at byte " + std::to_string(run.before_first)), std::string::npos)
       << damaged.err;
-  EXPECT_NE(damaged.err.find("to epoch " + std::to_string(last_epoch - 1)), std::string::npos) << damaged.err;
+  EXPECT_NE(damaged.err.find("to epoch " + std::to_string(run.epoch - 1)), std::string::npos) << damaged.err;
 
   // --salvage recovers what comes before the damage and says what it dropped.
-  const auto salvaged = run_abyss({"recover", dir, "--salvage"});
+  const auto salvaged = run_abyss({"recover", run.dir, "--salvage"});
   EXPECT_EQ(salvaged.exit_code, 0) << salvaged.err;
   EXPECT_NE(salvaged.out.find("salvaged"), std::string::npos) << salvaged.out;
-  EXPECT_NE(salvaged.out.find("journal-0-0.abj, record at byte " + std::to_string(before_last)), std::string::npos)
+  EXPECT_NE(salvaged.out.find("journal-0-0.abj, record at byte " + std::to_string(run.before_first)), std::string::npos)
       << salvaged.out;
-  fs::remove_all(dir);
+  fs::remove_all(run.dir);
 }
 
 // A segment begun after the durable point, its header cut by the crash, is
