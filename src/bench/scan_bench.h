@@ -1,7 +1,9 @@
 #pragma once
-// `abyss bench scan`: the block list (storage/block_list.h) alone, in both
-// modes, through the Terrier study's three benchmarks (concurrent sequential
-// scans in Terrier, "Benchmarking"), each at N threads:
+// `abyss bench scan`: the Terrier study's five designs for a table scanned
+// while it is appended to (bench/scan_designs.h: coarse, fine-grained,
+// snapshot, ordered-map, lock-free), alone, through its three benchmarks
+// (concurrent sequential scans in Terrier, "Benchmarking"), each at N
+// threads:
 //   ConcurrentScanN      a table of `tuples` tuples is loaded by one worker,
 //                        then N threads each scan all of it with Scan() into
 //                        a buffer of their own
@@ -15,22 +17,28 @@
 // Every thread does the whole work, so the ideal is the elapsed time of N = 1
 // at every N, and N times its items a second (Terrier study, Results). Each
 // answer is checked (a scan sees every tuple once, an insert loses none), so
-// a broken list fails the bench instead of looking fast.
+// a broken design fails the bench instead of looking fast; and before its
+// benchmarks each design runs the study's correctness workload, inserters
+// beside scanners (scan_designs::check_concurrent).
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "bench/scan_designs.h"
+
 namespace abyss {
 
 inline const std::vector<std::string> kScanBenchBenchmarks = {"scan", "insert", "iterator"};
-inline const std::vector<std::string> kScanBenchModes = {"latch-free", "latched"};
 
 struct ScanBenchOptions {
   uint64_t tuples = 10'000'000;   // Terrier study, "Benchmarking": 10 million tuples
   std::vector<uint32_t> threads;  // empty: 1, 2 and this machine's cores
   std::vector<std::string> benchmarks = kScanBenchBenchmarks;
-  std::vector<std::string> modes = kScanBenchModes;
+  std::vector<std::string> designs = scan_designs::kNames;
+  // Threads of the correctness workload, half inserting and half scanning
+  // (Terrier study, "Benchmarking": 16); 0 skips it.
+  uint32_t check_threads = 16;
   // Runs of each measurement, the median reported; a measurement that has
   // taken kScanBenchRepeatSeconds already is not run again.
   uint32_t reps = 3;
@@ -42,14 +50,26 @@ inline constexpr uint32_t kScanBenchMaxReps = 100;
 // Threads a core, at most: past that a measurement times the OS scheduler.
 inline constexpr uint32_t kScanBenchThreadsPerCore = 8;
 
+// The correctness workload's shape for these options: inserters and
+// scanners, half the check threads each; a tenth of the tuples loaded first
+// and a hundredth inserted by each inserter beside the scans (at least 1,000).
+scan_designs::CheckShape scan_bench_check_shape(const ScanBenchOptions& options);
+
 struct ScanBenchResult {
   std::string benchmark;  // ConcurrentScan, ConcurrentInsert, ConcurrentIterator
-  std::string mode;       // latch-free, latched
+  std::string design;     // one of scan_designs::kNames
   uint32_t threads = 0;
   uint64_t items = 0;  // tuples scanned, inserted or stepped over, all threads together
   double ms = 0;       // the median run's elapsed time
   uint32_t runs = 0;
   double mitems_per_s() const { return ms > 0 ? static_cast<double>(items) / ms / 1e3 : 0; }
+};
+
+// A design's correctness workload: the scans it checked, in how long.
+struct ScanBenchCheck {
+  std::string design;
+  uint64_t scans = 0;
+  double ms = 0;
 };
 
 // The thread counts a run measures: the options' own, or 1, 2 and this
@@ -61,19 +81,22 @@ uint64_t scan_bench_bytes(const ScanBenchOptions& options);
 
 // Why these options cannot run here (the simulated build, no tuples or
 // absurdly many, a thread count past kScanBenchThreadsPerCore a core, an
-// unknown benchmark or mode, a size the machine cannot hold), in one line,
+// unknown benchmark or design, a size the machine cannot hold), in one line,
 // before anything is built; empty if they can.
 std::string scan_bench_refusal(const ScanBenchOptions& options);
 
-// Runs every (benchmark, mode, thread count) and appends a result each.
-// `progress` hears a line before each measurement. Answers an error (a list
-// that answered wrongly), empty on success.
-std::string run_scan_bench(const ScanBenchOptions& options, std::vector<ScanBenchResult>& out,
-                           const std::function<void(const std::string&)>& progress);
+// Runs each design's correctness workload (unless check_threads is 0), then
+// every (benchmark, design, thread count), and appends a check and a result
+// each. `progress` hears a line before each. Answers an error (a design that
+// answered wrongly), empty on success.
+std::string run_scan_bench(const ScanBenchOptions& options, std::vector<ScanBenchCheck>& checks,
+                           std::vector<ScanBenchResult>& out, const std::function<void(const std::string&)>& progress);
 
-// The results as the study's tables: a row per benchmark, N and mode with the
-// elapsed ms, its ratio to N = 1's (ideal 1.00x), M items a second and the
-// speedup over N = 1's (ideal N).
-std::string scan_bench_table(const ScanBenchOptions& options, const std::vector<ScanBenchResult>& results);
+// The results as the study's tables: the checks, then a row per benchmark, N
+// and design with the elapsed ms, its ratio to N = 1's (ideal 1.00x), items a
+// millisecond, the speedup over N = 1's (ideal N) and over the coarse
+// latch's at the same N.
+std::string scan_bench_table(const ScanBenchOptions& options, const std::vector<ScanBenchCheck>& checks,
+                             const std::vector<ScanBenchResult>& results);
 
 }  // namespace abyss

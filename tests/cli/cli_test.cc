@@ -188,7 +188,10 @@ std::vector<BadCase> bad_cases() {
       {"bench_index_seconds_nan", {"bench", "index", "--seconds", "nan"}, {"--seconds", "nan"}},
       {"bench_scan_no_tuples", {"bench", "scan", "--tuples", "0"}, {"--tuples", "0"}},
       {"bench_scan_beyond_memory", {"bench", "scan", "--tuples", "4000000000"}, {"4000000000", "GiB", "available"}},
-      {"bench_scan_unknown_mode", {"bench", "scan", "--modes", "foo"}, {"foo", "latch-free", "latched"}},
+      {"bench_scan_unknown_design",
+       {"bench", "scan", "--designs", "foo"},
+       {"foo", "coarse", "ordered-map", "lock-free"}},
+      {"bench_scan_one_check_thread", {"bench", "scan", "--check-threads", "1"}, {"--check-threads 1", "0 (no check)"}},
       // Numbers that are not numbers, or do not fit.
       {"threads_not_a_number", {"run", "--threads", "abc"}, {"--threads", "abc", "not", "number", "4096"}},
       {"threads_not_an_integer", {"run", "--threads", "1.5"}, {"--threads", "1.5", "integer"}},
@@ -313,16 +316,18 @@ TEST(CliRun, ShortRunExitsZeroAndReportsThroughput) {
   EXPECT_EQ(without_machine_note(o.err), "");
 }
 
-// The scan bench's table: each of the Terrier study's benchmarks at 1 and 2
-// threads in both modes, with its speedup over one thread; its JSON has a
-// result per measurement, every one with items done.
-TEST(CliBenchScan, TableAndJsonCoverEveryBenchmarkAndMode) {
+// The scan bench's table: each design's check, then each of the Terrier
+// study's benchmarks at 1 and 2 threads in every design, with its speedups;
+// its JSON has a check per design, the table, and a result per measurement,
+// every one with items done.
+TEST(CliBenchScan, TableAndJsonCoverEveryBenchmarkAndDesign) {
   const std::vector<std::string> args = {"bench", "scan", "--tuples", "20000", "--threads", "1,2", "--reps", "1"};
   const Outcome table = run_abyss(args);
   SCOPED_TRACE(table.command);
   EXPECT_EQ(table.exit_code, 0) << "stderr: " << table.err;
-  for (const std::string row : {"ConcurrentScan1        latch-free", "ConcurrentScan2        latched",
-                                "ConcurrentInsert2      latch-free", "ConcurrentIterator2    latched"}) {
+  for (const std::string row : {"coarse        passed", "ordered-map   passed", "ConcurrentScan1        coarse",
+                                "ConcurrentScan2        lock-free", "ConcurrentInsert2      fine-grained",
+                                "ConcurrentIterator2    snapshot", "ConcurrentIterator2    ordered-map"}) {
     EXPECT_NE(table.out.find(row), std::string::npos) << row << " in:\n" << table.out;
   }
   std::vector<std::string> json_args = args;
@@ -330,8 +335,11 @@ TEST(CliBenchScan, TableAndJsonCoverEveryBenchmarkAndMode) {
   const Outcome o = run_abyss(json_args);
   ASSERT_EQ(o.exit_code, 0) << "stderr: " << o.err;
   const auto j = nlohmann::json::parse(o.out);
-  ASSERT_EQ(j["results"].size(), 12u);  // 3 benchmarks x 2 modes x 2 thread counts
+  ASSERT_EQ(j["results"].size(), 30u);  // 3 benchmarks x 5 designs x 2 thread counts
   for (const auto& r : j["results"]) EXPECT_GT(r["items"].get<uint64_t>(), 0u) << r.dump();
+  ASSERT_EQ(j["checks"].size(), 5u);
+  for (const auto& c : j["checks"]) EXPECT_GT(c["scans"].get<uint64_t>(), 0u) << c.dump();
+  EXPECT_NE(j["table"].get<std::string>().find("vs coarse"), std::string::npos);
 }
 
 // The index bench's table: a row per operation and structure, a column per
