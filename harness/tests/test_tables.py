@@ -354,7 +354,22 @@ def test_ts_alloc_spec_renders_both_tables(tmp_path: Path) -> None:
     assert "–" not in micro.text + ycsb.text
 
 
-@pytest.mark.parametrize("name", ["bench-ycsb", "bench-hstore", "bench-tpcc", "bench-latch"])
+def test_bench_latches_specs_set_each_latch_kind_beside_spin() -> None:
+    """`./abyss bench latches-ycsb|latches-tpcc`: every latching scheme with
+    spin, queue and mutex latches at 1 and 2 threads, ratios to spin."""
+    latching = ["wait_die", "dl_detect", "wound_wait", "timestamp", "mvcc", "hstore"]
+    for name, workload in (("bench-latches-ycsb", "ycsb"), ("bench-latches-tpcc", "tpcc")):
+        spec = reproduce.load(name, cores=2)
+        assert [(s.label, s.fixed["latch"]) for s in spec.sweeps] == [
+            ("spin", "spin"), ("queue", "queue"), ("mutex", "mutex")]
+        assert all(s.fixed["workload"] == workload and s.axes == {"cc": latching, "threads": [1, 2]}
+                   for s in spec.sweeps)
+        (t,) = spec.tables
+        assert (t.columns, t.ratio_to) == (["sweep", "threads"], "spin")
+
+
+@pytest.mark.parametrize("name", ["bench-ycsb", "bench-hstore", "bench-tpcc", "bench-latch", "bench-latches-ycsb",
+                                  "bench-latches-tpcc"])
 def test_bench_specs_render_with_the_fake_engine(tmp_path: Path, name: str) -> None:
     spec = reproduce.load(name, cores=2, overrides={"duration": "0.01"})
     fake = FakeEngine()
