@@ -125,6 +125,14 @@ class LatchedLinks {
   LatchedLinks(uint32_t tuple_bytes, std::size_t block_bytes) : tuple_bytes_(tuple_bytes), block_bytes_(block_bytes) {}
   uint32_t tuple_bytes() const { return tuple_bytes_; }
 
+  const char* insert(Cursor& cursor, const void* tuple) {
+    return fill(cursor, tuple, tuple_bytes_, [&] { return append(); });
+  }
+  template <class Iterator>
+  uint32_t scan(Iterator& it, char* out, uint32_t capacity) const {
+    return scan_into(it, out, capacity, tuple_bytes_);
+  }
+
  protected:
   // Makes a block outside the mutex and links it at the end under it.
   Block* append();
@@ -177,11 +185,7 @@ class FineGrained final : public LatchedLinks {
     uint32_t limit_ = 0;
   };
 
-  const char* insert(Cursor& cursor, const void* tuple) {
-    return fill(cursor, tuple, tuple_bytes_, [&] { return append(); });
-  }
   Iterator begin() const;
-  uint32_t scan(Iterator& it, char* out, uint32_t capacity) const { return scan_into(it, out, capacity, tuple_bytes_); }
 };
 
 class Snapshot final : public LatchedLinks {
@@ -213,11 +217,7 @@ class Snapshot final : public LatchedLinks {
     uint32_t slot_ = 0;
   };
 
-  const char* insert(Cursor& cursor, const void* tuple) {
-    return fill(cursor, tuple, tuple_bytes_, [&] { return append(); });
-  }
   Iterator begin() const;
-  uint32_t scan(Iterator& it, char* out, uint32_t capacity) const { return scan_into(it, out, capacity, tuple_bytes_); }
 };
 
 class OrderedMap final {
