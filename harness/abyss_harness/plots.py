@@ -89,6 +89,7 @@ X_LABELS: dict[str, str] = {
     "tpcc_mix": "transaction mix (%)",
     "tpcc_schema": "TPC-C schema",
     "tpcc_inserts": "TPC-C inserts",
+    "tpcc_replicate_item": "ITEM copies per node",
     "latch": "latch",
     "backoff": "backoff",
     "key_order": "key order",

@@ -83,6 +83,13 @@ class Arena final {
     owned_.clear();
   }
 
+  // Calls fn(base, bytes) for each chunk taken from the system.
+  template <class Fn>
+  void for_each_chunk(Fn&& fn) const {
+    for (const auto& c : chunks_) fn(static_cast<const void*>(c.base), c.size);
+    for (const auto& c : owned_) fn(static_cast<const void*>(c.base), c.size);
+  }
+
   std::size_t reserved_bytes() const {
     std::size_t n = 0;
     for (const auto& c : chunks_) n += c.size;

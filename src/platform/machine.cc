@@ -1,8 +1,12 @@
 #include "platform/machine.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <filesystem>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -30,6 +34,67 @@ uint64_t hardware_counter_next() {
 MachineInfo machine_info() { return {"native", "", "", hardware_cores(), 0}; }
 
 std::vector<std::pair<std::string, uint64_t>> machine_counters() { return {}; }
+
+namespace {
+
+// set_mempolicy(2)'s modes (linux/mempolicy.h), called without libnuma.
+constexpr int kPolicyDefault = 0;
+constexpr int kPolicyPreferred = 1;
+
+thread_local int placing_node = -1;
+
+void prefer_node(int node) {
+  if (node < 0) {
+    syscall(SYS_set_mempolicy, kPolicyDefault, nullptr, 0);
+    return;
+  }
+  unsigned long mask[16] = {};  // nodes 0..1023
+  const auto n = static_cast<unsigned>(node);
+  if (n >= sizeof mask * 8) return;
+  mask[n / (sizeof(unsigned long) * 8)] |= 1UL << (n % (sizeof(unsigned long) * 8));
+  // A kernel or container that refuses leaves the default policy: the pages
+  // land where the thread first touches them.
+  syscall(SYS_set_mempolicy, kPolicyPreferred, mask, sizeof mask * 8);
+}
+
+}  // namespace
+
+uint32_t memory_nodes() {
+  static const uint32_t nodes = [] {
+    uint32_t n = 0;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/sys/devices/system/node", ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.size() > 4 && name.starts_with("node") && name.find_first_not_of("0123456789", 4) == std::string::npos) {
+        n++;
+      }
+    }
+    return std::max(1u, n);
+  }();
+  return nodes;
+}
+
+uint32_t current_node() {
+  if (memory_nodes() == 1) return 0;
+  unsigned cpu = 0;
+  unsigned node = 0;
+  if (syscall(SYS_getcpu, &cpu, &node, nullptr) != 0) return 0;
+  return node;
+}
+
+PlaceOnNode::PlaceOnNode(uint32_t node) : previous_(placing_node) {
+  placing_node = static_cast<int>(node);
+  if (memory_nodes() > 1) prefer_node(placing_node);
+}
+
+PlaceOnNode::~PlaceOnNode() {
+  placing_node = previous_;
+  if (memory_nodes() > 1) prefer_node(placing_node);
+}
+
+// Natively the policy places pages as they are touched: nothing to note.
+void memory_taken(const void* /*p*/, std::size_t /*bytes*/) {}
+void memory_released(const void* /*p*/) {}
 
 namespace {
 

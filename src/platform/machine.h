@@ -2,6 +2,7 @@
 // Which machine a run executes on. The native build runs on this machine's
 // cores; the simulated build (ABYSS_PLATFORM=sim, docs/many-core.md) runs on
 // a machine of `--sim-cores` virtual cores laid out as a topology file says.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -35,6 +36,37 @@ struct MachineInfo {
   double ghz = 0;      // sim: the virtual cores' clock
 };
 MachineInfo machine_info();
+
+// Memory by NUMA node (Tale §4.3 replicates the read-only ITEM table on
+// each node). memory_nodes(): the nodes a run's cores sit on: natively this
+// machine's (from /sys), simulated the numa topology's sockets in use (the
+// fewest that hold --sim-cores), one on a mesh. current_node(): the node of
+// the core the caller runs on (0 outside a simulated run).
+uint32_t memory_nodes();
+uint32_t current_node();
+
+// While one lives, the memory this thread takes from the system for tables
+// (map_zeroed, an arena's chunks) lies on node `node`: natively the thread's
+// memory policy prefers the node, so pages land there as they are first
+// touched (nothing to do on a one-node machine); simulated, the machine homes
+// those lines on the node's memory until the memory is released, where it
+// would otherwise interleave pages over the sockets in use.
+class PlaceOnNode final {
+ public:
+  explicit PlaceOnNode(uint32_t node);
+  ~PlaceOnNode();
+  PlaceOnNode(const PlaceOnNode&) = delete;
+  PlaceOnNode& operator=(const PlaceOnNode&) = delete;
+
+ private:
+  int previous_;
+};
+
+// What takes memory for tables from the system, and gives it back, says so
+// (map_zeroed and unmap; a loader for the arenas its index nodes came from),
+// so a PlaceOnNode alive on the thread places it.
+void memory_taken(const void* p, std::size_t bytes);
+void memory_released(const void* p);
 
 // What the simulated machine counted during the last run (switches between
 // cores, the engine events its compute costs are charged for, line accesses,

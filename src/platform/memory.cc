@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "platform/machine.h"
+
 namespace abyss::platform {
 
 namespace {
@@ -23,9 +25,9 @@ std::size_t mapped_size(std::size_t bytes, bool huge) {
   return round_up(bytes == 0 ? 1 : bytes, huge ? kHugePage : kSmallPage);
 }
 
-void* map_zeroed(std::size_t bytes, bool huge) {
-  const std::size_t size = mapped_size(bytes, huge);
-  if (size >= kTooLarge) return nullptr;
+namespace {
+
+void* map_zeroed_unplaced(std::size_t size, bool huge) {
   if (!huge) {
     void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? nullptr : p;
@@ -44,8 +46,20 @@ void* map_zeroed(std::size_t bytes, bool huge) {
   return p;
 }
 
+}  // namespace
+
+void* map_zeroed(std::size_t bytes, bool huge) {
+  const std::size_t size = mapped_size(bytes, huge);
+  if (size >= kTooLarge) return nullptr;
+  void* p = map_zeroed_unplaced(size, huge);
+  if (p != nullptr) memory_taken(p, size);
+  return p;
+}
+
 void unmap(void* p, std::size_t bytes, bool huge) {
-  if (p != nullptr) munmap(p, mapped_size(bytes, huge));
+  if (p == nullptr) return;
+  memory_released(p);
+  munmap(p, mapped_size(bytes, huge));
 }
 
 }  // namespace abyss::platform

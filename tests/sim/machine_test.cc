@@ -14,6 +14,8 @@
 #include "platform/atomic.h"
 #include "platform/clock.h"
 #include "platform/latch.h"
+#include "platform/machine.h"
+#include "platform/memory.h"
 #include "platform/sim/machine.h"
 #include "platform/sim/topology.h"
 #include "platform/thread.h"
@@ -361,6 +363,61 @@ TEST(SimMachine, AStalledRunsCoresAreNeverUnwound) {
                std::runtime_error);
   run(2, [](uint32_t /*i*/) {});  // a run after it starts afresh
   EXPECT_FALSE(unwound);
+}
+
+// Memory taken while a PlaceOnNode lives is homed on its node: a core reads
+// its own socket's at the near latency and the other socket's at the far
+// one; memory taken with none interleaves its pages over the sockets.
+TEST(SimMachine, PlacedMemoryIsHomedOnItsNode) {
+  TopologyDir dir;
+  Topology t;
+  ASSERT_EQ(load_topology(dir.write("two",
+                                    "name = \"two\"\nlayout = \"numa\"\n[[private]]\nbytes = 32768\n[shared]\n"
+                                    "bytes = 1048576\nways = 16\n[numa]\ncores_per_socket = 1\n"
+                                    "memory_ns = [100, 400]\n"),
+                          t),
+            "");
+  ASSERT_EQ(configure(2, t), "");
+  EXPECT_EQ(platform::memory_nodes(), 2u);
+  constexpr std::size_t kBytes = std::size_t{1} << 16;  // 16 pages
+  char* near = nullptr;
+  char* far = nullptr;
+  {
+    const platform::PlaceOnNode on(1);
+    near = static_cast<char*>(map_zeroed(kBytes, false));
+  }
+  {
+    const platform::PlaceOnNode on(0);
+    far = static_cast<char*>(map_zeroed(kBytes, false));
+  }
+  auto* unplaced = static_cast<char*>(map_zeroed(kBytes, false));
+  ASSERT_TRUE(near != nullptr && far != nullptr && unplaced != nullptr);
+  const auto read_ps = [](const char* p) {
+    const uint64_t t0 = now_ps();
+    access(p, Op::Load);
+    return now_ps() - t0;
+  };
+  uint32_t node = 9;
+  uint64_t near_ps = 0;
+  uint64_t far_ps = 0;
+  uint32_t unplaced_near = 0;
+  uint32_t unplaced_far = 0;
+  run(2, [&](uint32_t i) {
+    if (i != 1) return;
+    node = platform::current_node();
+    near_ps = read_ps(near);
+    far_ps = read_ps(far);
+    for (std::size_t at = 0; at < kBytes; at += kCacheLine)
+      (read_ps(unplaced + at) < 200'000 ? unplaced_near : unplaced_far)++;
+  });
+  EXPECT_EQ(node, 1u);
+  EXPECT_GE(near_ps, 100'000u);
+  EXPECT_LT(near_ps, 200'000u);
+  EXPECT_GE(far_ps, 400'000u);
+  EXPECT_EQ(unplaced_near, unplaced_far);  // 1,024 lines: 8 pages on each socket
+  unmap(near, kBytes, false);
+  unmap(far, kBytes, false);
+  unmap(unplaced, kBytes, false);
 }
 
 TEST(SimMachine, ExceptionsEndTheRunAndAreRethrown) {

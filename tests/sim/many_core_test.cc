@@ -4,13 +4,17 @@
 // the serializability checker, and `none`'s does not.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "cc/schemes.h"
+#include "check/tpcc.h"
 #include "support/run_abyss.h"
 
 namespace abyss {
@@ -235,6 +239,38 @@ TEST(SimSteadyWindow, ACapTooShortLeavesTheWindowMarkedNotSteady) {
   EXPECT_EQ(r["window"]["windows"].get<uint32_t>(), 1u) << "no second window fits";
   EXPECT_LT(r["window"]["commits_per_worker"].get<double>(), 100);
   EXPECT_LE(r["seconds"].get<double>() + r["window"]["warmup_seconds"].get<double>(), 0.00015 + 1e-6);
+}
+
+// --tpcc-replicate-item on: 112 cores of the Tale's machine fill two
+// sockets, so ITEM has a copy on each, loaded with the same rows, and the
+// run's database passes the TPC-C checker; 56 cores fill one socket, so
+// there is one ITEM, and the run says so.
+TEST(SimReplicateItem, EachSocketInUseHoldsTheSameItemRows) {
+  for (const auto& [cores, copies] : {std::pair{"112", 2}, std::pair{"56", 1}}) {
+    const std::string dump = temp_path(std::string("replicas") + cores);
+    std::filesystem::remove_all(dump);
+    const auto ran = run_abyss({"run",     "--sim-cores",
+                                cores,     "--topology",
+                                "numa",    "--threads",
+                                "2",       "--workload",
+                                "tpcc",    "--warehouses",
+                                "2",       "--tpcc-schema",
+                                "small",   "--tpcc-replicate-item",
+                                "on",      "--cc",
+                                "no_wait", "--duration",
+                                "0.0002",  "--warmup",
+                                "0",       "--dump",
+                                dump});
+    ASSERT_EQ(ran.exit_code, 0) << ran.err;
+    EXPECT_EQ(ran.err.find("ITEM has one copy") != std::string::npos, copies == 1) << ran.err;
+    const std::string item = slurp(dump + "/item.csv");
+    EXPECT_GT(std::count(item.begin(), item.end(), '\n'), 10'000) << "a header and 10,000 rows";
+    EXPECT_EQ(std::filesystem::exists(dump + "/item@node1.csv"), copies == 2) << cores << " cores";
+    if (copies == 2) EXPECT_TRUE(slurp(dump + "/item@node1.csv") == item);
+    const auto report = check::check_tpcc_dir(dump);
+    EXPECT_TRUE(report.all_pass()) << report.summary();
+    std::filesystem::remove_all(dump);
+  }
 }
 
 struct HistoryCase {

@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <new>
 #include <set>
@@ -15,6 +18,7 @@
 #include "check/tpcc.h"
 #include "common/config.h"
 #include "engine/engine.h"
+#include "platform/machine.h"
 #include "storage/database.h"
 #include "workload/tpcc/tpcc.h"
 
@@ -43,6 +47,11 @@ Config small_config(uint32_t warehouses) {
   cfg.settings<TpccConfig>().schema = TpccSchema::Small;
   cfg.threads = 1;
   return cfg;
+}
+
+std::string test_slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 uint64_t live_rows(const Table& t) {
@@ -88,6 +97,36 @@ TEST(TpccLoad, SmallSchemaHasDbx1000CardinalitiesAndIsConsistent) {
   const auto report = check::check_tpcc_dir(dir);
   EXPECT_TRUE(report.all_pass()) << report.summary();
   fs::remove_all(dir);
+}
+
+// --tpcc-replicate-item on: a copy of ITEM on each memory node of this
+// machine (one here unless it has several), each with ITEM's rows, and the
+// load's estimate counts the copies.
+TEST(TpccLoad, ReplicatedItemHasACopyOnEachMemoryNode) {
+  Config cfg = small_config(1);
+  cfg.settings<TpccConfig>().replicate_item = true;
+  Database db(RowLayout::for_meta(sizeof(Meta), alignof(Meta)));
+  Tpcc tpcc(cfg);
+  tpcc.load(db, 2, init_meta);
+  const uint32_t nodes = platform::memory_nodes();
+  ASSERT_EQ(db.tables().size(), 8u + nodes);
+  const std::string dir = temp_dir("copies");
+  ASSERT_EQ(db.dump(dir), "");
+  const std::string item = test_slurp(dir + "/item.csv");
+  EXPECT_EQ(std::count(item.begin(), item.end(), '\n'), 10'001);
+  for (uint32_t node = 1; node < nodes; node++) {
+    EXPECT_TRUE(test_slurp(dir + "/item@node" + std::to_string(node) + ".csv") == item) << node;
+  }
+  fs::remove_all(dir);
+  Config off = cfg;
+  off.settings<TpccConfig>().replicate_item = false;
+  const uint64_t with = Tpcc::estimate_load_bytes(cfg, sizeof(Meta), alignof(Meta), 2);
+  const uint64_t without = Tpcc::estimate_load_bytes(off, sizeof(Meta), alignof(Meta), 2);
+  if (nodes == 1) {
+    EXPECT_EQ(with, without);
+  } else {
+    EXPECT_GT(with, without);
+  }
 }
 
 TEST(TpccLoad, LastNameIndexListsEveryNameOrderedByFirstName) {

@@ -13,6 +13,7 @@
 #include <deque>
 #include <exception>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -138,14 +139,15 @@ class CoreHeap final {
 
 // What the machine knows of one cache line: its number, the version of its
 // data (a global write count), the core holding it modified, how many
-// cores read it since it was last written, and until when a transfer keeps
-// it busy. 32 bytes, so a state never straddles two host cache lines.
+// cores read it since it was last written, its home, and until when a
+// transfer keeps it busy. 32 bytes, so a state never straddles two host cache lines.
 struct alignas(32) LineState {
   uint32_t line = 0;  // 0: none (the machine numbers lines from 1)
   uint32_t version = 0;
   uint64_t busy_until = 0;
   uint16_t owner = kNoOwner;
   uint16_t sharers = 0;
+  uint16_t home = 0;     // the slice (mesh) or socket (numa) whose memory holds it
   bool watched = false;  // a core waits for it to be written (watchers_)
   bool queued = false;   // cores wait for its transfer to end (queues_)
 };
@@ -176,8 +178,10 @@ class LineTable final {
   }
 
   // The machine's number for a host line, numbering it (and making its
-  // state, at data version `version`) the first time.
-  uint64_t number(uint64_t host_line, uint32_t version) {
+  // state, at data version `version`, homed at `home_of(host_line, number)`)
+  // the first time.
+  template <class HomeOf>
+  uint64_t number(uint64_t host_line, uint32_t version, HomeOf&& home_of) {
     const uint64_t r = host_line >> kLeafBits;
     if (r >= kRoots) throw std::logic_error("a host address beyond 47 bits");
     Mapped<uint32_t>& leaf = roots_[r];
@@ -194,6 +198,7 @@ class LineTable final {
       s = LineState{};
       s.line = n;
       s.version = version;
+      s.home = static_cast<uint16_t>(home_of(host_line, n));
     }
     return n;
   }
@@ -212,6 +217,51 @@ class LineTable final {
   std::vector<Mapped<LineState>> chunks_;
   uint64_t count_ = 0;
 };
+
+// Memory placed on a node (PlaceOnNode), as host lines [first_line, end_line).
+struct PlacedRange {
+  uint64_t first_line = 0;
+  uint64_t end_line = 0;
+  uint32_t node = 0;
+};
+
+// The placed memory not yet released, by start address. Loaders take and
+// release memory on host threads while no run is in progress; a run reads
+// the ranges once, as it starts.
+class Placements final {
+ public:
+  void taken(const void* p, std::size_t bytes, uint32_t node) {
+    const auto start = reinterpret_cast<uintptr_t>(p);
+    const std::lock_guard<std::mutex> hold(mu_);
+    by_start_[start] = PlacedRange{start >> 6, (start + bytes + 63) >> 6, node};
+    any_.store(true, std::memory_order_relaxed);
+  }
+  void released(const void* p) {
+    if (!any_.load(std::memory_order_relaxed)) return;
+    const std::lock_guard<std::mutex> hold(mu_);
+    by_start_.erase(reinterpret_cast<uintptr_t>(p));
+    any_.store(!by_start_.empty(), std::memory_order_relaxed);
+  }
+  // By first line: the placements do not overlap.
+  std::vector<PlacedRange> ranges() const {
+    const std::lock_guard<std::mutex> hold(mu_);
+    std::vector<PlacedRange> out;
+    out.reserve(by_start_.size());
+    for (const auto& [start, r] : by_start_) out.push_back(r);
+    return out;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<uintptr_t, PlacedRange> by_start_;
+  std::atomic<bool> any_{false};
+};
+
+Placements& placements() {
+  static Placements p;
+  return p;
+}
+std::vector<PlacedRange> placed_ranges() { return placements().ranges(); }
 
 struct Core {
   ctx::fiber fiber;  // the core's own context while it is not running
@@ -275,6 +325,8 @@ class Machine final {
 
   uint32_t cores() const { return cores_; }
   const Topology& topology() const { return topo_; }
+  uint32_t memory_nodes() const { return topo_.layout == Layout::Numa ? slices_ : 1; }
+  uint32_t current_node() const { return cur_ != nullptr && topo_.layout == Layout::Numa ? cur_->socket : 0; }
   bool running() const { return cur_ != nullptr; }
   uint32_t current_id() const { return cur_->id; }
   uint64_t now() const { return cur_ != nullptr ? cur_->clock : base_; }
@@ -467,7 +519,10 @@ class Machine final {
 
  private:
   // The machine's own number for a host line (LineTable).
-  uint64_t translate(uint64_t host_line) { return lines_.number(host_line, static_cast<uint32_t>(versions_)); }
+  uint64_t translate(uint64_t host_line) {
+    return lines_.number(host_line, static_cast<uint32_t>(versions_),
+                         [this](uint64_t host, uint64_t line) { return home_for(host, line); });
+  }
 
   // Every run starts with empty caches and an idle memory system, so a run
   // does not depend on the ones before it in the process.
@@ -477,6 +532,7 @@ class Machine final {
     memory_busy_.assign(controllers_, 0);
     counter_busy_ = base_;
     lines_.clear();
+    placed_ = topo_.layout == Layout::Numa ? placed_ranges() : std::vector<PlacedRange>{};
   }
 
   // After a stall the cores that have not ended can never go on. Destroying
@@ -661,12 +717,19 @@ class Machine final {
     const auto bx = static_cast<int64_t>(b % width_), by = static_cast<int64_t>(b / width_);
     return static_cast<uint32_t>(std::abs(ax - bx) + std::abs(ay - by));
   }
-  uint32_t home_of(uint64_t line) const {
-    // Mesh: lines interleaved over the tiles' slices (Graphite's static NUCA
-    // home). Numa: 4 KB pages (64 lines in first-touch order) interleaved
-    // over the sockets in use.
-    return topo_.layout == Layout::Mesh ? static_cast<uint32_t>(line % slices_)
-                                        : static_cast<uint32_t>((line >> 6) % slices_);
+  uint32_t home_of(const LineState& s) const { return s.home; }
+  // A line's home, when the run first touches it. Mesh: lines interleaved
+  // over the tiles' slices (Graphite's static NUCA home). Numa: the socket
+  // its memory was placed on (PlaceOnNode), else 4 KB pages (64 lines in
+  // first-touch order) interleaved over the sockets in use.
+  uint32_t home_for(uint64_t host_line, uint64_t line) const {
+    if (topo_.layout == Layout::Mesh) return static_cast<uint32_t>(line % slices_);
+    if (!placed_.empty()) {
+      auto it = std::upper_bound(placed_.begin(), placed_.end(), host_line,
+                                 [](uint64_t h, const PlacedRange& r) { return h < r.first_line; });
+      if (it != placed_.begin() && host_line < (--it)->end_line && it->node < slices_) return it->node;
+    }
+    return static_cast<uint32_t>((line >> 6) % slices_);
   }
   uint32_t numa_distance(uint32_t a, uint32_t b) const {
     if (a == b) return 0;
@@ -699,7 +762,7 @@ class Machine final {
 
   // A miss served by the shared level or memory (no core holds it modified).
   uint64_t from_shared(Core& c, const LineState& s, uint32_t lines) {
-    const uint32_t home = home_of(s.line);
+    const uint32_t home = home_of(s);
     if (topo_.layout == Layout::Mesh) {
       const uint64_t round = 2 * cycles(hops(c.place, home) * topo_.hop_cycles) + cycles(topo_.shared.latency_cycles);
       if (shared_[home].holds(s.line)) {
@@ -726,7 +789,7 @@ class Machine final {
     stats_.remote_transfers++;
     const Core& o = run_cores_[s.owner];
     if (topo_.layout == Layout::Mesh) {
-      const uint32_t home = home_of(s.line);
+      const uint32_t home = home_of(s);
       const double h = hops(c.place, home) + hops(home, o.place) + hops(o.place, c.place);
       return cycles(h * topo_.hop_cycles + topo_.shared.latency_cycles + private_latency(0));
     }
@@ -744,7 +807,7 @@ class Machine final {
       // The home sends one message per sharer and collects the
       // acknowledgements: a round trip to the farthest tile when there are
       // many, to an average one when there is one.
-      const uint32_t home = home_of(s.line);
+      const uint32_t home = home_of(s);
       const double reach = n == 1 ? mean_hops_[home] : far_hops_[home];
       return cycles(2 * hops(c.place, home) * topo_.hop_cycles + 2 * reach * topo_.hop_cycles + n);
     }
@@ -785,7 +848,7 @@ class Machine final {
       if (level >= 0) {
         stats_.shared_hits++;
         lat = topo_.layout == Layout::Mesh
-                  ? cycles(2 * hops(c.place, home_of(s.line)) * topo_.hop_cycles + topo_.shared.latency_cycles)
+                  ? cycles(2 * hops(c.place, home_of(s)) * topo_.hop_cycles + topo_.shared.latency_cycles)
                   : cycles(topo_.shared.latency_cycles);  // an upgrade: ask the directory
       } else if (s.owner != kNoOwner && s.owner != c.id) {
         lat = from_owner(c, s, lines);
@@ -949,6 +1012,7 @@ class Machine final {
   uint64_t base_ = 0;
   uint64_t counter_ = 0;
   uint64_t counter_busy_ = 0;
+  std::vector<PlacedRange> placed_;  // the placements when the run began, by first line
   Stats stats_;
   std::atomic<uint64_t> progress_{0};
 };
@@ -974,6 +1038,14 @@ std::string configure(uint32_t cores, const Topology& topology) {
 }
 
 uint32_t cores() { return machine_slot() ? machine_slot()->cores() : 1; }
+
+uint32_t memory_nodes() { return machine_slot() ? machine_slot()->memory_nodes() : 1; }
+
+uint32_t current_node() { return active() ? machine_slot()->current_node() : 0; }
+
+void placed(const void* p, std::size_t bytes, uint32_t node) { placements().taken(p, bytes, node); }
+
+void released(const void* p) { placements().released(p); }
 
 const Topology& topology() {
   static const Topology none{};

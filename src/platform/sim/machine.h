@@ -38,6 +38,16 @@ std::string configure(uint32_t cores, const Topology& topology);
 
 // The configured machine's core count, topology name and clock rate.
 uint32_t cores();
+
+// The numa topology's sockets in use (one on a mesh), and the socket of the
+// core running the caller (0 outside a run; platform/machine.h).
+uint32_t memory_nodes();
+uint32_t current_node();
+
+// Memory taken from the system while a PlaceOnNode for `node` lives: the
+// runs home its lines on that socket until it is released.
+void placed(const void* p, std::size_t bytes, uint32_t node);
+void released(const void* p);
 const Topology& topology();
 
 // Runs fn(i) for i in [0, n) on virtual cores 0..n-1 (an i beyond the

@@ -33,6 +33,24 @@ MachineInfo machine_info() {
   return {"sim", t.name, t.source, sim::cores(), t.ghz};
 }
 
+uint32_t memory_nodes() { return sim::memory_nodes(); }
+
+uint32_t current_node() { return sim::current_node(); }
+
+namespace {
+thread_local int placing_node = -1;
+}  // namespace
+
+PlaceOnNode::PlaceOnNode(uint32_t node) : previous_(placing_node) { placing_node = static_cast<int>(node); }
+
+PlaceOnNode::~PlaceOnNode() { placing_node = previous_; }
+
+void memory_taken(const void* p, std::size_t bytes) {
+  if (placing_node >= 0) sim::placed(p, bytes, static_cast<uint32_t>(placing_node));
+}
+
+void memory_released(const void* p) { sim::released(p); }
+
 std::vector<std::pair<std::string, uint64_t>> machine_counters() {
   const sim::Stats s = sim::stats();
   return {{"switches", s.switches},

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <utility>
 
+#include "platform/machine.h"
 #include "platform/thread.h"
 #include "storage/footprint.h"
 
@@ -205,28 +207,45 @@ Tpcc::Tpcc(const Config& config)
   ol_i_id_c_ = static_cast<uint32_t>(rng.range(0, 8191));
 }
 
+Tpcc::~Tpcc() {
+  for (const void* p : placed_chunks_) platform::memory_released(p);
+}
+
 // One loader thread's cursors and index nodes.
 class Tpcc::Loader {
  public:
-  Loader(Tpcc& t, void (*init_row)(void*)) : t_(t), init_row_(init_row) {}
+  // `item`: the copy of ITEM its ITEM rows go to (ITEM itself by default).
+  Loader(Tpcc& t, void (*init_row)(void*), Table* item = nullptr) : t_(t), init_row_(init_row), item_(item) {}
 
   // Adds a live row to table `ti` under `key`; `fill` writes its data.
   template <class Fill>
   void add(std::size_t ti, uint64_t key, uint64_t block_rows, Fill&& fill) {
-    t_.tables_[ti]->load_row(cursors_[ti], nodes_, block_rows, key, init_row_, std::forward<Fill>(fill));
+    table(ti).load_row(cursors_[ti], nodes_, block_rows, key, init_row_, std::forward<Fill>(fill));
   }
 
   // Adds table `ti`'s fence row under `key` (Table::load_fence).
   void fence(std::size_t ti, uint64_t key, uint64_t block_rows) {
-    t_.tables_[ti]->load_fence(cursors_[ti], nodes_, block_rows, key, init_row_);
+    table(ti).load_fence(cursors_[ti], nodes_, block_rows, key, init_row_);
   }
 
-  // Index nodes live as long as the database.
-  void finish() { t_.tables_[0]->adopt(std::move(nodes_)); }
+  // Index nodes live as long as the database. An ITEM copy's are placed on
+  // its node (the caller's PlaceOnNode) until the workload is done with them.
+  void finish() {
+    if (item_ != nullptr) {
+      nodes_.for_each_chunk([&](const void* p, std::size_t bytes) {
+        platform::memory_taken(p, bytes);
+        t_.placed_chunks_.push_back(p);
+      });
+    }
+    (item_ != nullptr ? *item_ : *t_.tables_[0]).adopt(std::move(nodes_));
+  }
 
  private:
+  Table& table(std::size_t ti) { return ti == kI && item_ != nullptr ? *item_ : *t_.tables_[ti]; }
+
   Tpcc& t_;
   void (*init_row_)(void*);
+  Table* item_;
   std::array<RowCursor, 9> cursors_{};
   Arena nodes_{std::size_t{8} << 20, "the TPC-C index nodes"};
 };
@@ -254,9 +273,23 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
     }
   }
   order_line_ = &db.create_table(kOrderLine, order_line_schema(), sizes[kOL], ranges);
-  item_ = &db.create_table(kItem, item_schema(), sizes[kI]);
+  // --tpcc-replicate-item on: a copy of ITEM on each memory node, its index
+  // and rows placed there, loaded after the other tables (Tale §4.3).
+  const uint32_t copies = cfg_.replicate_item ? platform::memory_nodes() : 1;
+  {
+    std::optional<platform::PlaceOnNode> on_node;
+    if (copies > 1) on_node.emplace(0);
+    item_ = &db.create_table(kItem, item_schema(), sizes[kI]);
+  }
   item_->set_read_only();  // no TPC-C transaction writes ITEM, so no scheme need guard it
   stock_ = &db.create_table(kStock, stock_schema(), sizes[kS]);
+  items_ = {item_};
+  for (uint32_t node = 1; node < copies; node++) {
+    const platform::PlaceOnNode on_node(node);
+    Table& copy = db.create_table(std::string(kItem) + "@node" + std::to_string(node), item_schema(), sizes[kI]);
+    copy.set_read_only();
+    items_.push_back(&copy);
+  }
   tables_ = {warehouse_, district_, customer_, history_, new_order_t_, order_, order_line_, item_, stock_};
   w_ = warehouse_cols(warehouse_->schema());
   d_ = district_cols(district_->schema());
@@ -278,20 +311,25 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
   const int64_t d_ytd = static_cast<int64_t>(cust) * 1000;  // C * 10.00: HISTORY's initial sum (3.3.2.9)
   const uint64_t delivered = cust - kNewOrdersPerDistrict;  // orders 1..delivered are delivered (4.3.3.1)
 
+  const auto unit_stream = [&](uint64_t u) { return Rng(seed_ * 0x9e3779b97f4a7c15ULL + u + 1); };
+  const auto load_items = [&](Loader& ld, uint64_t u) {  // ITEM (clause 4.3.3.1)
+    Rng rng = unit_stream(u);
+    for (uint64_t i = u * kLoadChunk + 1; i <= std::min(items, (u + 1) * kLoadChunk); i++) {
+      ld.add(kI, item_key(i), kLoadBlockRows[kI], [&](char* r) {
+        set_int64(r, i_.id, static_cast<int64_t>(i));
+        set_int64(r, i_.im_id, static_cast<int64_t>(rng.range(1, 10'000)));
+        astring(rng, r + i_.name.offset, 14, 24);
+        set_int64(r, i_.price, static_cast<int64_t>(rng.range(100, 10'000)));
+        data_string(rng, r + i_.data.offset);
+      });
+    }
+  };
   platform::run_parallel(loaders, [&](uint32_t l) {
     Loader ld(*this, init_row);
     for (uint64_t u = l; u < units; u += loaders) {
-      Rng rng(seed_ * 0x9e3779b97f4a7c15ULL + u + 1);
-      if (u < item_units) {  // ITEM (clause 4.3.3.1)
-        for (uint64_t i = u * kLoadChunk + 1; i <= std::min(items, (u + 1) * kLoadChunk); i++) {
-          ld.add(kI, item_key(i), kLoadBlockRows[kI], [&](char* r) {
-            set_int64(r, i_.id, static_cast<int64_t>(i));
-            set_int64(r, i_.im_id, static_cast<int64_t>(rng.range(1, 10'000)));
-            astring(rng, r + i_.name.offset, 14, 24);
-            set_int64(r, i_.price, static_cast<int64_t>(rng.range(100, 10'000)));
-            data_string(rng, r + i_.data.offset);
-          });
-        }
+      Rng rng = unit_stream(u);
+      if (u < item_units) {
+        if (copies == 1) load_items(ld, u);
       } else if (u < item_units + stock_units) {
         const uint64_t w = (u - item_units) / item_units + 1;
         const uint64_t chunk = (u - item_units) % item_units;
@@ -411,6 +449,14 @@ void Tpcc::load(Database& db, uint32_t loaders, void (*init_row)(void* meta)) {
     }
     ld.finish();
   });
+  // Each copy of ITEM, loaded here while its node's placement lives: the
+  // same rows from the same streams as the one ITEM of a run without copies.
+  for (uint32_t node = 0; copies > 1 && node < copies; node++) {
+    const platform::PlaceOnNode on_node(node);
+    Loader ld(*this, init_row, items_[node]);
+    for (uint64_t u = 0; u < item_units; u++) load_items(ld, u);
+    ld.finish();
+  }
   if (queried) {
     init_row_ = init_row;
     customer_loaded_.assign(districts * cust, false);
@@ -518,6 +564,14 @@ uint64_t Tpcc::estimate_load_bytes(const Config& config, std::size_t meta_size, 
   }
   // The last-name index: per district 1,001 offsets and one C_ID per customer.
   bytes += districts * (1001 + cust) * sizeof(uint32_t);
+  // --tpcc-replicate-item on: each further copy of ITEM, loaded by one thread.
+  if (cfg.replicate_item) {
+    const uint64_t copy =
+        footprint::hash_index(sizes[kI], config.storage) +
+        footprint::table_rows(items, kLoadBlockRows[kI], Table::stride_for(layout, schemas[kI]), config.storage) +
+        footprint::index_nodes(items, config.storage);
+    bytes += uint64_t{platform::memory_nodes() - 1} * copy;
+  }
   return bytes;
 }
 
@@ -659,6 +713,17 @@ std::vector<Knob> Tpcc::knobs() {
   t.push_back(on_off(
       "tpcc-inserts", "tpcc.inserts", +[](Config& c) -> bool& { return c.settings<TpccConfig>().inserts; },
       "TPC-C: insert ORDER, NEW-ORDER, ORDER-LINE and HISTORY rows: on | off (DBx1000's variant)"));
+  t.push_back(on_off(
+      "tpcc-replicate-item", "tpcc.replicate_item",
+      +[](Config& c) -> bool& { return c.settings<TpccConfig>().replicate_item; },
+      "TPC-C: a copy of the read-only ITEM table on each memory node, read by that node's workers: on | off "
+      "(Tale §4.3; the simulated numa topology's sockets in use, or this machine's nodes)"));
+  t.back().ignored_because = +[](const cc::SchemeTraits& /*scheme*/, const Config& c) -> std::string {
+    if (!c.settings<TpccConfig>().replicate_item || platform::memory_nodes() > 1) return {};
+    return platform::kSimulated
+               ? "the simulated machine's cores fill one socket (a mesh has one memory node), so ITEM has one copy"
+               : "this machine has one memory node, so ITEM has one copy";
+  };
   t.push_back(choice(
       "tpcc-materialize", "tpcc.materialize", kMaterializeNames,
       +[](Config& c) -> Materialize& { return c.settings<TpccConfig>().materialize; },

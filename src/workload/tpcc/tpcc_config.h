@@ -33,6 +33,10 @@ struct TpccConfig {
   // own random stream); no initial ORDER, NEW-ORDER, ORDER-LINE or HISTORY
   // row, so only NewOrder and Payment can run.
   Materialize materialize = Materialize::All;
+  // A copy of ITEM (the read-only table every NewOrder line reads) on each
+  // memory node, each worker reading its own node's (Tale §4.3: ITEM
+  // replicated per NUMA node); off: one ITEM wherever its pages land.
+  bool replicate_item = false;
 
   // Whether a transaction of the mix reads a key range (Delivery,
   // Order-Status, Stock-Level): ORDER, NEW-ORDER and ORDER-LINE then have
