@@ -60,6 +60,11 @@ int serve_command(const CLI::App& serve, Config& cfg, const abyss::server::Serve
         static_cast<unsigned long long>(r.refused), static_cast<unsigned long long>(r.over_query_limit),
         static_cast<unsigned long long>(r.timed_out));
   }
+  if (options.locking != abyss::server::Locking::None) {
+    std::printf("  locking       %s: %llu wait(s) for a locked document\n",
+                std::string(abyss::server::kLockingNames[static_cast<std::size_t>(options.locking)]).c_str(),
+                static_cast<unsigned long long>(r.lock_waits));
+  }
   if (options.schedule == abyss::server::Schedule::ContentionAware) {
     const double ops = static_cast<double>(r.transactions + r.dropped);
     std::printf(
@@ -172,6 +177,19 @@ std::vector<Command> add_serve(CLI::App& app) {
           "contention-aware (default off)")
       ->check(CLI::IsMember({"on", "off"}))
       ->default_str("off");
+  serve
+      ->add_option_function<std::string>(
+          "--locking",
+          [serve_options](const std::string& v) {
+            serve_options->locking = v == "hierarchical"  ? abyss::server::Locking::Hierarchical
+                                     : v == "wait-signal" ? abyss::server::Locking::WaitSignal
+                                                          : abyss::server::Locking::None;
+          },
+          "the lock manager a command passes before its transaction (the NoSQL study's): none; hierarchical "
+          "(MongoDB's: intent locks on global, database and collection and a lock on each document, under one "
+          "manager's latch); wait-signal (its fast path: atomic intent counts, a latch a document) (default none)")
+      ->check(CLI::IsMember({"none", "hierarchical", "wait-signal"}))
+      ->default_str("none");
   serve
       ->add_option_function<std::string>(
           "--consistency", [serve_options](const std::string& v) { serve_options->weak = v == "weak"; },

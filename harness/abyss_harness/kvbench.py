@@ -15,6 +15,21 @@ A fourth series, conflicting, is the partitioned server with one key-space
 partition: every two clients' writes meet, and the share of weak writes it
 drops is the study's "dropped operations under conflicting clients".
 
+`--ladder` runs the study's ladder instead, one technique added at a time
+from MongoDB's design (each a mode), beside the N-instance baseline:
+
+- baseline: one shared journal, one key-space partition, commands run as
+  read, and MongoDB's hierarchical lock manager (--locking hierarchical);
+- journal: + a journal per worker (the study's per-client journal);
+- partitions: + --keyspace-partitions;
+- scheduling: + contention-aware scheduling;
+- drop: + semantic drop of weak writes;
+- fast-path: + the wait/signal fast path in place of the lock manager
+  (--locking wait-signal).
+
+The study's servers run a thread per connection; these run the static
+pool of --server-threads workers throughout.
+
 Runs alternate between the modes within each repetition, and the table
 reports medians. Server CPU is the servers' user and system time over the
 load's wall time (in cores). Results go to results/bench-kv/<time>/:
@@ -40,6 +55,31 @@ from . import engine
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 MODES = ("single", "instances", "partitioned", "conflicting")
+LADDER = ("baseline", "journal", "partitions", "scheduling", "drop", "fast-path")
+
+
+@dataclass(frozen=True)
+class Setup:
+    """How a mode's servers run (docs/server.md)."""
+    journal: str  # --journal, with --log file
+    partitioned: bool  # --keyspace-partitions N, else 1
+    scheduled: bool  # --schedule contention-aware, else fifo
+    drop: bool  # --semantic-drop on, with weak writes
+    locking: str  # --locking
+
+
+SETUPS = {
+    "single": Setup("shared", False, False, False, "none"),
+    "instances": Setup("shared", False, False, False, "none"),
+    "partitioned": Setup("per-worker", True, True, True, "none"),
+    "conflicting": Setup("per-worker", False, True, True, "none"),
+    "baseline": Setup("shared", False, False, False, "hierarchical"),
+    "journal": Setup("per-worker", False, False, False, "hierarchical"),
+    "partitions": Setup("per-worker", True, False, False, "hierarchical"),
+    "scheduling": Setup("per-worker", True, True, False, "hierarchical"),
+    "drop": Setup("per-worker", True, True, True, "hierarchical"),
+    "fast-path": Setup("per-worker", True, True, True, "wait-signal"),
+}
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -96,18 +136,14 @@ def server_flags(mode: str, args: argparse.Namespace, slots: int, threads: int, 
     if args.log == "file":
         flags += ["--log", "file", "--log-dir", str(log_dir), "--fsync", args.fsync, "--group-commit-us",
                   str(args.group_commit_us)]
-    if mode in ("single", "instances"):
-        # Conventional: one partition, commands run as read, one journal
-        # (an instance has one worker, so its journal is its own anyway).
-        flags += ["--schedule", "fifo", "--keyspace-partitions", "1"]
-        if args.log == "file":
-            flags += ["--journal", "shared"]
-    else:
-        parts = 1 if mode == "conflicting" else args.partitions
-        flags += ["--keyspace-partitions", str(parts), "--schedule", "contention-aware", "--semantic-drop", "on",
-                  "--consistency", "weak"]
-        if args.log == "file":
-            flags += ["--journal", "per-worker"]
+    setup = SETUPS[mode]
+    flags += ["--keyspace-partitions", str(args.partitions if setup.partitioned else 1), "--schedule",
+              "contention-aware" if setup.scheduled else "fifo", "--locking", setup.locking]
+    if setup.drop:
+        flags += ["--semantic-drop", "on", "--consistency", "weak"]
+    if args.log == "file":
+        # An instance has one worker, so its journal is its own either way.
+        flags += ["--journal", setup.journal]
     return flags
 
 
@@ -116,7 +152,8 @@ def measure(binary: Path, work: Path, mode: str, clients: int, rep: int, args: a
     threads = 1 if mode == "instances" else args.server_threads
     # Open addressing stays short while the table is at most a quarter full.
     per_server = args.total // servers_n + 1
-    slots = max(1024, 4 * per_server)
+    # Each partition holds at least twice a probe's 32 slots (--kv-probe).
+    slots = max(1024, 4 * per_server, 64 * args.partitions)
     slots -= slots % args.partitions
     servers: list[Server] = []
     try:
@@ -128,7 +165,7 @@ def measure(binary: Path, work: Path, mode: str, clients: int, rep: int, args: a
         argv = [str(binary), "load", "--port", ",".join(str(s.port) for s in servers), "--clients", str(clients),
                 "--total", str(args.total), "--value-size", str(args.value_size), "--pipeline", str(args.pipeline),
                 "--seed", str(rep + 1), "--json", str(out)]
-        if mode in ("partitioned", "conflicting"):
+        if SETUPS[mode].drop:
             argv.append("--weak")
         done = subprocess.run(argv, capture_output=True, text=True, timeout=args.timeout)
         cpu = sum(s.cpu_seconds() for s in servers) - cpu_before
@@ -171,7 +208,11 @@ def plot(rows: list[dict[str, object]], path: Path, title: str) -> None:
     fig, ax = plt.subplots(figsize=(6, 4))
     styles = {"single": ("o-", "one server"), "instances": ("s--", "N instances (ideal)"),
               "partitioned": ("^-", "one server, partitioned + scheduled"),
-              "conflicting": ("x:", "partitioned, one partition (conflicting)")}
+              "conflicting": ("x:", "partitioned, one partition (conflicting)"),
+              "baseline": ("o-", "baseline: shared journal, hierarchical locks"),
+              "journal": ("v-", "+ per-worker journal"), "partitions": ("<-", "+ key-space partitions"),
+              "scheduling": (">-", "+ contention-aware scheduling"), "drop": ("D-", "+ semantic drop"),
+              "fast-path": ("*-", "+ wait/signal fast path")}
     for mode, (style, label) in styles.items():
         pts = [(r["clients"], r["ops_per_s"]) for r in rows if r["mode"] == mode]
         if pts:
@@ -188,10 +229,26 @@ def plot(rows: list[dict[str, object]], path: Path, title: str) -> None:
     plt.close(fig)
 
 
+def table(rows: list[dict[str, object]]) -> str:
+    """The summary as text: a row per clients and mode, with each mode's
+    throughput over the N-instance baseline's at the same clients."""
+    lines = [f"{'clients':>7} {'mode':11} {'ops/s':>10} {'p50 us':>8} {'p99 us':>8} {'srv cpu':>7} {'dropped':>8} "
+             f"{'of inst.':>8}"]
+    for r in rows:
+        inst = next((x for x in rows if x["clients"] == r["clients"] and x["mode"] == "instances"), None)
+        frac = f"{r['ops_per_s'] / inst['ops_per_s']:.2f}" if inst and inst["ops_per_s"] > 0 else "-"
+        lines.append(f"{r['clients']:>7} {r['mode']:11} {r['ops_per_s']:>10.0f} {r['p50_us']:>8.1f} "
+                     f"{r['p99_us']:>8.1f} {r['server_cpu']:>7.2f} {r['dropped_pct']:>7.2f}% {frac:>8}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="abyss bench kv", description=__doc__.split("\n\n")[0])
-    p.add_argument("--clients", default="1,2,4,8,16", help="client counts, comma-separated (default 1,2,4,8,16)")
-    p.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)} (default all)")
+    p.add_argument("--clients", help="client counts, comma-separated (default 1,2,4,8,16; 1,8,32 with --ladder)")
+    p.add_argument("--modes", help=f"comma-separated, of {', '.join(SETUPS)} (default {', '.join(MODES)}; "
+                                   f"with --ladder, {', '.join(LADDER)} and instances)")
+    p.add_argument("--ladder", action="store_true",
+                   help="the study's ladder: each technique added in turn to MongoDB's design, beside N instances")
     p.add_argument("--total", type=int, default=200_000,
                    help="inserts per point over all clients (default 200000; the study's 50 million, scaled to "
                         "a 2-core machine's minutes)")
@@ -202,24 +259,31 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--server-threads", type=int, default=os.cpu_count() or 1,
                    help="workers of a single or partitioned server (default: the cores)")
     p.add_argument("--partitions", type=int, default=64, help="--keyspace-partitions of the partitioned mode (default 64)")
-    p.add_argument("--log", choices=("file", "off"), default="off",
+    p.add_argument("--log", choices=("file", "off"),
                    help="the servers' --log (default off: the CPU path alone; with file, every reply waits for "
-                        "its group commit, --group-commit-us, and the journals' partitioning is measured too)")
+                        "its group commit, --group-commit-us, and the journals' partitioning is measured too; "
+                        "file with --ladder, whose second step is the journal's)")
     p.add_argument("--group-commit-us", type=int, default=1000, help="the servers' --group-commit-us (default 1000)")
     p.add_argument("--fsync", choices=("always", "group", "never"), default="never",
                    help="the servers' --fsync (default never: journals written to the OS at each group commit)")
     p.add_argument("--timeout", type=float, default=600, help="seconds a point may take (default 600)")
     p.add_argument("--out", help="results directory (default results/bench-kv/<time>)")
     args = p.parse_args(argv)
+    if args.log is None:
+        args.log = "file" if args.ladder else "off"
+    if args.clients is None:
+        args.clients = "1,8,32" if args.ladder else "1,2,4,8,16"
+    if args.modes is None:
+        args.modes = ",".join((*LADDER, "instances") if args.ladder else MODES)
     try:
         clients = [int(c) for c in args.clients.split(",") if c]
     except ValueError:
         print(f"abyss bench kv: --clients {args.clients}: comma-separated whole numbers", file=sys.stderr)
         return EXIT_USAGE
     modes = [m for m in args.modes.split(",") if m]
-    bad = [m for m in modes if m not in MODES]
+    bad = [m for m in modes if m not in SETUPS]
     if bad:
-        print(f"abyss bench kv: --modes {bad[0]}: one of {', '.join(MODES)}", file=sys.stderr)
+        print(f"abyss bench kv: --modes {bad[0]}: one of {', '.join(SETUPS)}", file=sys.stderr)
         return EXIT_USAGE
     if (not clients or min(clients) < 1 or max(clients) > 1024 or args.total < max(clients) or args.reps < 1
             or not 0 <= args.value_size <= 1 << 20 or args.pipeline < 1 or args.server_threads < 1
@@ -260,13 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     title = (f"abyss serve --cc {args.cc}, {args.total} inserts of {args.value_size} B, log {args.log}"
              f"{' fsync ' + args.fsync if args.log == 'file' else ''}, {os.cpu_count()} cores")
     plot(rows, out / "kv.png", title)
-    print(f"{'clients':>7} {'mode':11} {'ops/s':>10} {'p50 us':>8} {'p99 us':>8} {'srv cpu':>7} {'dropped':>8} "
-          f"{'of inst.':>8}")
-    for r in rows:
-        inst = next((x for x in rows if x["clients"] == r["clients"] and x["mode"] == "instances"), None)
-        frac = f"{r['ops_per_s'] / inst['ops_per_s']:.2f}" if inst and inst["ops_per_s"] > 0 else "-"
-        print(f"{r['clients']:>7} {r['mode']:11} {r['ops_per_s']:>10.0f} {r['p50_us']:>8.1f} {r['p99_us']:>8.1f} "
-              f"{r['server_cpu']:>7.2f} {r['dropped_pct']:>7.2f}% {frac:>8}")
+    print(table(rows))
     print(f"results: {out}/kv.csv, kv.json, kv.png (medians of {args.reps} run(s); 'of inst.' = ops/s over the "
           f"N-instance baseline's)")
     return EXIT_OK

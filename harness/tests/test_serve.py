@@ -111,6 +111,7 @@ def test_sigterm_stops_in_order_with_everything_durable(tmp_path: Path) -> None:
     (["--bind", "no-such-host.invalid"], "no-such-host.invalid"),
     (["--semantic-drop", "on"], "--schedule contention-aware"),
     (["--schedule", "lifo"], "--schedule"),
+    (["--locking", "global"], "--locking"),
     # Run flags a server has nothing to act on (Knob::not_served).
     (["--duration", "1"], "--duration: abyss serve runs until it is stopped"),
     (["--abort-buffer", "4"], "--abort-buffer"),

@@ -136,7 +136,7 @@ ServeResult serve_with(const Config& given, const ServeOptions& options,
     if (!err.empty()) throw std::invalid_argument(options.port_file + ": " + err);
   }
   CC& cc = ctx.start_cc();
-  auto shared = std::make_unique<Shared>(cfg.threads, cfg.partitions);
+  auto shared = std::make_unique<Shared>(cfg.threads, cfg.partitions, options.locking);
   for (const auto& p : shared->pollers) {
     if (!p->error().empty()) throw std::runtime_error(p->error());
   }
@@ -193,6 +193,7 @@ ServeResult serve_with(const Config& given, const ServeOptions& options,
   result.protocol_errors = all.protocol_errors;
   result.waits = all.waits;
   result.dropped = all.dropped;
+  result.lock_waits = all.lock_waits;
   result.latency = all.latency;
   result.over_query_limit = all.over_query_limit;
   result.timed_out = all.timed_out;

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "common/config.h"
+#include "server/lock_manager.h"
 #include "stats/histogram.h"
 
 namespace abyss::server {
@@ -48,6 +49,10 @@ struct ServeOptions {
   // answered +DROPPED instead of waiting.
   bool semantic_drop = false;
   bool weak = false;  // the consistency of a write that names none (--consistency)
+  // The lock manager a command passes before its transaction
+  // (lock_manager.h): none, MongoDB's hierarchical one, or the wait/signal
+  // fast path.
+  Locking locking = Locking::None;
 };
 
 // What a served store did, over its connections and workers.
@@ -63,6 +68,7 @@ struct ServeResult {
   uint64_t timed_out = 0;         // idle clients closed after --timeout
   uint64_t waits = 0;             // operations that found a partition claimed and waited (contention-aware)
   uint64_t dropped = 0;           // weak writes dropped instead (--semantic-drop on)
+  uint64_t lock_waits = 0;        // times a command found a document locked and waited (--locking)
   Histogram latency;              // ns from a transaction's first attempt to its reply being released
   double seconds = 0;
   uint64_t log_records = 0;

@@ -26,6 +26,7 @@
 #include "platform/latch.h"
 #include "platform/net.h"
 #include "server/commands.h"
+#include "server/lock_manager.h"
 #include "server/resp.h"
 #include "server/schedule.h"
 #include "server/server.h"
@@ -103,8 +104,9 @@ struct Totals {
   uint64_t cc_aborts = 0;
   uint64_t errors = 0;
   uint64_t protocol_errors = 0;
-  uint64_t waits = 0;    // operations that found a partition claimed and waited
-  uint64_t dropped = 0;  // weak writes dropped instead (--semantic-drop)
+  uint64_t waits = 0;       // operations that found a partition claimed and waited
+  uint64_t dropped = 0;     // weak writes dropped instead (--semantic-drop)
+  uint64_t lock_waits = 0;  // times a command found a document locked and waited (--locking)
   uint64_t over_query_limit = 0;
   uint64_t timed_out = 0;
   uint64_t durable_reads = 0;  // with a log: transactions that wrote nothing, saw durable versions, replied at once
@@ -117,6 +119,7 @@ struct Totals {
     timed_out += o.timed_out;
     waits += o.waits;
     dropped += o.dropped;
+    lock_waits += o.lock_waits;
     connections += o.connections;
     commands += o.commands;
     transactions += o.transactions;
@@ -129,7 +132,8 @@ struct Totals {
 
 // State every worker and the acceptor share.
 struct Shared {
-  Shared(uint32_t workers, uint32_t partitions) : inboxes(workers), counters(workers), claims(partitions) {
+  Shared(uint32_t workers, uint32_t partitions, Locking locking)
+      : inboxes(workers), counters(workers), claims(partitions), locks(locking) {
     for (uint32_t i = 0; i < workers; i++) pollers.push_back(std::make_unique<platform::Poller>());
   }
   // A waiter of the partition claims: its worker and its connection.
@@ -145,6 +149,7 @@ struct Shared {
   std::vector<Inbox> inboxes;
   std::vector<WorkerCounters> counters;
   PartitionClaims claims;
+  LockManager locks;
   std::vector<std::unique_ptr<platform::Poller>> pollers;
   alignas(platform::kCacheLine) platform::Atomic<bool> stop{false};
   alignas(platform::kCacheLine) platform::Atomic<uint64_t> refused{0};
@@ -592,9 +597,30 @@ class ServerWorker {
         }
       }
     }
-    run_claimed(c, commands, exec);
+    run_locked(c, commands, exec);
     if (scheduled) shared_.claims.release(parts_, [&](uint64_t waiter) { shared_.unpark(waiter); });
     return true;
+  }
+
+  // Runs `commands` holding the locks of --locking on their documents:
+  // exclusive when one of them writes, else shared.
+  void run_locked(Connection& c, std::span<const std::vector<std::string_view>> commands, bool exec) {
+    if (options_.locking == Locking::None) {
+      run_claimed(c, commands, exec);
+      return;
+    }
+    docs_.clear();
+    bool write = false;
+    for (const auto& args : commands) {
+      const CommandSpec& spec = *find_command(args[0]);
+      write = write || (spec.op != Op::Get && spec.op != Op::MGet && spec.op != Op::Exists);
+      for_each_key(spec, args, [&](std::string_view key) { docs_.push_back(kv_hash(key) % LockManager::kDocuments); });
+    }
+    std::sort(docs_.begin(), docs_.end());
+    docs_.erase(std::unique(docs_.begin(), docs_.end()), docs_.end());
+    totals_.lock_waits += shared_.locks.lock(docs_, write);
+    run_claimed(c, commands, exec);
+    shared_.locks.unlock(docs_, write);
   }
 
   // The attempt loop's hooks (txn/attempts.h): the commands of one
@@ -756,6 +782,7 @@ class ServerWorker {
     s += "total_transactions_worker:" + std::to_string(totals_.transactions) + "\r\n";
     s += "cc_aborts_worker:" + std::to_string(totals_.cc_aborts) + "\r\n";
     s += "partition_waits_worker:" + std::to_string(totals_.waits) + "\r\n";
+    s += "lock_waits_worker:" + std::to_string(totals_.lock_waits) + "\r\n";
     s += "dropped_worker:" + std::to_string(totals_.dropped) + "\r\n";
     s += "worker:" + std::to_string(index_) + "\r\n";
     // The run flags that act within its transactions, as this worker holds them.
@@ -787,6 +814,7 @@ class ServerWorker {
   std::vector<std::string_view> args_;
   std::string value_;
   std::vector<uint32_t> parts_;     // the running command's partitions
+  std::vector<uint32_t> docs_;      // the running command's documents (--locking)
   std::vector<uint64_t> unparked_;  // connections handed back, being served
   uint64_t next_id_ = 0;
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> conns_;
