@@ -46,11 +46,12 @@ uint32_t memory_nodes();
 uint32_t current_node();
 
 // While one lives, the memory this thread takes from the system for tables
-// (map_zeroed, an arena's chunks) lies on node `node`: natively the thread's
-// memory policy prefers the node, so pages land there as they are first
-// touched (nothing to do on a one-node machine); simulated, the machine homes
-// those lines on the node's memory until the memory is released, where it
-// would otherwise interleave pages over the sockets in use.
+// (map_zeroed, and what it reports to memory_taken) lies on node `node`:
+// natively the thread's memory policy prefers the node, so pages land there
+// as they are first touched (nothing to do on a one-node machine);
+// simulated, the machine homes those lines on the node's memory until the
+// memory is released, where it would otherwise interleave pages over the
+// sockets in use.
 class PlaceOnNode final {
  public:
   explicit PlaceOnNode(uint32_t node);
