@@ -32,8 +32,10 @@ int serve_command(const CLI::App& serve, Config& cfg, const abyss::server::Serve
   if (auto why = abyss::server::fit_max_clients(cfg.threads, options, note); !why.empty()) return refuse(why);
   if (!note.empty()) std::fprintf(stderr, "abyss serve: %s\n", note.c_str());
   abyss::server::ServeResult r;
+  uint32_t served_threads = 0;
   try {
     r = abyss::server::serve(cfg, options, [&](uint16_t port, uint32_t threads) {
+      served_threads = threads;
       std::printf("abyss serve: listening on %s:%u (cc=%s threads=%u log=%s, %llu slots)\n", options.bind.c_str(), port,
                   cfg.cc.c_str(), threads, cfg.log.policy == abyss::LogPolicy::Off ? "off" : cfg.log.dir.c_str(),
                   static_cast<unsigned long long>(cfg.settings<abyss::KvConfig>().slots));
@@ -59,6 +61,10 @@ int serve_command(const CLI::App& serve, Config& cfg, const abyss::server::Serve
         "--client-query-buffer-limit, %llu closed idle (--timeout)\n",
         static_cast<unsigned long long>(r.refused), static_cast<unsigned long long>(r.over_query_limit),
         static_cast<unsigned long long>(r.timed_out));
+  }
+  if (options.connection_threads == abyss::server::ConnectionThreads::PerConnection) {
+    std::printf("  threads       %llu started, one per connection, on %u slot(s)\n",
+                static_cast<unsigned long long>(r.threads_started), served_threads);
   }
   if (options.locking != abyss::server::Locking::None) {
     std::printf("  locking       %s: %llu wait(s) for a locked document\n",
@@ -190,6 +196,18 @@ std::vector<Command> add_serve(CLI::App& app) {
           "manager's latch); wait-signal (its fast path: atomic intent counts, a latch a document) (default none)")
       ->check(CLI::IsMember({"none", "hierarchical", "wait-signal"}))
       ->default_str("none");
+  serve
+      ->add_option_function<std::string>(
+          "--connection-threads",
+          [serve_options](const std::string& v) {
+            serve_options->connection_threads = v == "per-connection" ? abyss::server::ConnectionThreads::PerConnection
+                                                                      : abyss::server::ConnectionThreads::Pool;
+          },
+          "pool: --threads workers made at start, each an event loop over many connections; per-connection "
+          "(MongoDB's): a thread created for each connection as it arrives, serving it alone until it closes, on one "
+          "of --threads transaction slots (at most that many connections at once) (default pool)")
+      ->check(CLI::IsMember({"pool", "per-connection"}))
+      ->default_str("pool");
   serve
       ->add_option_function<std::string>(
           "--consistency", [serve_options](const std::string& v) { serve_options->weak = v == "weak"; },

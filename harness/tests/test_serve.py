@@ -112,6 +112,8 @@ def test_sigterm_stops_in_order_with_everything_durable(tmp_path: Path) -> None:
     (["--semantic-drop", "on"], "--schedule contention-aware"),
     (["--schedule", "lifo"], "--schedule"),
     (["--locking", "global"], "--locking"),
+    (["--connection-threads", "fiber"], "--connection-threads"),
+    (["--connection-threads", "per-connection", "--pin"], "--pin binds the pool's worker i to core i"),
     # Run flags a server has nothing to act on (Knob::not_served).
     (["--duration", "1"], "--duration: abyss serve runs until it is stopped"),
     (["--abort-buffer", "4"], "--abort-buffer"),

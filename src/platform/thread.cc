@@ -78,4 +78,31 @@ void run_threads(uint32_t n, bool pin, const std::function<void(uint32_t)>& fn) 
 
 void run_parallel(uint32_t n, const std::function<void(uint32_t)>& fn) { run_threads(n, false, fn); }
 
+struct Thread::Impl {
+  std::thread thread;
+};
+
+Thread::Thread(std::function<void()> fn) : impl_(std::make_unique<Impl>()) {
+  impl_->thread = std::thread(std::move(fn));
+}
+
+Thread::Thread() = default;
+Thread::~Thread() { join(); }
+
+Thread::Thread(Thread&& o) noexcept = default;
+
+Thread& Thread::operator=(Thread&& o) noexcept {
+  if (this != &o) {
+    join();
+    impl_ = std::move(o.impl_);
+  }
+  return *this;
+}
+
+void Thread::join() {
+  if (impl_ == nullptr) return;
+  if (impl_->thread.joinable()) impl_->thread.join();
+  impl_.reset();
+}
+
 }  // namespace abyss::platform

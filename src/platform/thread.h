@@ -4,6 +4,7 @@
 // Set-up work that is not measured goes through run_parallel instead.
 #include <cstdint>
 #include <functional>
+#include <memory>
 
 namespace abyss::platform {
 
@@ -22,5 +23,30 @@ void run_threads(uint32_t n, bool pin, const std::function<void(uint32_t)>& fn);
 void run_parallel(uint32_t n, const std::function<void(uint32_t)>& fn);
 
 uint32_t hardware_cores();
+
+// One thread started on its own, outside run_threads' fixed set: a server's
+// thread for one connection, created when the connection arrives and ended
+// when it closes. join() waits for fn to return; the destructor joins. fn
+// must not throw. Natively an OS thread; creating one that the system
+// refuses throws std::system_error. A simulated build has no such thread
+// (its cores run run_threads' workers only): the constructor throws
+// std::logic_error.
+class Thread final {
+ public:
+  Thread();
+  explicit Thread(std::function<void()> fn);
+  ~Thread();
+  Thread(Thread&& o) noexcept;
+  Thread& operator=(Thread&& o) noexcept;
+  Thread(const Thread&) = delete;
+  Thread& operator=(const Thread&) = delete;
+
+  bool joinable() const { return impl_ != nullptr; }
+  void join();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace abyss::platform

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 #include "cc/registry.h"
@@ -50,12 +52,12 @@ void refuse(platform::Socket& s, Shared& shared) {
   shared.refused.fetch_add(1, platform::memory_order_relaxed);
 }
 
-// The acceptor: hands each new connection to the worker with the fewest
-// open, or past --max-clients refuses it; on SIGTERM or SIGINT stops the
-// workers. Out of descriptors, it frees the one it keeps spare to accept
-// each waiting connection and refuse it, rather than leaving the listener
-// ready with nothing to do and the clients waiting for ever.
-void accept_loop(platform::Socket& listener, Shared& shared, uint32_t workers, uint32_t max_clients) {
+// The acceptor: hands each new connection to `place`, which serves it or
+// refuses it; on SIGTERM or SIGINT stops the workers. Out of descriptors,
+// it frees the one it keeps spare to accept each waiting connection and
+// refuse it, rather than leaving the listener ready with nothing to do and
+// the clients waiting for ever.
+void accept_loop(platform::Socket& listener, Shared& shared, const std::function<void(platform::Socket&)>& place) {
   platform::Poller poller;
   (void)poller.add(listener, 0);
   platform::SpareDescriptor spare;
@@ -78,33 +80,117 @@ void accept_loop(platform::Socket& listener, Shared& shared, uint32_t workers, u
         platform::sleep_ms(kAcceptRetryMs);  // without a spare, or refused again: the listener stays ready
         break;
       }
-      uint32_t best = 0;
-      uint64_t open = 0;
-      uint64_t least = ~uint64_t{0};
-      for (uint32_t i = 0; i < workers; i++) {
-        const uint64_t n = shared.counters[i].connections.load(platform::memory_order_relaxed);
-        open += n;
-        if (n < least) {
-          least = n;
-          best = i;
-        }
-      }
-      if (open >= max_clients) {
-        refuse(s, shared);
-        continue;
-      }
-      shared.counters[best].connections.fetch_add(1, platform::memory_order_relaxed);
-      {
-        shared.inboxes[best].latch.lock();
-        shared.inboxes[best].sockets.push_back(std::move(s));
-        shared.inboxes[best].latch.unlock();
-      }
-      shared.pollers[best]->wake();
+      place(s);
     }
   }
   shared.stop.store(true, platform::memory_order_release);
   for (auto& p : shared.pollers) p->wake();
 }
+
+// The static pool's hand-off: to the worker with the fewest connections
+// open, or past --max-clients a refusal.
+void place_in_pool(platform::Socket& s, Shared& shared, uint32_t workers, uint32_t max_clients) {
+  uint32_t best = 0;
+  uint64_t open = 0;
+  uint64_t least = ~uint64_t{0};
+  for (uint32_t i = 0; i < workers; i++) {
+    const uint64_t n = shared.counters[i].connections.load(platform::memory_order_relaxed);
+    open += n;
+    if (n < least) {
+      least = n;
+      best = i;
+    }
+  }
+  if (open >= max_clients) {
+    refuse(s, shared);
+    return;
+  }
+  shared.counters[best].connections.fetch_add(1, platform::memory_order_relaxed);
+  shared.inboxes[best].latch.lock();
+  shared.inboxes[best].sockets.push_back(std::move(s));
+  shared.inboxes[best].latch.unlock();
+  shared.pollers[best]->wake();
+}
+
+// Thread per connection: each connection gets a thread of its own, created
+// as it arrives, and a free slot of transaction state (a worker of the
+// run: its Txn state, epoch slot, journal and poller) for as long as it is
+// open. The thread serves that one connection (a ServerWorker over it
+// alone), then hands the slot back and ends; the acceptor joins a slot's
+// last thread before starting the next one on it, and every thread at
+// shutdown.
+class ConnectionThreadSet final {
+ public:
+  // serve(slot, first_id): the connection's thread's work on `slot`, its
+  // connection numbered past `first_id`.
+  ConnectionThreadSet(uint32_t slots, uint32_t max_clients, Shared& shared,
+                      std::function<void(uint32_t, uint64_t)> serve)
+      : max_clients_(max_clients), shared_(shared), serve_(std::move(serve)), threads_(slots) {
+    for (uint32_t i = slots; i > 0; i--) free_.push_back(i - 1);
+  }
+  ~ConnectionThreadSet() { join_all(); }
+  ConnectionThreadSet(const ConnectionThreadSet&) = delete;
+  ConnectionThreadSet& operator=(const ConnectionThreadSet&) = delete;
+
+  // From the acceptor only.
+  void place(platform::Socket& s) {
+    uint32_t slot = 0;
+    latch_.lock();
+    const bool room = !free_.empty() && threads_.size() - free_.size() < max_clients_;
+    if (room) {
+      slot = free_.back();
+      free_.pop_back();
+    }
+    latch_.unlock();
+    if (!room) {
+      refuse(s, shared_);
+      return;
+    }
+    threads_[slot].join();  // it handed the slot back as its last act
+    shared_.counters[slot].connections.fetch_add(1, platform::memory_order_relaxed);
+    shared_.inboxes[slot].latch.lock();
+    shared_.inboxes[slot].sockets.push_back(std::move(s));
+    shared_.inboxes[slot].latch.unlock();
+    const uint64_t first_id = started_;  // its connection is started_ + 1: past every earlier thread's
+    try {
+      threads_[slot] = platform::Thread([this, slot, first_id] {
+        serve_(slot, first_id);
+        latch_.lock();
+        free_.push_back(slot);
+        latch_.unlock();
+      });
+    } catch (const std::system_error&) {
+      // The system would not create a thread: the connection is refused,
+      // as one past the descriptor limit is.
+      platform::Socket back;
+      shared_.inboxes[slot].latch.lock();
+      back = std::move(shared_.inboxes[slot].sockets.back());
+      shared_.inboxes[slot].sockets.pop_back();
+      shared_.inboxes[slot].latch.unlock();
+      shared_.counters[slot].connections.fetch_sub(1, platform::memory_order_relaxed);
+      refuse(back, shared_);
+      latch_.lock();
+      free_.push_back(slot);
+      latch_.unlock();
+      return;
+    }
+    started_++;
+  }
+
+  void join_all() {
+    for (platform::Thread& t : threads_) t.join();
+  }
+  uint64_t started() const { return started_; }
+
+ private:
+  const uint32_t max_clients_;
+  Shared& shared_;
+  const std::function<void(uint32_t, uint64_t)> serve_;
+  platform::SpinLatch latch_;
+  std::vector<uint32_t> free_;             // under latch_: slots no connection holds
+  std::vector<platform::Thread> threads_;  // the acceptor's: each slot's last thread
+  uint64_t started_ = 0;
+};
 
 template <class CC>
 ServeResult serve_with(const Config& given, const ServeOptions& options,
@@ -148,34 +234,67 @@ ServeResult serve_with(const Config& given, const ServeOptions& options,
                                 "\r\nmulti_max_commands:" + std::to_string(options.multi_max_commands) +
                                 "\r\ntimeout:" + std::to_string(options.timeout_s) + "\r\n";
   const bool oversubscribed = cfg.threads + 1 > platform::hardware_cores();
+  const bool per_connection = options.connection_threads == ConnectionThreads::PerConnection;
   // A worker asleep in its poller wakes when its log has news for it.
   for (uint32_t i = 0; i < cfg.threads; i++) {
-    if (workers[i].log != nullptr) workers[i].log->set_waker([&p = *shared->pollers[i]] { p.wake(); });
+    if (workers[i].log == nullptr) continue;
+    workers[i].log->set_waker([&p = *shared->pollers[i]] { p.wake(); });
+    // Per connection, a slot no connection has taken yet holds no epoch
+    // back: its log is idle from the start (it has written nothing, so at once).
+    if (per_connection) workers[i].log->idle();
   }
   listening(port, cfg.threads);
 
   std::vector<Totals> totals(cfg.threads);
   std::vector<std::string> errors(cfg.threads + 2);
+  // One worker's serving, on a thread of the pool or, per connection, on
+  // the connection's own thread until it closes.
+  auto serve_on = [&](uint32_t i, uint64_t first_id) {
+    try {
+      ServerWorker<CC> worker(i, cfg, options, cc, workers[i], ctx.layout(), kv, *shared, info_head, first_id);
+      totals[i].merge(worker.run(&workers.epochs(), oversubscribed, per_connection));
+      if (!per_connection) ctx.worker_finished(i);
+    } catch (const std::exception& e) {
+      if (errors[i].empty()) errors[i] = e.what();
+      // One failed worker stops the server: the others would wait on it.
+      platform::request_termination();
+    }
+    ctx.worker_left(i);
+  };
+  // Per connection, the run's threads are the acceptor and the
+  // checkpointer only: thread k is the pool's thread cfg.threads + k.
+  const uint32_t first_thread = per_connection ? cfg.threads : 0;
+  uint64_t threads_started = 0;
   const uint64_t start = platform::wall_ns();
-  platform::run_threads(ctx.threads(1), cfg.pin, [&](uint32_t i) {
+  platform::run_threads(ctx.threads(1) - first_thread, cfg.pin, [&](uint32_t k) {
+    const uint32_t i = k + first_thread;
     try {
       if (i == cfg.threads) {
-        accept_loop(listener, *shared, cfg.threads, options.max_clients);
+        if (!per_connection) {
+          accept_loop(listener, *shared,
+                      [&](platform::Socket& s) { place_in_pool(s, *shared, cfg.threads, options.max_clients); });
+          return;
+        }
+        ConnectionThreadSet set(cfg.threads, options.max_clients, *shared, serve_on);
+        accept_loop(listener, *shared, [&](platform::Socket& s) { set.place(s); });
+        set.join_all();
+        threads_started = set.started();
+        // Each slot's journal gets what its connections logged.
+        for (uint32_t w = 0; w < cfg.threads; w++) {
+          if (errors[w].empty()) ctx.worker_finished(w);
+        }
         return;
       }
       if (ctx.is_checkpointer(i, 1)) {
         errors[i] = ctx.take_checkpoints([&] { return shared->stop.load(platform::memory_order_acquire); });
         return;
       }
-      ServerWorker<CC> worker(i, cfg, options, cc, workers[i], ctx.layout(), kv, *shared, info_head);
-      totals[i] = worker.run(&workers.epochs(), oversubscribed);
-      ctx.worker_finished(i);
     } catch (const std::exception& e) {
       errors[i] = e.what();
-      // One failed worker stops the server: the others would wait on it.
       platform::request_termination();
+      return;
     }
-    if (i < cfg.threads) ctx.worker_left(i);
+    serve_on(i, 0);
   });
   result.seconds = static_cast<double>(platform::wall_ns() - start) / 1e9;
   ctx.log_syncs_ended();  // before the pollers its wakers reach go
@@ -194,6 +313,7 @@ ServeResult serve_with(const Config& given, const ServeOptions& options,
   result.waits = all.waits;
   result.dropped = all.dropped;
   result.lock_waits = all.lock_waits;
+  result.threads_started = threads_started;
   result.latency = all.latency;
   result.over_query_limit = all.over_query_limit;
   result.timed_out = all.timed_out;
@@ -261,6 +381,10 @@ std::string check_serve(const Config& cfg, const ServeOptions& options) {
   if (options.semantic_drop && options.schedule != Schedule::ContentionAware) {
     return "--semantic-drop on drops weak writes that contention-aware scheduling cannot run at once: it needs "
            "--schedule contention-aware";
+  }
+  if (options.connection_threads == ConnectionThreads::PerConnection && cfg.pin) {
+    return "--pin binds the pool's worker i to core i: --connection-threads per-connection starts a thread for each "
+           "connection, bound to none";
   }
   if (auto err = check_log(cfg); !err.empty()) return err;
   return {};

@@ -8,7 +8,10 @@
 //
 // A fixed pool of --threads workers (0: one per core), each with its own event loop (one
 // poller), its connections and its transactions; one more thread accepts
-// connections and hands each to the worker with the fewest.
+// connections and hands each to the worker with the fewest. Or, with
+// --connection-threads per-connection (MongoDB's design), a thread created
+// for each connection as it arrives, serving it alone until it closes, on
+// one of --threads transaction slots.
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -27,6 +30,14 @@ enum class Schedule : uint8_t {
   ContentionAware,  // an operation first claims its key-space partitions; one claimed waits, not contends
 };
 inline constexpr std::array<std::string_view, 2> kScheduleNames = {"fifo", "contention-aware"};
+
+// Which threads serve the connections (the NoSQL study, §2: MongoDB's
+// thread per client beside a static pool).
+enum class ConnectionThreads : uint8_t {
+  Pool,           // --threads workers made at start, each an event loop over many connections
+  PerConnection,  // a thread created when a connection arrives, serving it alone and ending when it closes
+};
+inline constexpr std::array<std::string_view, 2> kConnectionThreadsNames = {"pool", "per-connection"};
 
 struct ServeOptions {
   std::string bind = "127.0.0.1";
@@ -53,6 +64,11 @@ struct ServeOptions {
   // (lock_manager.h): none, MongoDB's hierarchical one, or the wait/signal
   // fast path.
   Locking locking = Locking::None;
+  // Per connection, the --threads workers are slots of transaction state a
+  // connection's thread takes while it is open: at most that many
+  // connections are served at once, and one past them is refused as past
+  // --max-clients.
+  ConnectionThreads connection_threads = ConnectionThreads::Pool;
 };
 
 // What a served store did, over its connections and workers.
@@ -69,6 +85,7 @@ struct ServeResult {
   uint64_t waits = 0;             // operations that found a partition claimed and waited (contention-aware)
   uint64_t dropped = 0;           // weak writes dropped instead (--semantic-drop on)
   uint64_t lock_waits = 0;        // times a command found a document locked and waited (--locking)
+  uint64_t threads_started = 0;   // per connection: threads created, one per connection served
   Histogram latency;              // ns from a transaction's first attempt to its reply being released
   double seconds = 0;
   uint64_t log_records = 0;

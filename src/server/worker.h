@@ -160,8 +160,11 @@ struct Shared {
 template <class CC>
 class ServerWorker {
  public:
+  // Its connections are numbered from `first_id` + 1 (tokens in its log's
+  // pending commits and the partition claims' waiters): a slot's later
+  // worker, per connection, numbers past every earlier one's.
   ServerWorker(uint32_t index, const Config& cfg, const ServeOptions& options, CC& cc, Worker& w, RowLayout layout,
-               const KvTable& kv, Shared& shared, const std::string& info_head)
+               const KvTable& kv, Shared& shared, const std::string& info_head, uint64_t first_id = 0)
       : index_(index),
         cfg_(cfg),
         options_(options),
@@ -172,12 +175,17 @@ class ServerWorker {
         poller_(*shared.pollers[index]),
         info_head_(info_head),
         cycles_per_ns_(platform::cycles_per_ns()),
-        timeout_ns_(uint64_t{options.timeout_s} * 1'000'000'000) {
+        timeout_ns_(uint64_t{options.timeout_s} * 1'000'000'000),
+        next_id_(first_id) {
     limits_.max_bulk_bytes = options.proto_max_bulk_len;
     limits_.max_query_bytes = options.client_query_buffer_limit;
   }
 
-  Totals run(Epochs* epochs, bool yield_after_abort) {
+  // Serves until the server stops; with `until_closed` (a connection's own
+  // thread) only until the connection it was handed has closed and its log
+  // is idle (every commit of its durable, the durable epoch held back by
+  // nothing of its), so the slot can be taken by the next connection's.
+  Totals run(Epochs* epochs, bool yield_after_abort, bool until_closed = false) {
     yield_after_abort_ = yield_after_abort;
     std::vector<platform::PollEvent> events(kEventsPerWait);
     std::vector<char> chunk(kReadChunk);
@@ -205,6 +213,7 @@ class ServerWorker {
       poll_log();
       serve_stalled();
       sweep();
+      if (until_closed && conns_.empty() && (w_.log == nullptr || w_.log->is_idle())) break;
     }
     // Shutting down: no more commands; what committed is made durable by
     // the log's close, and the replies still held are not sent.
@@ -816,7 +825,7 @@ class ServerWorker {
   std::vector<uint32_t> parts_;     // the running command's partitions
   std::vector<uint32_t> docs_;      // the running command's documents (--locking)
   std::vector<uint64_t> unparked_;  // connections handed back, being served
-  uint64_t next_id_ = 0;
+  uint64_t next_id_;
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> conns_;
   Totals totals_;
 };

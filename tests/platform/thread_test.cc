@@ -5,9 +5,11 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "platform/atomic.h"
+#include "platform/machine.h"
 
 namespace abyss::platform {
 namespace {
@@ -71,6 +73,31 @@ TEST(RunParallel, RunsEveryIndexOnceAndPassesAnExceptionOn) {
                               if (i == 1) throw std::bad_alloc();
                             }),
                std::bad_alloc);
+}
+
+// A thread of its own: it runs, join() waits for it, moving it hands the
+// join over, and the destructor joins one never joined. A simulated build
+// has none and says so.
+TEST(Thread, RunsOnItsOwnAndIsJoined) {
+  if (kSimulated) {
+    EXPECT_THROW(Thread([] {}), std::logic_error);
+    return;
+  }
+  Atomic<int> ran{0};
+  {
+    Thread a([&] { ran.fetch_add(1, memory_order_relaxed); });
+    EXPECT_TRUE(a.joinable());
+    a.join();
+    EXPECT_FALSE(a.joinable());
+    EXPECT_EQ(ran.load(memory_order_relaxed), 1);
+    Thread b([&] { ran.fetch_add(1, memory_order_relaxed); });
+    Thread c = std::move(b);
+    EXPECT_FALSE(b.joinable());  // NOLINT(bugprone-use-after-move): moved-from is empty by contract
+    EXPECT_TRUE(c.joinable());
+    a = std::move(c);
+    Thread d([&] { ran.fetch_add(1, memory_order_relaxed); });
+  }  // a and d joined here
+  EXPECT_EQ(ran.load(memory_order_relaxed), 3);
 }
 
 }  // namespace

@@ -550,23 +550,37 @@ TEST_F(ServerTest, SemanticDropDropsOnlyWeakWrites) {
 // Served histories pass the checker: under a scheme, under each lock
 // manager of --locking (MongoDB's hierarchical one, the study's baseline,
 // and the wait/signal fast path), with a scheme and with none, since a
-// command's document locks alone serialize what shares a key; and `none`
-// with no lock manager, the negative control, is caught.
+// command's document locks alone serialize what shares a key; with a
+// thread per connection as with the pool (the baseline's threads); and
+// `none` with no lock manager, the negative control, is caught.
 TEST_F(ServerTest, AServedHistoryPassesTheChecker) {
   const std::string dir = test::temp_path("served-history");
   fs::create_directories(dir);
-  const std::vector<std::pair<std::string_view, Locking>> cases = {
-      {"silo", Locking::None},       {"silo", Locking::Hierarchical}, {"none", Locking::Hierarchical},
-      {"silo", Locking::WaitSignal}, {"none", Locking::WaitSignal},   {"none", Locking::None}};
-  for (const auto& [cc, locking] : cases) {
+  struct Case {
+    std::string_view cc;
+    Locking locking;
+    ConnectionThreads threads;
+  };
+  constexpr ConnectionThreads kPool = ConnectionThreads::Pool;
+  constexpr ConnectionThreads kPerConnection = ConnectionThreads::PerConnection;
+  const std::vector<Case> cases = {
+      {"silo", Locking::None, kPool},          {"silo", Locking::Hierarchical, kPool},
+      {"none", Locking::Hierarchical, kPool},  {"silo", Locking::WaitSignal, kPool},
+      {"none", Locking::WaitSignal, kPool},    {"none", Locking::None, kPool},
+      {"silo", Locking::None, kPerConnection}, {"none", Locking::Hierarchical, kPerConnection},
+      {"none", Locking::None, kPerConnection}};
+  for (const auto& [cc, locking, threads] : cases) {
     const bool caught = cc == "none" && locking == Locking::None;
     if (cc == "none" && kThreadSanitizer) continue;
-    const std::string name = std::string(cc) + "-" + std::string(kLockingNames[static_cast<std::size_t>(locking)]);
+    const std::string name = std::string(cc) + "-" + std::string(kLockingNames[static_cast<std::size_t>(locking)]) +
+                             "-" + std::string(kConnectionThreadsNames[static_cast<std::size_t>(threads)]);
     const std::string path = dir + "/" + name + ".jsonl";
     Config cfg = config_for(cc);
     cfg.history_path = path;
+    if (threads == kPerConnection) cfg.threads = 16;  // slots for the clients below, each on a thread of its own
     ServeOptions options;
     options.locking = locking;
+    options.connection_threads = threads;
     bool serializable = true;
     uint64_t lock_waits = 0;
     // `none` shows a race only when both workers run at once: a loaded
@@ -583,7 +597,11 @@ TEST_F(ServerTest, AServedHistoryPassesTheChecker) {
           EXPECT_EQ(total, 4000) << name;
           EXPECT_EQ(lost, 0) << name;
         }
-        lock_waits = s.stop().lock_waits;
+        const ServeResult& r = s.stop();
+        lock_waits = r.lock_waits;
+        if (threads == kPerConnection) {
+          EXPECT_EQ(r.threads_started, r.connections) << name << ": a thread for each connection";
+        }
       }
       const check::Report report = check::check_history_file(path);
       EXPECT_GT(report.transactions, 0u);
@@ -592,6 +610,60 @@ TEST_F(ServerTest, AServedHistoryPassesTheChecker) {
     EXPECT_EQ(serializable, !caught) << name;
     if (locking != Locking::None) EXPECT_GT(lock_waits, 0u) << name << ": no command ever found a document locked";
   }
+  fs::remove_all(dir);
+}
+
+// A thread per connection: each connection is served by a thread of its
+// own on one of --threads slots; one past the slots is refused, and a slot
+// whose connection closed serves the next one. With a log, a slot no
+// connection has taken holds no commit's acknowledgement back, nor does
+// one whose connection has gone.
+TEST_F(ServerTest, AThreadPerConnectionServesEachAloneOnASlot) {
+  const std::string dir = test::temp_path("served-per-connection");
+  fs::remove_all(dir);
+  Config cfg = config_for("silo");
+  cfg.threads = 3;
+  cfg.log.policy = LogPolicy::File;
+  cfg.log.dir = dir;
+  ServeOptions options;
+  options.connection_threads = ConnectionThreads::PerConnection;
+  Served s(cfg, options);
+  uint64_t served = 0;
+  {
+    Client a(s.port());
+    a.send({"SET", "a", "1"});
+    EXPECT_EQ(show(a.read_within(10000)), "+OK");  // acknowledged while two slots were never taken
+    Client b(s.port());
+    EXPECT_EQ(show(b.call({"INCR", "n"})), ":1");
+    Client c(s.port());
+    EXPECT_EQ(show(c.call({"INCR", "n"})), ":2");
+    Client d(s.port());  // every slot is taken
+    EXPECT_EQ(show(d.read()), "-ERR max number of clients reached");
+    served = 3;
+  }
+  // The slots come free as their threads see their connections close.
+  std::string got;
+  for (int attempt = 0; attempt < 100; attempt++) {
+    Client e(s.port());
+    Reply r = e.call({"INCR", "n"});
+    got = show(r);
+    if (got != "-ERR max number of clients reached") {
+      served++;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(got, ":3");
+  {
+    Client f(s.port());
+    EXPECT_EQ(show(f.call({"GET", "a"})), "$1");
+    served++;
+  }
+  const ServeResult& r = s.stop();
+  EXPECT_EQ(r.threads_started, served);
+  EXPECT_EQ(r.connections, served);
+  EXPECT_GE(r.refused, 1u);
+  EXPECT_EQ(r.transactions, 5u);
   fs::remove_all(dir);
 }
 
