@@ -18,17 +18,17 @@ drops is the study's "dropped operations under conflicting clients".
 `--ladder` runs the study's ladder instead, one technique added at a time
 from MongoDB's design (each a mode), beside the N-instance baseline:
 
-- baseline: one shared journal, one key-space partition, commands run as
-  read, and MongoDB's hierarchical lock manager (--locking hierarchical);
+- baseline: a thread per connection (--connection-threads per-connection),
+  one shared journal, one key-space partition, commands run as read, and
+  MongoDB's hierarchical lock manager (--locking hierarchical);
+- pool: + the static pool of --server-threads workers in place of the
+  threads per connection;
 - journal: + a journal per worker (the study's per-client journal);
 - partitions: + --keyspace-partitions;
 - scheduling: + contention-aware scheduling;
 - drop: + semantic drop of weak writes;
 - fast-path: + the wait/signal fast path in place of the lock manager
   (--locking wait-signal).
-
-The study's servers run a thread per connection; these run the static
-pool of --server-threads workers throughout.
 
 Runs alternate between the modes within each repetition, and the table
 reports medians. Server CPU is the servers' user and system time over the
@@ -55,7 +55,7 @@ from . import engine
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 MODES = ("single", "instances", "partitioned", "conflicting")
-LADDER = ("baseline", "journal", "partitions", "scheduling", "drop", "fast-path")
+LADDER = ("baseline", "pool", "journal", "partitions", "scheduling", "drop", "fast-path")
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,7 @@ class Setup:
     scheduled: bool  # --schedule contention-aware, else fifo
     drop: bool  # --semantic-drop on, with weak writes
     locking: str  # --locking
+    threads: str = "pool"  # --connection-threads; per-connection: a slot (--threads) for each client
 
 
 SETUPS = {
@@ -73,7 +74,8 @@ SETUPS = {
     "instances": Setup("shared", False, False, False, "none"),
     "partitioned": Setup("per-worker", True, True, True, "none"),
     "conflicting": Setup("per-worker", False, True, True, "none"),
-    "baseline": Setup("shared", False, False, False, "hierarchical"),
+    "baseline": Setup("shared", False, False, False, "hierarchical", "per-connection"),
+    "pool": Setup("shared", False, False, False, "hierarchical"),
     "journal": Setup("per-worker", False, False, False, "hierarchical"),
     "partitions": Setup("per-worker", True, False, False, "hierarchical"),
     "scheduling": Setup("per-worker", True, True, False, "hierarchical"),
@@ -132,7 +134,7 @@ class Server:
 
 def server_flags(mode: str, args: argparse.Namespace, slots: int, threads: int, log_dir: Path) -> list[str]:
     flags = ["--cc", args.cc, "--threads", str(threads), "--kv-slots", str(slots), "--kv-max-value",
-             str(max(args.value_size, 1))]
+             str(max(args.value_size, 1)), "--connection-threads", SETUPS[mode].threads]
     if args.log == "file":
         flags += ["--log", "file", "--log-dir", str(log_dir), "--fsync", args.fsync, "--group-commit-us",
                   str(args.group_commit_us)]
@@ -149,7 +151,12 @@ def server_flags(mode: str, args: argparse.Namespace, slots: int, threads: int, 
 
 def measure(binary: Path, work: Path, mode: str, clients: int, rep: int, args: argparse.Namespace) -> Point:
     servers_n = clients if mode == "instances" else 1
-    threads = 1 if mode == "instances" else args.server_threads
+    if mode == "instances":
+        threads = 1
+    elif SETUPS[mode].threads == "per-connection":
+        threads = clients
+    else:
+        threads = args.server_threads
     # Open addressing stays short while the table is at most a quarter full.
     per_server = args.total // servers_n + 1
     # Each partition holds at least twice a probe's 32 slots (--kv-probe).
@@ -205,11 +212,12 @@ def plot(rows: list[dict[str, object]], path: Path, title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(6.5, 5.5))
     styles = {"single": ("o-", "one server"), "instances": ("s--", "N instances (ideal)"),
               "partitioned": ("^-", "one server, partitioned + scheduled"),
               "conflicting": ("x:", "partitioned, one partition (conflicting)"),
-              "baseline": ("o-", "baseline: shared journal, hierarchical locks"),
+              "baseline": ("o-", "baseline: thread per connection, shared journal, hierarchical locks"),
+              "pool": ("p-", "+ static thread pool"),
               "journal": ("v-", "+ per-worker journal"), "partitions": ("<-", "+ key-space partitions"),
               "scheduling": (">-", "+ contention-aware scheduling"), "drop": ("D-", "+ semantic drop"),
               "fast-path": ("*-", "+ wait/signal fast path")}
@@ -218,12 +226,15 @@ def plot(rows: list[dict[str, object]], path: Path, title: str) -> None:
         if pts:
             ax.plot([p[0] for p in pts], [p[1] / 1e3 for p in pts], style, label=label)
     ax.set_xscale("log", base=2)
+    xs = sorted({int(r["clients"]) for r in rows})
+    ax.set_xticks(xs, [str(x) for x in xs])
     ax.set_xlabel("clients")
     ax.set_ylabel("inserts/s (thousands)")
     ax.set_title(title, fontsize=9)
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    # Below the axes: the ladder's eight lines would hide the data inside them.
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=150)
     plt.close(fig)

@@ -25,13 +25,14 @@ def test_each_ladder_step_adds_one_technique_to_the_one_before() -> None:
     steps = [flags_of(m) for m in kvbench.LADDER]
     assert steps[0]["--journal"] == "shared" and steps[0]["--locking"] == "hierarchical"
     assert steps[0]["--keyspace-partitions"] == "1" and steps[0]["--schedule"] == "fifo"
+    assert steps[0]["--connection-threads"] == "per-connection" and steps[1]["--connection-threads"] == "pool"
     assert "--semantic-drop" not in steps[0]
     for before, after in zip(steps, steps[1:]):
         changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
         assert changed, (before, after)
         # The drop step turns on weak writes with the drop itself.
         assert changed <= {"--journal", "--keyspace-partitions", "--schedule", "--semantic-drop", "--consistency",
-                           "--locking"}
+                           "--locking", "--connection-threads"}
         assert len(changed - {"--consistency"}) == 1, changed
     assert steps[-1]["--locking"] == "wait-signal" and steps[-1]["--semantic-drop"] == "on"
     assert steps[-1]["--keyspace-partitions"] == "64" and steps[-1]["--schedule"] == "contention-aware"
