@@ -1,6 +1,7 @@
 #include "check/history.h"
 
 #include <algorithm>
+#include <array>
 #include <istream>
 #include <limits>
 #include <span>
@@ -49,8 +50,56 @@ std::string_view to_string(EdgeKind kind) {
   return "?";
 }
 
+std::string_view to_string(Phenomenon p) {
+  switch (p) {
+    case Phenomenon::G0:
+      return "G0";
+    case Phenomenon::G1a:
+      return "G1a";
+    case Phenomenon::G1c:
+      return "G1c";
+    case Phenomenon::LostUpdate:
+      return "lost update";
+    case Phenomenon::GSingle:
+      return "G-single";
+    case Phenomenon::G2Item:
+      return "G2-item";
+    case Phenomenon::G2:
+      return "G2";
+  }
+  return "?";
+}
+
+namespace {
+constexpr std::array<std::string_view, kLevels> kLevelNames = {"serializable", "snapshot", "read-committed", "none"};
+}  // namespace
+
+std::string_view to_string(Level level) { return kLevelNames[static_cast<size_t>(level)]; }
+
+bool parse_level(std::string_view name, Level& out) {
+  for (size_t i = 0; i < kLevels; i++) {
+    if (kLevelNames[i] == name) {
+      out = static_cast<Level>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
 bool Report::serializable() const {
   return std::all_of(anomaly_counts.begin(), anomaly_counts.end(), [](uint64_t n) { return n == 0; });
+}
+
+Level Report::strongest_level() const {
+  if (serializable()) return Level::Serializable;
+  if (count(AnomalyKind::DuplicateId) > 0 || count(Phenomenon::G0) > 0 || count(Phenomenon::G1a) > 0 ||
+      count(Phenomenon::G1c) > 0) {
+    return Level::None;
+  }
+  if (count(Phenomenon::LostUpdate) > 0 || count(Phenomenon::GSingle) > 0 || phenomena_cut) {
+    return Level::ReadCommitted;
+  }
+  return Level::Snapshot;
 }
 
 std::string Report::summary() const {
@@ -76,6 +125,14 @@ std::string Report::summary() const {
   s += ".";
   if (anomalies.size() > kShown)
     s += " (" + std::to_string(anomalies.size() - kShown) + " more described in the report.)";
+  s += "\nphenomena:";
+  for (size_t p = 0; p < kPhenomena; p++) {
+    if (phenomena[p] == 0) continue;
+    s += "\n  " + std::string(to_string(static_cast<Phenomenon>(p))) + ": " + std::to_string(phenomena[p]) +
+         (examples[p].empty() ? std::string() : ", e.g. " + examples[p]);
+  }
+  if (phenomena_cut) s += "\n  G-single: not searched to the end (the search's budget ran out): it may be there";
+  s += "\nstrongest isolation level held: " + std::string(to_string(strongest_level())) + ".";
   return s;
 }
 
@@ -439,6 +496,7 @@ class Checker {
     add_predicate_edges();
     build_graph();
     find_cycles();
+    classify();
   }
 
  private:
@@ -614,16 +672,22 @@ class Checker {
     for (size_t v = 0; v < h_.ids.size(); v++) offsets_[v + 1] += offsets_[v];
   }
 
-  // Iterative Tarjan SCC: an explicit stack of (node, next edge) frames,
-  // because a serial chain of millions of transactions would overflow the
-  // call stack. Every component with more than one node holds a cycle (there
-  // are no self edges), and each is reported once.
-  void find_cycles() {
+  static bool any_edge(EdgeKind /*kind*/) { return true; }
+  static bool write_dependency(EdgeKind kind) { return kind == EdgeKind::WW; }
+  // ww, wr and a scan's pwr: the edges of Adya's G1c.
+  static bool dependency(EdgeKind kind) { return kind != EdgeKind::RW && kind != EdgeKind::PRW; }
+
+  // Iterative Tarjan SCC over the edges `keep` admits: an explicit stack of
+  // (node, next edge) frames, because a serial chain of millions of
+  // transactions would overflow the call stack. Fills comp (node ->
+  // component, numbered in the order they complete) and answers how many.
+  template <class Keep>
+  uint32_t strong_components(Keep&& keep, std::vector<uint32_t>& comp) const {
     const size_t n = h_.ids.size();
     std::vector<uint32_t> order(n, kNone);  // DFS discovery index
     std::vector<uint32_t> low(n, 0);
     std::vector<bool> on_stack(n, false);
-    component_.assign(n, kNone);
+    comp.assign(n, kNone);
     std::vector<Node> stack;
     struct Frame {
       Node v;
@@ -646,11 +710,12 @@ class Checker {
       while (!frames.empty()) {
         const Node v = frames.back().v;
         if (frames.back().next_edge < offsets_[v + 1]) {
-          const Node w = edges_[frames.back().next_edge++].to;
-          if (order[w] == kNone) {
-            discover(w);
-          } else if (on_stack[w]) {
-            low[v] = std::min(low[v], order[w]);
+          const Edge& e = edges_[frames.back().next_edge++];
+          if (!keep(e.kind)) continue;
+          if (order[e.to] == kNone) {
+            discover(e.to);
+          } else if (on_stack[e.to]) {
+            low[v] = std::min(low[v], order[e.to]);
           }
           continue;
         }
@@ -659,65 +724,187 @@ class Checker {
         if (low[v] != order[v]) continue;
         // v is the root of a component: everything above it on the stack.
         const uint32_t c = components++;
-        size_t size = 0;
-        Node smallest = v;
         Node w = kNone;
         do {
           w = stack.back();
           stack.pop_back();
           on_stack[w] = false;
-          component_[w] = c;
-          size++;
-          if (h_.ids[w] < h_.ids[smallest]) smallest = w;
+          comp[w] = c;
         } while (w != v);
-        if (size > 1 && note(report_, AnomalyKind::Cycle)) report_cycle(smallest, c, size);
       }
+    }
+    return components;
+  }
+
+  // Every component with more than one node holds a cycle (there are no
+  // self edges), and each is reported once.
+  void find_cycles() {
+    const uint32_t count = strong_components(any_edge, component_);
+    component_size_.assign(count, 0);
+    std::vector<Node> smallest(count, kNone);
+    for (Node v = 0; v < h_.ids.size(); v++) {
+      const uint32_t c = component_[v];
+      component_size_[c]++;
+      if (smallest[c] == kNone || h_.ids[v] < h_.ids[smallest[c]]) smallest[c] = v;
+    }
+    for (uint32_t c = 0; c < count; c++) {
+      if (component_size_[c] > 1 && note(report_, AnomalyKind::Cycle)) report_cycle(smallest[c], c);
     }
   }
 
-  // Breadth-first search inside the component from `start` back to itself:
-  // the shortest cycle through it, starting at the component's smallest id so
-  // the report does not depend on the order of the log lines.
-  void report_cycle(Node start, uint32_t component, size_t component_size) {
+  // Breadth-first search inside `from`'s component, over the edges `keep`
+  // admits, for the shortest path from `from` to `to` (to itself: a cycle).
+  // Fills `path` with its edges in order; false when there is none, or when
+  // it would take more than `budget` more edge visits (then `budget` is 0).
+  template <class Keep>
+  bool shortest_path(Node from, Node to, Keep&& keep, uint64_t& budget, std::vector<size_t>& path) {
     if (parent_edge_.empty()) parent_edge_.assign(h_.ids.size(), kNoEdge);
-    std::vector<Node> queue{start};
+    const uint32_t component = component_[from];
+    std::vector<Node> queue{from};
     std::vector<Node> touched;
     size_t closing = kNoEdge;
-    for (size_t head = 0; head < queue.size() && closing == kNoEdge; head++) {
+    for (size_t head = 0; head < queue.size() && closing == kNoEdge && budget > 0; head++) {
       const Node v = queue[head];
       for (size_t e = offsets_[v]; e < offsets_[v + 1]; e++) {
+        if (budget == 0) break;
+        budget--;
         const Node w = edges_[e].to;
-        if (component_[w] != component) continue;
-        if (w == start) {
+        if (component_[w] != component || !keep(edges_[e].kind)) continue;
+        if (w == to) {
           closing = e;
           break;
         }
-        if (parent_edge_[w] != kNoEdge) continue;
+        if (w == from || parent_edge_[w] != kNoEdge) continue;
         parent_edge_[w] = e;
         touched.push_back(w);
         queue.push_back(w);
       }
     }
-    // A strongly connected component of two or more nodes always has a path back.
-    if (closing == kNoEdge)
-      throw std::logic_error("history checker: no cycle found inside a strongly connected component");
-
-    std::vector<size_t> path{closing};  // edges, walked backwards from the closing one
-    for (Node v = edges_[closing].from; v != start; v = edges_[parent_edge_[v]].from) path.push_back(parent_edge_[v]);
-    std::reverse(path.begin(), path.end());
+    path.clear();
+    if (closing != kNoEdge) {
+      path.push_back(closing);  // edges, walked backwards from the closing one
+      for (Node v = edges_[closing].from; v != from; v = edges_[parent_edge_[v]].from) path.push_back(parent_edge_[v]);
+      std::reverse(path.begin(), path.end());
+    }
     for (Node w : touched) parent_edge_[w] = kNoEdge;
+    return closing != kNoEdge;
+  }
 
-    Anomaly a{AnomalyKind::Cycle, "", {}, "", {}};
-    a.description = "cycle of " + std::to_string(path.size()) + " transactions (in a strongly connected set of " +
-                    std::to_string(component_size) + "): " + txn_name(h_.ids[start]);
+  // "T1 -rw t[1]-> T2 -ww t[2]-> T1": a cycle's edges from its first node.
+  [[nodiscard]] std::string describe_cycle(const std::vector<size_t>& path) const {
+    std::string s = txn_name(h_.ids[edges_[path.front()].from]);
     for (size_t e : path) {
       const Edge& edge = edges_[e];
-      a.txns.push_back(h_.ids[edge.from]);
-      a.cycle_edges.push_back(edge.kind);
-      a.description += " -" + std::string(to_string(edge.kind)) + " " + h_.keys.display(edge.key) + "-> " +
-                       txn_name(h_.ids[edge.to]);
+      s += " -" + std::string(to_string(edge.kind)) + " " + h_.keys.display(edge.key) + "-> " +
+           txn_name(h_.ids[edge.to]);
+    }
+    return s;
+  }
+
+  // The shortest cycle through `start`, the component's smallest id, so the
+  // report does not depend on the order of the log lines.
+  void report_cycle(Node start, uint32_t component) {
+    std::vector<size_t> path;
+    uint64_t unlimited = ~uint64_t{0};
+    // A strongly connected component of two or more nodes always has a path back.
+    if (!shortest_path(start, start, any_edge, unlimited, path))
+      throw std::logic_error("history checker: no cycle found inside a strongly connected component");
+    Anomaly a{AnomalyKind::Cycle, "", {}, "", {}};
+    a.description = "cycle of " + std::to_string(path.size()) + " transactions (in a strongly connected set of " +
+                    std::to_string(component_size_[component]) + "): " + describe_cycle(path);
+    for (size_t e : path) {
+      a.txns.push_back(h_.ids[edges_[e].from]);
+      a.cycle_edges.push_back(edges_[e].kind);
     }
     report_.anomalies.push_back(std::move(a));
+  }
+
+  // Edge visits the search for G-single may make over the whole history: a
+  // history of write skew alone (SI's) has no G-single, and proving that
+  // takes a search from every anti-dependency.
+  static constexpr uint64_t kSingleSearchBudget = uint64_t{200} << 20;
+
+  // Adya's phenomena and their examples (Report::phenomena). G1a and lost
+  // updates are anomalies found already. Each cycle's phenomena are looked
+  // for inside each strongly connected set of the DSG: G0 where the ww
+  // edges alone make one, G1c where the dependency edges make one through
+  // a read dependency, G-single where a path of dependencies leads back
+  // from an anti-dependency's end to its start, G2-item and G2 where an
+  // rw or prw edge lies inside the set (each edge of a strongly connected
+  // set lies on a cycle of it).
+  void classify() {
+    auto found = [&](Phenomenon p, const std::string& example) {
+      if (report_.phenomena[static_cast<size_t>(p)]++ == 0) report_.examples[static_cast<size_t>(p)] = example;
+    };
+    for (const Anomaly& a : report_.anomalies) {
+      if (a.kind == AnomalyKind::UncommittedRead || a.kind == AnomalyKind::UnknownPrevVersion) {
+        if (report_.examples[static_cast<size_t>(Phenomenon::G1a)].empty())
+          report_.examples[static_cast<size_t>(Phenomenon::G1a)] = a.description;
+      }
+      if (a.kind == AnomalyKind::LostUpdate && report_.examples[static_cast<size_t>(Phenomenon::LostUpdate)].empty())
+        report_.examples[static_cast<size_t>(Phenomenon::LostUpdate)] = a.description;
+    }
+    report_.phenomena[static_cast<size_t>(Phenomenon::G1a)] =
+        report_.count(AnomalyKind::UncommittedRead) + report_.count(AnomalyKind::UnknownPrevVersion);
+    report_.phenomena[static_cast<size_t>(Phenomenon::LostUpdate)] = report_.count(AnomalyKind::LostUpdate);
+    if (report_.count(AnomalyKind::Cycle) == 0) return;
+
+    std::vector<uint32_t> ww_comp;
+    std::vector<uint32_t> dep_comp;
+    (void)strong_components(write_dependency, ww_comp);
+    (void)strong_components(dependency, dep_comp);
+    // Per strongly connected set of the DSG: which phenomena it has shown.
+    std::vector<uint8_t> shown(component_size_.size(), 0);
+    const auto first_in_set = [&](size_t e, Phenomenon p) {
+      const uint8_t bit = uint8_t{1} << static_cast<unsigned>(p);
+      uint8_t& s = shown[component_[edges_[e].from]];
+      if ((s & bit) != 0) return false;
+      s |= bit;
+      return true;
+    };
+    uint64_t budget = kSingleSearchBudget;
+    std::vector<size_t> back;
+    for (size_t e = 0; e < edges_.size(); e++) {
+      const Edge& edge = edges_[e];
+      if (component_[edge.from] != component_[edge.to]) continue;  // on no cycle
+      // The cycle through this edge: the edge, then a path back over `keep`.
+      const auto cycle_through = [&](auto keep) {
+        uint64_t unlimited = ~uint64_t{0};
+        std::vector<size_t> path{e};
+        if (shortest_path(edge.to, edge.from, keep, unlimited, back)) path.insert(path.end(), back.begin(), back.end());
+        return describe_cycle(path);
+      };
+      switch (edge.kind) {
+        case EdgeKind::WW:
+          if (ww_comp[edge.from] == ww_comp[edge.to] && first_in_set(e, Phenomenon::G0))
+            found(Phenomenon::G0, cycle_through(write_dependency));
+          break;
+        case EdgeKind::WR:
+        case EdgeKind::PWR:
+          if (dep_comp[edge.from] == dep_comp[edge.to] && first_in_set(e, Phenomenon::G1c))
+            found(Phenomenon::G1c, cycle_through(dependency));
+          break;
+        case EdgeKind::RW:
+        case EdgeKind::PRW: {
+          const Phenomenon two = edge.kind == EdgeKind::RW ? Phenomenon::G2Item : Phenomenon::G2;
+          if (first_in_set(e, two)) found(two, cycle_through(any_edge));
+          const uint8_t single = uint8_t{1} << static_cast<unsigned>(Phenomenon::GSingle);
+          if ((shown[component_[edge.from]] & single) != 0) break;
+          if (budget == 0) {
+            report_.phenomena_cut = true;
+            break;
+          }
+          if (shortest_path(edge.to, edge.from, dependency, budget, back) && first_in_set(e, Phenomenon::GSingle)) {
+            std::vector<size_t> path{e};
+            path.insert(path.end(), back.begin(), back.end());
+            found(Phenomenon::GSingle, describe_cycle(path));
+          } else if (budget == 0) {
+            report_.phenomena_cut = true;
+          }
+          break;
+        }
+      }
+    }
   }
 
   static constexpr size_t kNoEdge = std::numeric_limits<size_t>::max();
@@ -728,8 +915,9 @@ class Checker {
   std::vector<VersionRef> by_prev_;    // (key, prev writer id): which writes replaced a version
   std::vector<Edge> edges_;
   std::vector<size_t> offsets_;
-  std::vector<uint32_t> component_;
-  std::vector<size_t> parent_edge_;  // BFS tree for report_cycle; kNoEdge when unvisited
+  std::vector<uint32_t> component_;       // node -> strongly connected set of the DSG
+  std::vector<uint32_t> component_size_;  // set -> its nodes
+  std::vector<size_t> parent_edge_;       // BFS tree for shortest_path; kNoEdge when unvisited
 };
 
 }  // namespace

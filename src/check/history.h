@@ -1,6 +1,8 @@
 #pragma once
 // Offline serializability checker for the history log (`--history FILE`, the
-// format is in docs/formats.md).
+// format is in docs/formats.md), which also classifies a history that is not
+// serializable by the phenomena it shows and the strongest isolation level
+// it still satisfies.
 //
 // It builds the direct serialization graph (DSG) of Adya, Liskov and O'Neil,
 // "Generalized Isolation Level Definitions" (ICDE 2000): nodes are committed
@@ -39,6 +41,33 @@ enum class AnomalyKind : uint8_t {
 inline constexpr size_t kAnomalyKinds = 5;
 [[nodiscard]] std::string_view to_string(AnomalyKind kind);
 
+// The phenomena of Adya et al. (ICDE 2000) a history can show, each ruling
+// out the isolation levels that proscribe it. A cycle's edges are
+// dependencies (ww, wr, and a scan's pwr) or anti-dependencies (rw, and a
+// scan's prw).
+enum class Phenomenon : uint8_t {
+  G0,          // a cycle of write dependencies (ww) alone
+  G1a,         // a read of (or a write over) a version no committed transaction wrote
+  G1c,         // a cycle of dependencies with a read dependency in it
+  LostUpdate,  // two committed writes replaced one version of a key (P4)
+  GSingle,     // a cycle with exactly one anti-dependency: read skew
+  G2Item,      // a cycle through an item anti-dependency (rw): write skew
+  G2,          // a cycle through a predicate anti-dependency (prw): a phantom
+};
+inline constexpr size_t kPhenomena = 7;
+[[nodiscard]] std::string_view to_string(Phenomenon p);
+
+// The isolation levels a history is classified by, strongest first:
+// serializable (no anomaly); snapshot isolation (no G0, G1a, G1c, lost
+// update or G-single: every cycle has at least two anti-dependencies, as
+// Fekete et al. show every cycle under SI has); read committed (no G0, G1a
+// or G1c: Adya's PL-2); none.
+enum class Level : uint8_t { Serializable, Snapshot, ReadCommitted, None };
+inline constexpr size_t kLevels = 4;
+[[nodiscard]] std::string_view to_string(Level level);  // serializable, snapshot, read-committed, none
+// The level named so, or false.
+[[nodiscard]] bool parse_level(std::string_view name, Level& out);
+
 // PRW (predicate anti-dependency): a scan precedes the insert of a key in its
 // range that it did not see. PWR (predicate read dependency): the delete of
 // a loaded key in a scanned range that the scan did not see precedes the scan.
@@ -67,8 +96,21 @@ struct Report {
   std::vector<Anomaly> anomalies;                        // at most kMaxKeptPerKind per kind
   std::array<uint64_t, kAnomalyKinds> anomaly_counts{};  // all found, indexed by kind
 
+  // The phenomena found: for G1a and lost update the anomalies that show
+  // them, for a cycle's phenomena the strongly connected sets of the DSG
+  // that hold such a cycle; and one example of each (a cycle: "T1 -rw
+  // t[1]-> T2 -wr t[2]-> T1").
+  std::array<uint64_t, kPhenomena> phenomena{};
+  std::array<std::string, kPhenomena> examples;
+  // The search for G-single stopped at its budget in some set: it may be
+  // there, so the level says no more than read committed.
+  bool phenomena_cut = false;
+
   [[nodiscard]] uint64_t count(AnomalyKind kind) const { return anomaly_counts[static_cast<size_t>(kind)]; }
+  [[nodiscard]] uint64_t count(Phenomenon p) const { return phenomena[static_cast<size_t>(p)]; }
   [[nodiscard]] bool serializable() const;
+  // The strongest level the history satisfies.
+  [[nodiscard]] Level strongest_level() const;
   // One human paragraph: the counts and the first few anomalies. For people
   // only; tools read the fields.
   [[nodiscard]] std::string summary() const;

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dump_fixture.h"
@@ -94,6 +95,27 @@ TEST(CheckCliHistory, CycleExitsOne) {
   EXPECT_EQ(o.exit_code, 1) << o.out << o.err;
   EXPECT_NE(o.out.find("NOT serializable"), std::string::npos) << o.out;
   EXPECT_EQ(o.err, "");
+}
+
+// Write skew holds snapshot isolation: --expect snapshot (or weaker) exits
+// 0, serializable 1, and a level it does not know 2 with one line.
+TEST(CheckCliHistory, ExpectGivesTheLevelTheExitCodeIsAbout) {
+  const std::string path = history_file(R"({"id": 1, "reads": [["t", 1, 0], ["t", 2, 0]], "writes": [["t", 1, 0]]})"
+                                        "\n"
+                                        R"({"id": 2, "reads": [["t", 1, 0], ["t", 2, 0]], "writes": [["t", 2, 0]]})"
+                                        "\n");
+  for (const auto& [level, code] : std::vector<std::pair<std::string, int>>{
+           {"serializable", 1}, {"snapshot", 0}, {"read-committed", 0}, {"none", 0}}) {
+    const Outcome o = run_abyss({"check", "history", path, "--expect", level});
+    SCOPED_TRACE(o.command);
+    EXPECT_EQ(o.exit_code, code) << o.out << o.err;
+    EXPECT_NE(o.out.find("G2-item: 1, e.g. T1 -rw t[2]-> T2 -rw t[1]-> T1"), std::string::npos) << o.out;
+    EXPECT_NE(o.out.find("strongest isolation level held: snapshot."), std::string::npos) << o.out;
+  }
+  const Outcome bad = run_abyss({"check", "history", path, "--expect", "repeatable-read"});
+  fs::remove(path);
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  EXPECT_NE(bad.err.find("--expect"), std::string::npos) << bad.err;
 }
 
 // ---- check tpcc ----------------------------------------------------------------

@@ -601,5 +601,111 @@ TEST(HistoryCheck, LargeCycleIsFoundWhole) {
   EXPECT_EQ(a.cycle_edges.back(), EdgeKind::RW);
 }
 
+// ---- classification: Adya's phenomena and the strongest level held -------------
+
+// The phenomena a report found, by name, in Phenomenon order.
+std::vector<std::string> phenomena_of(const Report& r) {
+  std::vector<std::string> out;
+  for (size_t p = 0; p < kPhenomena; p++) {
+    if (r.phenomena[p] > 0) out.emplace_back(to_string(static_cast<Phenomenon>(p)));
+  }
+  return out;
+}
+using Names = std::vector<std::string>;
+
+TEST(HistoryClassify, ASerialHistoryIsSerializableWithNoPhenomenon) {
+  const Report r = check(R"({"id": 1, "reads": [], "writes": [["t", 1, 0]]})"
+                         "\n"
+                         R"({"id": 2, "reads": [["t", 1, 1]], "writes": [["t", 1, 1]]})");
+  EXPECT_EQ(r.strongest_level(), Level::Serializable);
+  EXPECT_EQ(phenomena_of(r), Names{});
+  EXPECT_TRUE(r.summary().ends_with("serializable.")) << r.summary();
+}
+
+TEST(HistoryClassify, AWriteCycleIsG0AndHoldsNoLevel) {
+  // x's versions: 0, T1, T2; y's: 0, T2, T1. Each overwrote the other.
+  const Report r = check(R"({"id": 1, "reads": [], "writes": [["t", "x", 0], ["t", "y", 2]]})"
+                         "\n"
+                         R"({"id": 2, "reads": [], "writes": [["t", "x", 1], ["t", "y", 0]]})");
+  EXPECT_EQ(phenomena_of(r), (Names{"G0"})) << r.summary();
+  EXPECT_EQ(r.examples[static_cast<size_t>(Phenomenon::G0)], R"(T1 -ww t["x"]-> T2 -ww t["y"]-> T1)");
+  EXPECT_EQ(r.strongest_level(), Level::None);
+}
+
+TEST(HistoryClassify, AnAbortedReadIsG1a) {
+  const Report r = check(R"({"id": 2, "reads": [["t", 1, 9]], "writes": []})");
+  EXPECT_EQ(phenomena_of(r), (Names{"G1a"})) << r.summary();
+  EXPECT_EQ(r.strongest_level(), Level::None);
+}
+
+TEST(HistoryClassify, ACycleOfReadDependenciesIsG1c) {
+  // Each read the other's write: T1 -wr-> T2 (x) and T2 -wr-> T1 (y).
+  const Report r = check(R"({"id": 1, "reads": [["t", "y", 2]], "writes": [["t", "x", 0]]})"
+                         "\n"
+                         R"({"id": 2, "reads": [["t", "x", 1]], "writes": [["t", "y", 0]]})");
+  EXPECT_EQ(phenomena_of(r), (Names{"G1c"})) << r.summary();
+  EXPECT_EQ(r.strongest_level(), Level::None);
+}
+
+TEST(HistoryClassify, ReadSkewIsGSingleAndHoldsReadCommitted) {
+  // T1 read x before T2 replaced it, and y after T2 wrote it:
+  // T1 -rw-> T2 (x), T2 -wr-> T1 (y), one anti-dependency.
+  const Report r = check(R"({"id": 1, "reads": [["t", "x", 0], ["t", "y", 2]], "writes": []})"
+                         "\n"
+                         R"({"id": 2, "reads": [], "writes": [["t", "x", 0], ["t", "y", 0]]})");
+  EXPECT_EQ(phenomena_of(r), (Names{"G-single", "G2-item"})) << r.summary();
+  EXPECT_EQ(r.examples[static_cast<size_t>(Phenomenon::GSingle)], R"(T1 -rw t["x"]-> T2 -wr t["y"]-> T1)");
+  EXPECT_EQ(r.strongest_level(), Level::ReadCommitted);
+}
+
+TEST(HistoryClassify, ALostUpdateHoldsReadCommittedOnly) {
+  const Report r = check(R"({"id": 1, "reads": [], "writes": [["acct", 7, 0]]})"
+                         "\n"
+                         R"({"id": 2, "reads": [["acct", 7, 1]], "writes": [["acct", 7, 1]]})"
+                         "\n"
+                         R"({"id": 3, "reads": [["acct", 7, 1]], "writes": [["acct", 7, 1]]})");
+  EXPECT_GT(r.count(Phenomenon::LostUpdate), 0u) << r.summary();
+  EXPECT_EQ(r.strongest_level(), Level::ReadCommitted);
+}
+
+TEST(HistoryClassify, WriteSkewIsG2ItemAndHoldsSnapshotIsolation) {
+  // Both read x and y at the load; T1 wrote x, T2 wrote y: two anti-dependencies.
+  const Report r =
+      check(R"({"id": 1, "reads": [["oncall", "x", 0], ["oncall", "y", 0]], "writes": [["oncall", "x", 0]]})"
+            "\n"
+            R"({"id": 2, "reads": [["oncall", "x", 0], ["oncall", "y", 0]], "writes": [["oncall", "y", 0]]})");
+  EXPECT_EQ(phenomena_of(r), (Names{"G2-item"})) << r.summary();
+  EXPECT_EQ(r.strongest_level(), Level::Snapshot);
+  EXPECT_NE(r.summary().find("strongest isolation level held: snapshot."), std::string::npos) << r.summary();
+}
+
+TEST(HistoryClassify, APhantomIsG2) {
+  // T1's scan missed T2's insert (prw); T2 read s before T1 wrote it (rw).
+  const Report r = check(R"({"id": 1, "reads": [], "writes": [["s", 0, 0]], "scans": [["t", 0, 10, [[1, 0]]]]})"
+                         "\n"
+                         R"({"id": 2, "reads": [["s", 0, 0]], "writes": [["t", 5, 0, "insert"]]})");
+  EXPECT_EQ(phenomena_of(r), (Names{"G2-item", "G2"})) << r.summary();
+  EXPECT_EQ(r.strongest_level(), Level::Snapshot);
+}
+
+TEST(HistoryClassify, APhantomReadSkewIsGSingle) {
+  // T1's scan missed T2's insert (prw), and T1 read y, which T2 wrote (wr).
+  const Report r = check(R"({"id": 1, "reads": [["t", 100, 2]], "writes": [], "scans": [["t", 0, 10, [[1, 0]]]]})"
+                         "\n"
+                         R"({"id": 2, "reads": [], "writes": [["t", 5, 0, "insert"], ["t", 100, 0]]})");
+  EXPECT_EQ(phenomena_of(r), (Names{"G-single", "G2"})) << r.summary();
+  EXPECT_EQ(r.strongest_level(), Level::ReadCommitted);
+}
+
+TEST(HistoryClassify, LevelsAreNamedAndParsedAlike) {
+  for (size_t i = 0; i < kLevels; i++) {
+    Level parsed{};
+    ASSERT_TRUE(parse_level(to_string(static_cast<Level>(i)), parsed));
+    EXPECT_EQ(parsed, static_cast<Level>(i));
+  }
+  Level parsed{};
+  EXPECT_FALSE(parse_level("repeatable-read", parsed));
+}
+
 }  // namespace
 }  // namespace abyss::check
