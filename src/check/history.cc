@@ -890,11 +890,16 @@ class Checker {
           if (first_in_set(e, two)) found(two, cycle_through(any_edge));
           const uint8_t single = uint8_t{1} << static_cast<unsigned>(Phenomenon::GSingle);
           if ((shown[component_[edge.from]] & single) != 0) break;
-          if (budget == 0) {
+          // Ends in one strongly connected set of the dependency edges: a
+          // path back exists (found without a budget); else searched for.
+          const bool joined = dep_comp[edge.from] == dep_comp[edge.to];
+          if (!joined && budget == 0) {
             report_.phenomena_cut = true;
             break;
           }
-          if (shortest_path(edge.to, edge.from, dependency, budget, back) && first_in_set(e, Phenomenon::GSingle)) {
+          uint64_t unlimited = ~uint64_t{0};
+          if (shortest_path(edge.to, edge.from, dependency, joined ? unlimited : budget, back) &&
+              first_in_set(e, Phenomenon::GSingle)) {
             std::vector<size_t> path{e};
             path.insert(path.end(), back.begin(), back.end());
             found(Phenomenon::GSingle, describe_cycle(path));
