@@ -29,6 +29,7 @@ std::string check_config(const CLI::App& at, Config& cfg, Use use, const std::fu
     if (auto err = adopt_logged_workload(cfg, given); !err.empty()) return err;
   }
   if (auto err = own(); !err.empty()) return err;
+  if (auto err = check_isolation(cfg); !err.empty()) return err;
   if (auto err = workload_flag_mismatch(at, cfg); !err.empty()) return err;
   // A run's key ranges (--kv-keys-per-worker) are no part of a served table.
   Config checked = cfg;

@@ -40,6 +40,13 @@ inline constexpr std::array<std::string_view, 2> kAllocNames = {"malloc", "arena
 enum class ReadOnlyTables : uint8_t { Cc, Bypass };
 inline constexpr std::array<std::string_view, 2> kReadOnlyTablesNames = {"cc", "bypass"};
 
+// The isolation level a run asks of its scheme (--isolation): serializable,
+// which every scheme gives, or a weaker one that a scheme keeping versions
+// offers (SchemeTraits::weaker_isolation): snapshot isolation, or read
+// committed (docs/schemes.md, "Isolation levels").
+enum class Isolation : uint8_t { Serializable, Snapshot, ReadCommitted };
+inline constexpr std::array<std::string_view, 3> kIsolationNames = {"serializable", "snapshot", "read-committed"};
+
 struct Config {
   std::string workload = "ycsb";  // a registered workload's name (workload/registry.h)
   std::string cc = "no_wait";     // a registered scheme's name (cc/registry.h)
@@ -90,6 +97,7 @@ struct Config {
   // Scans read, and inserts into ordered indexes write, next keys (txn/txn.h).
   // Off only to show that the history checker catches the phantoms it lets in.
   bool phantom_protection = true;
+  Isolation isolation = Isolation::Serializable;
 
   TsAllocConfig ts_alloc{};
   LatchKind latch = LatchKind::Spin;

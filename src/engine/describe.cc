@@ -13,6 +13,15 @@ namespace abyss {
 
 namespace {
 
+// The --isolation levels the scheme offers, strongest first.
+nlohmann::json isolation_levels(const cc::SchemeTraits& s) {
+  nlohmann::json levels = nlohmann::json::array();
+  for (std::string_view name : kIsolationNames) {
+    if (s.weaker_isolation || name == kIsolationNames[0]) levels.push_back(name);
+  }
+  return levels;
+}
+
 nlohmann::json scheme_json(const cc::SchemeTraits& s) {
   return {{"name", s.name},
           {"summary", s.summary},
@@ -23,7 +32,8 @@ nlohmann::json scheme_json(const cc::SchemeTraits& s) {
           {"declares_partitions", s.declares_partitions},
           {"waits", s.waits},
           {"aborts", s.aborts},
-          {"keeps_versions", s.keeps_versions}};
+          {"keeps_versions", s.keeps_versions},
+          {"isolation", isolation_levels(s)}};
 }
 
 nlohmann::json knob_json(const Knob& k) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cc/registry.h"
+#include "cc/schemes.h"
 #include "engine/knobs.h"
 #include "engine/recover.h"
 #include "engine/run_context.h"
@@ -413,7 +414,22 @@ std::string check_window(const Config& cfg) {
   return {};
 }
 
+std::string check_isolation(const Config& cfg) {
+  if (cfg.isolation == Isolation::Serializable) return {};
+  const cc::SchemeTraits& s = cc::scheme(cfg.cc);
+  if (s.weaker_isolation) return {};
+  const std::string head =
+      "--isolation " + std::string(name_of(kIsolationNames, cfg.isolation)) + ": --cc " + std::string(s.name);
+  if (s.family == cc::Family::None) {
+    return head + " orders nothing, so it has no level to choose (it is the checker's negative control)";
+  }
+  return head +
+         " offers serializable only: it keeps one version of each row, and abyss offers the weaker levels on "
+         "schemes that keep versions, whose readers see a committed version beside a pending write (mvcc)";
+}
+
 RunResult run(const Config& cfg) {
+  if (auto err = check_isolation(cfg); !err.empty()) throw std::invalid_argument(err);
   if (auto err = check_window(cfg); !err.empty()) throw std::invalid_argument(err);
   if (auto err = check_machine(cfg); !err.empty()) throw std::invalid_argument(err);
   if (auto err = check_log(cfg); !err.empty()) throw std::invalid_argument(err);

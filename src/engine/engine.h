@@ -11,7 +11,7 @@
 namespace abyss {
 
 // Throws std::runtime_error on a failure at run time (exit code 1), and
-// std::invalid_argument when check_machine or check_window refuses the configuration.
+// std::invalid_argument when check_machine, check_window or check_isolation refuses the configuration.
 RunResult run(const Config& config);
 
 // Sets up the machine the run executes on (this one, or --sim-cores
@@ -23,6 +23,11 @@ std::string check_machine(const Config& config);
 // window takes no samples, and its cap holds at least one window); answers
 // what is wrong, empty when it can.
 std::string check_window(const Config& config);
+
+// Whether the configured scheme offers --isolation's level: every scheme is
+// serializable; a weaker level needs one that keeps versions
+// (SchemeTraits::weaker_isolation). Answers what is wrong, empty when it does.
+std::string check_isolation(const Config& config);
 
 // The resident bytes the configuration's load and workers take under its
 // scheme, from the structures' own sizes (storage/footprint.h), so a run the

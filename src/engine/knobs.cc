@@ -253,6 +253,10 @@ std::vector<Knob> make_table() {
       "scans read, and inserts into ordered indexes write, the next key, so no scan misses a concurrent "
       "insert: on | off (off only to show the history checker catching phantoms)"));
   t.push_back(choice(
+      "isolation", "isolation", kIsolationNames, +[](Config& c) -> Isolation& { return c.isolation; },
+      "the isolation level asked of the scheme: serializable (every scheme) | snapshot | read-committed (weaker "
+      "levels, offered by schemes that keep versions: abyss describe --json lists each scheme's)"));
+  t.push_back(choice(
       "align", "align", kAlignNames, +[](Config& c) -> RowAlign& { return c.storage.align; },
       "rows: aligned (padded to whole cache lines) | packed (neighbours share lines) (Tale §5)"));
   t.push_back(choice(

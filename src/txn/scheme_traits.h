@@ -37,6 +37,7 @@ struct SchemeTraits {
   bool aborts = true;                 // a conflict can abort a transaction: --backoff applies
   bool keeps_versions = false;        // keeps older row versions beside the newest
   bool writes_in_place = false;       // holds a written row exclusively until the end: writes it in place, no copy
+  bool weaker_isolation = false;      // offers --isolation snapshot and read-committed beside serializable
 };
 
 }  // namespace abyss::cc

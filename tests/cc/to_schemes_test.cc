@@ -539,6 +539,158 @@ TEST(MvccScheme, OlderReaderSeesARowAYoungerTransactionRemoved) {
   f.t0->abort();
 }
 
+// ----------------------------------------------------------------------------
+// MVCC's weaker levels (--isolation snapshot | read-committed)
+// ----------------------------------------------------------------------------
+
+Config isolated(Isolation level) {
+  Config c;
+  c.isolation = level;
+  return c;
+}
+
+// Write skew: each reads both rows and writes the one the other does not.
+//    T0             | T1
+//    BEGIN          |
+//                   | BEGIN
+//    R(0) R(1)      |
+//                   | R(0) R(1)
+//    W(0)           |                <- serializable: T1 (younger) read row 0, T0 aborts
+//                   | W(1)
+//    COMMIT         | COMMIT         <- snapshot: both commit (G2-item)
+TEST(MvccIsolation, SnapshotAdmitsWriteSkewSerializableDoesNot) {
+  for (Isolation level : {Isolation::Serializable, Isolation::Snapshot}) {
+    SCOPED_TRACE(std::string(name_of(kIsolationNames, level)));
+    Fixture<cc::Mvcc> f(isolated(level));
+    int64_t v = 0;
+    ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+    ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+    for (Txn<cc::Mvcc>* t : {f.t0, f.t1}) {
+      ASSERT_EQ(f.read(*t, 0, v), Rc::Ok);
+      ASSERT_EQ(f.read(*t, 1, v), Rc::Ok);
+    }
+    const Rc w0 = f.write(*f.t0, 0, 7);
+    if (level == Isolation::Serializable) {
+      EXPECT_EQ(w0, Rc::Abort);
+      f.t0->abort();
+      f.t1->abort();
+      continue;
+    }
+    ASSERT_EQ(w0, Rc::Ok);
+    ASSERT_EQ(f.write(*f.t1, 1, 8), Rc::Ok);
+    EXPECT_EQ(f.t0->commit(), Rc::Ok);
+    EXPECT_EQ(f.t1->commit(), Rc::Ok);
+    EXPECT_EQ(f.committed_value(0), 7);
+    EXPECT_EQ(f.committed_value(1), 8);
+  }
+}
+
+// A snapshot is what was committed when it began: a write committed later,
+// by a transaction that began earlier, is not in it; under serializable
+// MVCC the younger reader sees it (versions are ordered by begin).
+//    T0 (older)     | T1
+//    BEGIN          |
+//                   | BEGIN
+//    W(0)=42 COMMIT |
+//                   | R(0)      <- snapshot: 100; serializable: 42
+TEST(MvccIsolation, SnapshotIsTheCommitsBeforeItsBegin) {
+  for (Isolation level : {Isolation::Serializable, Isolation::Snapshot}) {
+    SCOPED_TRACE(std::string(name_of(kIsolationNames, level)));
+    Fixture<cc::Mvcc> f(isolated(level));
+    int64_t v = 0;
+    ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+    ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+    ASSERT_EQ(f.write(*f.t0, 0, 42), Rc::Ok);
+    ASSERT_EQ(f.t0->commit(), Rc::Ok);
+    ASSERT_EQ(f.read(*f.t1, 0, v), Rc::Ok);
+    EXPECT_EQ(v, level == Isolation::Snapshot ? 100 : 42);
+    ASSERT_EQ(f.t1->commit(), Rc::Ok);
+  }
+}
+
+// First committer wins: a write of a row committed since the snapshot, and
+// a write beside another pending one, abort; read committed only refuses
+// the second.
+TEST(MvccIsolation, SnapshotWriteAbortsOverANewerCommitReadCommittedOverwrites) {
+  for (Isolation level : {Isolation::Snapshot, Isolation::ReadCommitted}) {
+    SCOPED_TRACE(std::string(name_of(kIsolationNames, level)));
+    Fixture<cc::Mvcc> f(isolated(level));
+    ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+    ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+    ASSERT_EQ(f.write(*f.t1, 0, 42), Rc::Ok);
+    EXPECT_EQ(f.write(*f.t0, 0, 7), Rc::Abort) << "first updater wins";
+    f.t0->abort();
+    ASSERT_EQ(f.t1->commit(), Rc::Ok);
+    ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+    ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+    ASSERT_EQ(f.write(*f.t1, 1, 43), Rc::Ok);
+    ASSERT_EQ(f.t1->commit(), Rc::Ok);
+    int64_t seen = 0;
+    const Rc rc = f.write(*f.t0, 1, 7, seen);
+    if (level == Isolation::Snapshot) {
+      EXPECT_EQ(rc, Rc::Abort) << "T1 committed row 1 after T0's snapshot: first committer wins";
+      f.t0->abort();
+    } else {
+      ASSERT_EQ(rc, Rc::Ok);
+      EXPECT_EQ(seen, 43) << "read committed writes over the newest committed version";
+      ASSERT_EQ(f.t0->commit(), Rc::Ok);
+      EXPECT_EQ(f.committed_value(1), 7);
+    }
+  }
+}
+
+// Neither weaker level waits for a pending write, nor sees it: a read takes
+// the committed version at once (serializable MVCC would wait for the older
+// writer).
+TEST(MvccIsolation, AReadNeitherWaitsForNorSeesAPendingWrite) {
+  for (Isolation level : {Isolation::Snapshot, Isolation::ReadCommitted}) {
+    SCOPED_TRACE(std::string(name_of(kIsolationNames, level)));
+    Fixture<cc::Mvcc> f(isolated(level));
+    int64_t v = 0;
+    ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+    ASSERT_EQ(f.write(*f.t0, 0, 42), Rc::Ok);
+    ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+    ASSERT_EQ(f.read(*f.t1, 0, v), Rc::Ok);
+    EXPECT_EQ(v, 100);
+    ASSERT_EQ(f.t1->commit(), Rc::Ok);
+    ASSERT_EQ(f.t0->commit(), Rc::Ok);
+  }
+}
+
+// Read committed reads the newest committed version, even one committed
+// after it began; a snapshot does not.
+TEST(MvccIsolation, ReadCommittedSeesCommitsAfterItsBegin) {
+  for (Isolation level : {Isolation::Snapshot, Isolation::ReadCommitted}) {
+    SCOPED_TRACE(std::string(name_of(kIsolationNames, level)));
+    Fixture<cc::Mvcc> f(isolated(level));
+    int64_t v = 0;
+    ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+    ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+    ASSERT_EQ(f.write(*f.t1, 0, 42), Rc::Ok);
+    ASSERT_EQ(f.t1->commit(), Rc::Ok);
+    ASSERT_EQ(f.read(*f.t0, 0, v), Rc::Ok);
+    EXPECT_EQ(v, level == Isolation::ReadCommitted ? 42 : 100);
+    ASSERT_EQ(f.t0->commit(), Rc::Ok);
+  }
+}
+
+// A row inserted by a transaction that commits after a snapshot began is
+// not in it: its version carries the commit timestamp, not the begin.
+TEST(MvccIsolation, AnInsertCommittedAfterASnapshotIsNotInIt) {
+  Fixture<cc::Mvcc> f(isolated(Isolation::Snapshot));
+  int64_t v = 0;
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  ASSERT_EQ(f.insert(*f.t0, test::kFixtureRows, 5), Rc::Ok);
+  ASSERT_EQ(f.t0->commit(), Rc::Ok);
+  EXPECT_EQ(f.read(*f.t1, test::kFixtureRows, v), Rc::Abort);
+  f.t1->abort();
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  ASSERT_EQ(f.read(*f.t1, test::kFixtureRows, v), Rc::Ok);
+  EXPECT_EQ(v, 5);
+  ASSERT_EQ(f.t1->commit(), Rc::Ok);
+}
+
 // ============================================================================
 // Every optimistic scheme: OCC, SILO and TICTOC
 // ============================================================================

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstdlib>
@@ -428,6 +429,10 @@ TEST(CliDescribe, JsonListsEverySchemeWorkloadAndKnob) {
   for (std::size_t i = 0; i < cc::schemes().size(); i++) {
     EXPECT_EQ(j["schemes"][i]["name"], cc::schemes()[i].name);
     EXPECT_EQ(j["schemes"][i]["allocates_timestamps"], cc::schemes()[i].allocates_timestamps);
+    const auto& levels = j["schemes"][i]["isolation"];
+    ASSERT_FALSE(levels.empty());
+    EXPECT_EQ(levels[0], "serializable");
+    EXPECT_EQ(levels.size(), cc::schemes()[i].weaker_isolation ? 3u : 1u) << levels.dump();
   }
   ASSERT_EQ(j["knobs"].size(), run_knobs().size());
   for (const auto& k : j["knobs"]) {
@@ -441,6 +446,24 @@ TEST(CliDescribe, JsonListsEverySchemeWorkloadAndKnob) {
     EXPECT_EQ(j["workloads"][i]["name"], workloads()[i].traits.name);
     EXPECT_EQ(j["workloads"][i]["allocates_timestamps"], workloads()[i].traits.allocates_timestamps);
   }
+}
+
+// A weaker --isolation is refused, in one line with the reason and before
+// any work, by a scheme that does not offer it; serializable is every
+// scheme's.
+TEST(CliRun, AWeakerIsolationIsRefusedByASchemeThatDoesNotOfferIt) {
+  for (const std::string scheme : {"no_wait", "silo", "none"}) {
+    const Outcome o = run_abyss({"run", "--cc", scheme, "--isolation", "snapshot", "--duration", "0.01"});
+    EXPECT_EQ(o.exit_code, 2) << o.err;
+    EXPECT_NE(o.err.find("--isolation snapshot: --cc " + scheme), std::string::npos) << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+    EXPECT_EQ(o.out, "");
+  }
+  const Outcome ok = run_abyss(
+      {"run", "--cc", "silo", "--isolation", "serializable", "--duration", "0.01", "--warmup", "0", "--rows", "1000"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  const Outcome bad = run_abyss({"run", "--cc", "mvcc", "--isolation", "repeatable-read"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
 }
 
 // A scheme that locks partitions, given fewer partitions than workers, gets a

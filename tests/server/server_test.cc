@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -430,8 +431,10 @@ TEST_F(ServerTest, TransfersLoseTheSumUnderNone) {
 }
 
 // Clients increment one counter, `pipeline` INCRs per write; returns the
-// increments the counter lost.
-int64_t lost_increments(uint16_t port, int clients, int rounds, int pipeline) {
+// increments the counter lost. Under `none` (`controlled` false) an INCR may
+// read another's write half done and answer an error, and the counter may
+// end torn: what it shows is lost, not a failure.
+int64_t lost_increments(uint16_t port, int clients, int rounds, int pipeline, bool controlled = true) {
   std::vector<std::thread> threads;
   for (int t = 0; t < clients; t++) {
     threads.emplace_back([=] {
@@ -442,14 +445,24 @@ int64_t lost_increments(uint16_t port, int clients, int rounds, int pipeline) {
         c.send_raw(batch);
         for (int k = 0; k < pipeline; k++) {
           const Reply reply = c.read();
-          EXPECT_EQ(reply.kind, Reply::Kind::Integer) << reply.text;
+          if (controlled) {
+            EXPECT_EQ(reply.kind, Reply::Kind::Integer) << reply.text;
+          }
         }
       }
     });
   }
   for (auto& t : threads) t.join();
   Client get(port);
-  return int64_t{clients} * rounds * pipeline - std::stoll(get.call({"GET", "counter"}).text);
+  const std::string text = get.call({"GET", "counter"}).text;
+  const int64_t sent = int64_t{clients} * rounds * pipeline;
+  int64_t counted = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), counted);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    EXPECT_FALSE(controlled) << "the counter reads '" << text << "'";
+    return sent;
+  }
+  return sent - counted;
 }
 
 TEST_F(ServerTest, IncrementsAreNeverLostUnderASchemeAndAreUnderNone) {
@@ -462,7 +475,7 @@ TEST_F(ServerTest, IncrementsAreNeverLostUnderASchemeAndAreUnderNone) {
     for (int round = 0; round == 0 || (cc == "none" && lost == 0 && round < 10); round++) {
       Client reset(s.port());
       EXPECT_EQ(show(reset.call({"SET", "counter", "0"})), "+OK");
-      lost = lost_increments(s.port(), 2, 20, 1000);
+      lost = lost_increments(s.port(), 2, 20, 1000, cc != "none");
     }
     if (cc == "none") {
       EXPECT_GT(lost, 0) << "none lost no increment: the test cannot tell a scheme from none";
@@ -592,7 +605,7 @@ TEST_F(ServerTest, AServedHistoryPassesTheChecker) {
       {
         Served s(cfg, options);
         const int64_t total = transfer_total(s.port(), 4, 50, 4);
-        const int64_t lost = lost_increments(s.port(), 2, 10, 1000);
+        const int64_t lost = lost_increments(s.port(), 2, 10, 1000, !caught);
         if (!caught) {
           EXPECT_EQ(total, 4000) << name;
           EXPECT_EQ(lost, 0) << name;
@@ -608,7 +621,9 @@ TEST_F(ServerTest, AServedHistoryPassesTheChecker) {
       serializable = report.serializable();
     }
     EXPECT_EQ(serializable, !caught) << name;
-    if (locking != Locking::None) EXPECT_GT(lock_waits, 0u) << name << ": no command ever found a document locked";
+    if (locking != Locking::None) {
+      EXPECT_GT(lock_waits, 0u) << name << ": no command ever found a document locked";
+    }
   }
   fs::remove_all(dir);
 }

@@ -18,6 +18,22 @@
 // low-water mark, at its first begin, then skips --mvcc-refresh-every
 // (default 32) begins before the next recomputation (0: every begin). The
 // same mark lets a removed row's index entries go (reclaim()).
+//
+// --isolation snapshot and read-committed (docs/schemes.md, "Isolation
+// levels") keep the versions but order them by commit: a committer latches
+// its written and inserted rows, then takes a second timestamp, its commit
+// timestamp, installs, and tags its versions with it.
+//   - A snapshot read takes the newest version committed at or before the
+//     transaction's begin timestamp; a read-committed read takes the newest
+//     committed one. Neither marks the row read nor waits for a pending
+//     write (it is not committed); a read finds a committing row latched,
+//     so it sees all of a commit or none of it.
+//   - A write aborts when another write of the row is pending (first
+//     updater wins) and, under snapshot, when a version newer than the
+//     snapshot was committed (first committer wins). Read committed lets it
+//     overwrite: its lost updates are what that level allows.
+// Versions stay ordered by commit, and a reader's snapshot is never below
+// the low-water mark, so garbage collection is unchanged.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -34,6 +50,7 @@
 #include "platform/latch.h"
 #include "platform/touch.h"
 #include "storage/row.h"
+#include "txn/access.h"
 
 namespace abyss::cc {
 
@@ -54,6 +71,7 @@ class Mvcc final {
       .uses_latch = true,            // a row's versions and pending write sit behind a latch
       .waits = true,                 // an access waits for an older pending write
       .keeps_versions = true,        // older versions stay readable until no transaction can see them
+      .weaker_isolation = true,      // snapshot and read committed read versions ordered by commit
   };
 
   // An older version of a row; its data follows the struct.
@@ -80,7 +98,10 @@ class Mvcc final {
   }
 
   Mvcc(const Config& config, uint32_t workers)
-      : latch_(config.latch), refresh_every_(config.settings<MvccConfig>().refresh_every), slots_(workers) {}
+      : latch_(config.latch),
+        isolation_(config.isolation),
+        refresh_every_(config.settings<MvccConfig>().refresh_every),
+        slots_(workers) {}
 
   Rc begin(auto& t, bool /*restart*/) {
     const Timestamp ts = t.worker().allocate_ts();
@@ -101,27 +122,40 @@ class Mvcc final {
   Rc read(auto& t, auto& a) {
     const Timestamp ts = t.meta().ts;
     auto& m = t.row_meta(a.row);
+    if (isolation_ != Isolation::Serializable) {
+      platform::Latch::Guard g(m.latch, latch_);
+      collect(t, m);
+      return read_as_of(t, a, m, isolation_ == Isolation::Snapshot ? ts : kNewest, false);
+    }
     return after_older_writes(t, m, latch_, [&] {
       collect(t, m);
-      if (m.wts <= ts) {
-        read_newest(t, a, m);
-        return Rc::Ok;
-      }
-      Version* v = m.older;
-      while (v != nullptr && v->wts > ts) v = v->older;
-      if (v == nullptr) return Rc::Abort;  // the row was inserted after this transaction's timestamp
-      t.snapshot_version(a, v->data(), v->writer);
-      return Rc::Ok;
+      return read_as_of(t, a, m, ts, true);
     });
   }
 
   Rc write(auto& t, auto& a) {
+    if (isolation_ != Isolation::Serializable) {
+      auto& m = t.row_meta(a.row);
+      platform::Latch::Guard g(m.latch, latch_);
+      collect(t, m);
+      if (Rc rc = prewrite_committed(t, a, m); rc != Rc::Ok) return rc;
+      t.snapshot(a);
+      return Rc::Ok;
+    }
     return write_after_older_writes(t, a, latch_, [&](RowMeta& m) { collect(t, m); });
   }
 
   // Only a read of the newest version can become a write, and only if nothing
-  // younger has read or written the row since.
-  Rc upgrade(auto& t, auto& a) { return upgrade_to_prewrite(t, a, latch_); }
+  // younger has read or written the row since (serializable), or nothing was
+  // committed since the snapshot (snapshot).
+  Rc upgrade(auto& t, auto& a) {
+    if (isolation_ != Isolation::Serializable) {
+      auto& m = t.row_meta(a.row);
+      platform::Latch::Guard g(m.latch, latch_);
+      return prewrite_committed(t, a, m);
+    }
+    return upgrade_to_prewrite(t, a, latch_);
+  }
 
   // Its one version carries its inserter's timestamp, so an older transaction
   // finds no version it may read (and aborts), and cannot write under it.
@@ -133,6 +167,10 @@ class Mvcc final {
   // Keeps each superseded version, then installs; the new version has been
   // read by no one younger than its writer.
   Rc commit(auto& t) {
+    if (isolation_ != Isolation::Serializable) {
+      commit_in_order(t);
+      return Rc::Ok;
+    }
     install_prewrites(
         t, latch_, [&](auto& a, RowMeta& m) { keep_version(t, a, m); }, [&](RowMeta& m) { m.rts = t.meta().ts; });
     return Rc::Ok;
@@ -187,6 +225,68 @@ class Mvcc final {
     uint64_t allocated = 0;
     std::vector<FreeList> free;  // owner only: by version size
   };
+
+  // Newer than any timestamp: read committed's reads see the newest version.
+  static constexpr Timestamp kNewest{~uint64_t{0}};
+
+  // Reads the newest version no younger than `ts`; `mark` records the read
+  // at `ts` when it is of the newest (serializable). A row with no such
+  // version was inserted after `ts`. Row latch held.
+  Rc read_as_of(auto& t, auto& a, RowMeta& m, Timestamp ts, bool mark) {
+    if (m.wts <= ts) {
+      if (mark) {
+        read_newest(t, a, m);
+      } else {
+        t.snapshot(a);
+      }
+      return Rc::Ok;
+    }
+    Version* v = m.older;
+    while (v != nullptr && v->wts > ts) v = v->older;
+    if (v == nullptr) return Rc::Abort;  // the row was inserted after this transaction's timestamp
+    t.snapshot_version(a, v->data(), v->writer);
+    return Rc::Ok;
+  }
+
+  // Snapshot and read committed: a write registers as the row's pending
+  // write unless another is pending (first updater wins) or, under
+  // snapshot, a version newer than the snapshot is committed (first
+  // committer wins). Row latch held.
+  Rc prewrite_committed(auto& t, auto& a, RowMeta& m) {
+    if (m.pending.load(platform::memory_order_relaxed) != kNoTimestamp) return Rc::Abort;
+    if (isolation_ == Isolation::Snapshot && m.wts > t.meta().ts) return Rc::Abort;
+    m.pending.store(t.meta().ts, platform::memory_order_relaxed);
+    a.cc.prewrite = true;
+    return Rc::Ok;
+  }
+
+  // Snapshot and read committed's commit: latches every written and
+  // inserted row, then takes the commit timestamp, so a transaction whose
+  // snapshot is younger finds each of them latched until the install is
+  // done; keeps each superseded version, installs, and tags the versions
+  // with the commit timestamp. Only a pending write's owner or an
+  // inserter, which no other transaction has found yet, latches a row for
+  // longer than one access: no deadlock.
+  void commit_in_order(auto& t) {
+    auto held = [](const auto& a) { return a.cc.prewrite || a.type == AccessType::Insert; };
+    for (auto& a : t.accesses()) {
+      if (!held(a)) continue;
+      RowMeta& m = t.row_meta(a.row);
+      m.latch.lock(latch_, a.cc.node);
+      if (a.cc.prewrite) keep_version(t, a, m);
+    }
+    t.meta().ts = t.worker().allocate_ts();
+    t.install_all();
+    for (auto& a : t.accesses()) {
+      if (!held(a)) continue;
+      RowMeta& m = t.row_meta(a.row);
+      m.wts = t.meta().ts;
+      m.rts = t.meta().ts;
+      if (a.cc.prewrite) m.pending.store(kNoTimestamp, platform::memory_order_release);
+      a.cc.prewrite = false;
+      m.latch.unlock(latch_, a.cc.node);
+    }
+  }
 
   // Moves the version in the row to the head of its older versions. Row
   // latch held.
@@ -253,6 +353,7 @@ class Mvcc final {
   }
 
   platform::LatchKind latch_;
+  Isolation isolation_;
   uint32_t refresh_every_;  // begins between two low-water recomputations
   std::vector<Slot> slots_;
 };
