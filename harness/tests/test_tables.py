@@ -308,6 +308,15 @@ def test_bench_tpcc_spec() -> None:
     assert spec.sweeps[0].axes["warehouses"] == [1, 4, 8] and spec.sweeps[0].fixed["threads"] == 2
 
 
+def test_bench_smallbank_spec() -> None:
+    spec = reproduce.load("bench-smallbank", cores=2)
+    (sw,) = spec.sweeps
+    assert sw.axes == {"cc": every_scheme(), "hot_accounts": [0, 10], "threads": [1, 2]}
+    assert (sw.fixed["workload"], sw.fixed["accounts"], sw.fixed["hot_ratio"]) == ("smallbank", 100000, 0.9)
+    (t,) = spec.tables
+    assert t.cells == ["throughput", "abort_rate"] and t.columns == ["hot_accounts", "threads"]
+
+
 def test_bench_latch_spec() -> None:
     spec = reproduce.load("bench-latch", cores=2)
     assert [(s.label, s.fixed["latch"], s.fixed["backoff"]) for s in spec.sweeps] == [

@@ -347,6 +347,7 @@ RunResult run_with(const Config& given) {
   result.rows_reused = workers.rows_reused();
   for (const auto& t : ctx.db().tables()) result.table_bytes += t->reserved_bytes();
   if (interval_s > 0) result.samples = samples_of(result, snapshots, boundary_ns, W::kTypeNames.size());
+  if constexpr (requires { workload.check(); }) result.checks = workload.check();
 
   ctx.finish();
   return result;

@@ -143,6 +143,12 @@ nlohmann::json report_json(const RunResult& r) {
                    {"halves_ratio", r.window.halves_ratio},
                    {"previous_ratio", r.window.previous_ratio}};
   for (const WorkloadMetric& m : r.metrics) res[std::string(m.json)] = m.compute(r.total, r.seconds, r.config);
+  if (!r.checks.empty()) {
+    res["checks"] = nlohmann::json::array();
+    for (const ConsistencyCheck& c : r.checks) {
+      res["checks"].push_back({{"name", c.name}, {"held", c.held}, {"detail", c.detail}});
+    }
+  }
   for (std::size_t c = 0; c < kCounters; c++) res[std::string(kCounterNames[c])] = r.count(static_cast<Counter>(c));
   res["abort_rate"] = r.abort_rate();
   res["load_seconds"] = r.load_seconds;
@@ -249,6 +255,9 @@ void print_report(const RunResult& r, std::FILE* out) {
     std::fprintf(out, "  %-12s %12.0f %s\n", std::string(m.label).c_str(), m.compute(r.total, r.seconds, r.config),
                  std::string(m.unit).c_str());
   }
+  for (const ConsistencyCheck& k : r.checks) {
+    std::fprintf(out, "  %-12s %12s   %s\n", k.name.c_str(), k.held ? "held" : "BROKEN", k.detail.c_str());
+  }
   std::fprintf(out, "  commits      %12llu\n", static_cast<unsigned long long>(r.count(Counter::Commits)));
   std::fprintf(out, "  cc aborts    %12llu   (abort rate %.4f)\n",
                static_cast<unsigned long long>(r.count(Counter::CcAborts)), r.abort_rate());
@@ -278,12 +287,15 @@ void print_report(const RunResult& r, std::FILE* out) {
                    r.log.checkpoint_seconds / static_cast<double>(r.log.checkpoints));
     }
   }
-  std::fprintf(out, "\n  %-12s %10s %10s %10s %10s %10s %10s\n", "type", "commits", "cc_aborts", "txn/s", "p50 us",
-               "p99 us", "p99.9 us");
+  // The type column is as wide as the longest name (SmallBank's deposit_checking).
+  int width = 12;
+  for (std::string_view n : r.type_names) width = std::max(width, static_cast<int>(n.size()));
+  std::fprintf(out, "\n  %-*s %10s %10s %10s %10s %10s %10s\n", width, "type", "commits", "cc_aborts", "txn/s",
+               "p50 us", "p99 us", "p99.9 us");
   for (std::size_t t = 0; t < r.type_names.size(); t++) {
     const TypeStats& ts = r.total.types[t];
     std::fprintf(
-        out, "  %-12s %10llu %10llu %10.0f %10.1f %10.1f %10.1f\n", std::string(r.type_names[t]).c_str(),
+        out, "  %-*s %10llu %10llu %10.0f %10.1f %10.1f %10.1f\n", width, std::string(r.type_names[t]).c_str(),
         static_cast<unsigned long long>(ts[Counter::Commits]), static_cast<unsigned long long>(ts[Counter::CcAborts]),
         r.seconds > 0 ? static_cast<double>(ts[Counter::Commits]) / r.seconds : 0.0,
         static_cast<double>(ts.latency.quantile(0.5)) / 1000, static_cast<double>(ts.latency.quantile(0.99)) / 1000,

@@ -29,6 +29,7 @@ struct RunResult {
   Config config;
   std::vector<std::string_view> type_names;
   std::span<const WorkloadMetric> metrics;  // the workload's numbers beside throughput
+  std::vector<ConsistencyCheck> checks;     // the workload's checks of its data after the run
   std::vector<WorkerStats> workers;         // each finished (Other filled in)
   WorkerStats total;                        // merged
   double seconds = 0;                       // the measurement window (wall clock)

@@ -89,6 +89,9 @@ class Runner final : public AttemptHooks {
       parking_first_start_ = first_start;
       const Attempts a = run_attempts(txn_, w_, cfg_, yield_after_abort_, first_aborts, *this);
       if (a.rc == Rc::NotFound) throw std::runtime_error("workload left a missing key unhandled");
+      if constexpr (requires { workload_.committed(uint32_t{0}); }) {
+        if (a.rc == Rc::Ok) workload_.committed(w_.id.value);
+      }
       if (a.rc == Rc::Ok && published_ != nullptr) {
         published_->store(published_->load(platform::memory_order_relaxed) + 1, platform::memory_order_relaxed);
       }

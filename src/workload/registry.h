@@ -11,6 +11,7 @@
 
 #include "workload/kv/kv.h"
 #include "workload/scan/scan.h"
+#include "workload/smallbank/smallbank.h"
 #include "workload/tpcc/tpcc.h"
 #include "workload/traits.h"
 #include "workload/tsalloc/tsalloc.h"
@@ -57,6 +58,7 @@ using WorkloadRegistry = WorkloadList<  //
     Tpcc,                               //
     Tsalloc,                            //
     Scan,                               //
-    Kv>;
+    Kv,                                 //
+    SmallBank>;
 
 }  // namespace abyss

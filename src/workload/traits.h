@@ -4,6 +4,7 @@
 // workload class defines `static constexpr WorkloadTraits kTraits{...}` and
 // `static std::span<const WorkloadMetric> metrics()`; src/workload/registry.h
 // lists the classes.
+#include <string>
 #include <string_view>
 
 #include "common/config.h"
@@ -28,6 +29,17 @@ struct WorkloadMetric {
   std::string_view label;  // the readable report's row name
   std::string_view unit;   // shown after the value
   double (*compute)(const WorkerStats& total, double seconds, const Config& config);
+};
+
+// What a workload checks of its data after a run, from the data and what
+// its committed transactions did (SmallBank's balance total): a workload
+// with such checks defines `std::vector<ConsistencyCheck> check() const`,
+// and `void committed(uint32_t worker) const`, which the runner calls after
+// each commit of that worker's.
+struct ConsistencyCheck {
+  std::string name;  // one word or two: "balance total"
+  bool held = false;
+  std::string detail;  // the numbers compared
 };
 
 }  // namespace abyss
