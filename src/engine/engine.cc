@@ -418,9 +418,19 @@ std::string check_window(const Config& cfg) {
 std::string check_isolation(const Config& cfg) {
   if (cfg.isolation == Isolation::Serializable) return {};
   const cc::SchemeTraits& s = cc::scheme(cfg.cc);
-  if (s.weaker_isolation) return {};
-  const std::string head =
-      "--isolation " + std::string(name_of(kIsolationNames, cfg.isolation)) + ": --cc " + std::string(s.name);
+  const std::string level(name_of(kIsolationNames, cfg.isolation));
+  if (s.weaker_isolation) {
+    // A commit timestamp must be later than every timestamp taken before
+    // it, or a snapshot could see half a commit (docs/schemes.md).
+    const TsMethod m = cfg.ts_alloc.method;
+    if (m == TsMethod::Batch || m == TsMethod::Clock) {
+      return "--isolation " + level + " with --ts-alloc " + cfg.ts_alloc.to_string() +
+             ": the weaker levels order commits by timestamps that grow with time across workers; use atomic, "
+             "mutex or hw";
+    }
+    return {};
+  }
+  const std::string head = "--isolation " + level + ": --cc " + std::string(s.name);
   if (s.family == cc::Family::None) {
     return head + " orders nothing, so it has no level to choose (it is the checker's negative control)";
   }

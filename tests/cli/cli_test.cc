@@ -464,6 +464,13 @@ TEST(CliRun, AWeakerIsolationIsRefusedByASchemeThatDoesNotOfferIt) {
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   const Outcome bad = run_abyss({"run", "--cc", "mvcc", "--isolation", "repeatable-read"});
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  // Commit timestamps must grow with time across workers: a batch or a
+  // clock per worker does not.
+  for (const std::string ts : {"batch:16", "clock"}) {
+    const Outcome o = run_abyss({"run", "--cc", "mvcc", "--isolation", "snapshot", "--ts-alloc", ts});
+    EXPECT_EQ(o.exit_code, 2) << o.err;
+    EXPECT_NE(o.err.find("--isolation snapshot with --ts-alloc " + ts), std::string::npos) << o.err;
+  }
 }
 
 // A scheme that locks partitions, given fewer partitions than workers, gets a
