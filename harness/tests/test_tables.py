@@ -317,6 +317,15 @@ def test_bench_smallbank_spec() -> None:
     assert t.cells == ["throughput", "abort_rate"] and t.columns == ["hot_accounts", "threads"]
 
 
+def test_bench_tatp_spec() -> None:
+    spec = reproduce.load("bench-tatp", cores=2)
+    (sw,) = spec.sweeps
+    assert sw.axes == {"cc": every_scheme(), "subscribers": [100, 100000], "threads": [1, 2]}
+    assert sw.fixed["workload"] == "tatp"
+    (t,) = spec.tables
+    assert t.cells == ["throughput", "abort_rate"] and t.columns == ["subscribers", "threads"]
+
+
 def test_bench_latch_spec() -> None:
     spec = reproduce.load("bench-latch", cores=2)
     assert [(s.label, s.fixed["latch"], s.fixed["backoff"]) for s in spec.sweeps] == [

@@ -609,13 +609,13 @@ class Checker {
 
   // Predicate dependencies (Adya et al. §4.2, for key ranges): a key in a
   // scanned range that the scan did not see was absent from what it
-  // observed. Every key's life is at most one insert and one delete (abyss
-  // never inserts a key twice), so an unseen key with
+  // observed. An unseen key with
   //   an insert and no delete was not inserted yet: the scan precedes the
   //     insert (prw);
   //   a delete and no insert (a loaded row) was deleted already: the delete
   //     precedes the scan (pwr);
-  //   both could be either, and orders nothing here.
+  //   both (a key deleted and inserted again, once or more) could be
+  //     either, and orders nothing here.
   // A key the scan saw is a read, with the read's edges.
   void add_predicate_edges() {
     if (h_.scans.empty()) return;

@@ -176,7 +176,7 @@ inline void Txn<CC>::record_history() {
       h.write(a.table->name(), a.key, a.seen, HistoryWriter::WriteKind::Delete, index_keys(a, layout_.data(a.row)));
     }
     if (a.type == AccessType::Insert) {
-      h.write(a.table->name(), a.key, kLoadTxn, HistoryWriter::WriteKind::Insert, index_keys(a, a.local));
+      h.write(a.table->name(), a.key, a.seen, HistoryWriter::WriteKind::Insert, index_keys(a, a.local));
     }
   }
   h.end();

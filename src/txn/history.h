@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/types.h"
 #include "platform/file.h"
+#include "platform/latch.h"
 
 namespace abyss {
 
@@ -63,6 +65,38 @@ class HistoryWriter final {
   std::string scans_;
   bool scan_open_ = false;                   // scans_ ends in an unclosed list of keys seen
   const std::string* scan_index_ = nullptr;  // the open scan's index, if secondary
+};
+
+// The last committed delete of each key a run deleted, shared by the
+// workers under --history: an insert of a key deleted earlier in the run
+// (TATP's CALL_FORWARDING) replaced that delete's version, and its history
+// entry says so (docs/formats.md). Txn::install_all notes a delete before
+// its entries leave the index and looks an insert up before its entry joins
+// it, so a later insert always finds the delete it followed.
+class DeletedKeys final {
+ public:
+  void deleted(uint32_t table, uint64_t key, TxnId by) {
+    platform::MutexGuard g(mutex_);
+    last_[Key{table, key}] = by;
+  }
+  // The last delete of the key, or kLoadTxn when the run deleted none.
+  TxnId last(uint32_t table, uint64_t key) {
+    platform::MutexGuard g(mutex_);
+    const auto it = last_.find(Key{table, key});
+    return it == last_.end() ? kLoadTxn : it->second;
+  }
+
+ private:
+  struct Key {
+    uint32_t table;
+    uint64_t key;
+    bool operator==(const Key&) const = default;
+  };
+  struct Hash {
+    std::size_t operator()(const Key& k) const { return std::hash<uint64_t>()(k.key * 31 + k.table); }
+  };
+  platform::Mutex mutex_;
+  std::unordered_map<Key, TxnId, Hash> last_;
 };
 
 }  // namespace abyss

@@ -45,6 +45,7 @@ class WorkerSet final {
       }
       if (!cfg.history_path.empty()) {
         w->history = std::make_unique<HistoryWriter>(cfg.history_path + ".part" + std::to_string(i));
+        w->deleted_keys = &deleted_keys_;
       }
     }
   }
@@ -90,6 +91,7 @@ class WorkerSet final {
   std::unique_ptr<TsSource> ts_;
   std::unique_ptr<Epochs> epochs_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  DeletedKeys deleted_keys_;  // with --history (the workers point at it)
 };
 
 }  // namespace abyss

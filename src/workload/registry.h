@@ -12,6 +12,7 @@
 #include "workload/kv/kv.h"
 #include "workload/scan/scan.h"
 #include "workload/smallbank/smallbank.h"
+#include "workload/tatp/tatp.h"
 #include "workload/tpcc/tpcc.h"
 #include "workload/traits.h"
 #include "workload/tsalloc/tsalloc.h"
@@ -59,6 +60,7 @@ using WorkloadRegistry = WorkloadList<  //
     Tsalloc,                            //
     Scan,                               //
     Kv,                                 //
-    SmallBank>;
+    SmallBank,                          //
+    Tatp>;
 
 }  // namespace abyss
