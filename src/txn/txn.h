@@ -184,6 +184,7 @@ class Txn final {
   // so two transactions never insert one key.
   Rc insert(Table& t, uint64_t key, char*& out) {
     refuse_read_only(t);
+    if (t.index().is_ordered() || t.index_count() > 1) note_insert(t, key);
     if constexpr (!kRemovesEntries) {
       // A removed row's ordered entry stays until no transaction can need it
       // (txn/reclaim.h), and one committed after this transaction's
@@ -191,7 +192,6 @@ class Txn final {
       // that row from older readers, so the insert waits for the entry to go.
       if (t.index().is_ordered() && t.index().find(key) != nullptr) return Rc::Abort;
     }
-    if (t.index().is_ordered() || t.index_count() > 1) note_insert(t, key);
     Row* row = t.allocate(w_.cursors[t.id()]);
     new (layout_.meta(row)) typename CC::RowMeta();
     AccessT& a = add(t, key, row, AccessType::Insert);
@@ -423,7 +423,7 @@ class Txn final {
           platform::store_shared_u32(h.flags, h.flags | RowHeader::kDeleted);
           stamp_epoch(h);
           platform::store_shared_word(h.writer.value, commit_id_.value);
-          if (w_.history && a.found) w_.deleted_keys->deleted(a.table->id(), a.key, commit_id_);
+          if (w_.deleted_keys != nullptr && a.found) w_.deleted_keys->deleted(a.table->id(), a.key, commit_id_);
           if (kRemovesEntries && a.found) {
             remove_entries(a);
             if (kRetiresRemovals && w_.epochs != nullptr && a.table->removals_unlink()) retire(a.table, a.row);
@@ -435,7 +435,7 @@ class Txn final {
           stamp_epoch(h);
           h.writer = commit_id_;
           h.flags = RowHeader::kLive;
-          if (w_.history) a.seen = w_.deleted_keys->last(a.table->id(), a.key);
+          if (w_.deleted_keys != nullptr) a.seen = w_.deleted_keys->last(a.table->id(), a.key);
           const uint64_t t0 = w_.clock();
           a.table->index().insert(a.key, a.row, w_.persistent);
           if (a.table->index_count() > 1) index_secondaries(a);

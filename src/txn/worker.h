@@ -47,7 +47,7 @@ struct alignas(platform::kCacheLine) Worker {
   TsLocal ts_local;
   TsSource* ts = nullptr;
   std::unique_ptr<HistoryWriter> history;  // null unless --history
-  DeletedKeys* deleted_keys = nullptr;     // with --history: the workers' shared record of deletes
+  DeletedKeys* deleted_keys = nullptr;     // with --history: the workers' shared record of deletes (null: none kept)
   bool prefetch = false;                   // --prefetch: Txn::prefetch fetches ahead
   bool bypass_read_only = true;            // --read-only-tables bypass: reads skip the scheme
   bool read_copy = false;                  // --read-copy on: an optimistic read_with() copies the row
