@@ -6,6 +6,7 @@
 // scheme whose phantom protection is off.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -72,6 +73,29 @@ check::Report run_and_check(Config c, RunResult* result = nullptr) {
     }
     c.duration_s *= 4;
   }
+}
+
+// Runs `c` until `caught` holds of the run, each time with a window four
+// times longer, at most four times: an anomaly is decisive at any length, a
+// run without one says little. Returns the last run's report; `result`,
+// when not null, receives its result.
+template <class Caught>
+check::Report run_until(Config c, Caught caught, RunResult* result = nullptr) {
+  RunResult r;
+  check::Report report;
+  for (int attempt = 0; attempt < 4; attempt++, c.duration_s *= 4) {
+    report = run_and_check(c, &r);
+    if (caught(report, r)) break;
+  }
+  if (result != nullptr) *result = r;
+  return report;
+}
+
+bool not_serializable(const check::Report& report, const RunResult& /*r*/) { return !report.serializable(); }
+
+// One of the workload's own checks of its data failed.
+bool check_broken(const RunResult& r) {
+  return std::any_of(r.checks.begin(), r.checks.end(), [](const ConsistencyCheck& k) { return !k.held; });
 }
 
 struct Case {
@@ -255,11 +279,8 @@ TEST(CheckerCatchesNone, SmallBankWithoutConcurrencyControlBreaksItsBalanceTotal
   Config c = contended("none", temp_history("none-smallbank"));
   smallbank(c);
   RunResult r;
-  check::Report report;
-  for (int attempt = 0; attempt < 4; attempt++, c.duration_s *= 4) {
-    report = run_and_check(c, &r);
-    if (!report.serializable() && !r.checks.empty() && !r.checks[0].held) break;
-  }
+  const check::Report report = run_until(
+      c, [](const check::Report& k, const RunResult& rr) { return !k.serializable() && check_broken(rr); }, &r);
   EXPECT_FALSE(report.serializable()) << report.summary();
   ASSERT_EQ(r.checks.size(), 1u);
   EXPECT_FALSE(r.checks[0].held) << "none kept SmallBank's balance total: " << r.checks[0].detail;
@@ -274,37 +295,22 @@ TEST(CheckerCatchesNone, TatpWithoutConcurrencyControlBreaksItsChecks) {
   Config c = contended("none", temp_history("none-tatp"));
   tatp(c);
   RunResult r;
-  check::Report report;
-  const auto broken = [&r] {
-    for (const ConsistencyCheck& k : r.checks) {
-      if (!k.held) return true;
-    }
-    return false;
-  };
-  for (int attempt = 0; attempt < 4; attempt++, c.duration_s *= 4) {
-    report = run_and_check(c, &r);
-    if (!report.serializable() && broken()) break;
-  }
+  const check::Report report = run_until(
+      c, [](const check::Report& k, const RunResult& rr) { return !k.serializable() && check_broken(rr); }, &r);
   EXPECT_FALSE(report.serializable()) << report.summary();
   ASSERT_EQ(r.checks.size(), 2u);
-  EXPECT_TRUE(broken()) << "none kept TATP's references and row count: " << r.checks[0].detail << "; "
-                        << r.checks[1].detail;
+  EXPECT_TRUE(check_broken(r)) << "none kept TATP's references and row count: " << r.checks[0].detail << "; "
+                               << r.checks[1].detail;
 }
 
 // Keep this test too: with next keys off, the scan workload's phantoms must
-// show as cycles, under a locking and an optimistic scheme. An anomaly is
-// decisive at any length; a run with none is repeated with a window four
-// times longer, up to three times.
+// show as cycles, under a locking and an optimistic scheme.
 TEST(CheckerCatchesPhantoms, ScansWithoutPhantomProtectionAreNotSerializable) {
   for (const std::string scheme : {"no_wait", "silo"}) {
     Config c = contended(scheme, temp_history("phantoms-" + scheme));
     scans(c);
     c.phantom_protection = false;
-    check::Report report;
-    for (int attempt = 0; attempt < 4; attempt++, c.duration_s *= 4) {
-      report = run_and_check(c);
-      if (!report.serializable()) break;
-    }
+    const check::Report report = run_until(c, not_serializable);
     EXPECT_GT(report.count(check::AnomalyKind::Cycle), 0u)
         << scheme << " without phantom protection showed no cycle: " << report.summary();
   }
@@ -312,9 +318,7 @@ TEST(CheckerCatchesPhantoms, ScansWithoutPhantomProtectionAreNotSerializable) {
 
 // MVCC's weaker levels, each in a contended run: the history holds the level
 // asked for and no stronger one (snapshot shows write skew, G2-item; read
-// committed shows an anomaly snapshot rules out). An anomaly is decisive at
-// any length; a run with none is repeated with a window four times longer,
-// up to three times.
+// committed shows an anomaly snapshot rules out).
 // SmallBank under snapshot isolation keeps its balance total (first
 // committer wins, so no update is lost) and holds snapshot isolation at
 // least. Its write skew needs a Balance, a WriteCheck and a TransactSavings
@@ -334,17 +338,13 @@ TEST(IsolationLevels, EachWeakerLevelOfMvccHoldsExactlyThatLevel) {
     if (bank) smallbank(c);
     c.isolation = level;
     RunResult r;
-    check::Report report;
     if (bank) {
-      report = run_and_check(c, &r);
+      const check::Report report = run_and_check(c, &r);
       EXPECT_LE(report.strongest_level(), check::Level::Snapshot) << name << ": " << report.summary();
       for (const ConsistencyCheck& k : r.checks) EXPECT_TRUE(k.held) << name << ": " << k.name << ": " << k.detail;
       continue;
     }
-    for (int attempt = 0; attempt < 4; attempt++, c.duration_s *= 4) {
-      report = run_and_check(c, &r);
-      if (!report.serializable()) break;
-    }
+    const check::Report report = run_until(c, not_serializable);
     const check::Level held = report.strongest_level();
     EXPECT_EQ(held, level == Isolation::Snapshot ? check::Level::Snapshot : check::Level::ReadCommitted)
         << name << ": " << report.summary();

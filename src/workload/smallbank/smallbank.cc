@@ -9,7 +9,7 @@
 
 namespace abyss {
 
-SmallBank::SmallBank(const Config& config) : cfg_(config.settings<SmallBankConfig>()), workers_(config.threads) {}
+SmallBank::SmallBank(const Config& config) : cfg_(config.settings<SmallBankConfig>()), ledger_(config.threads) {}
 
 Schema SmallBank::accounts_schema() {
   Schema s;
@@ -107,9 +107,7 @@ SmallBank::Queries SmallBank::generate(uint32_t /*worker*/, uint32_t count, Rng&
   Queries qs;
   qs.queries.reserve(count);
   for (uint32_t i = 0; i < count; i++) {
-    auto pick = static_cast<uint32_t>(rng.uniform(100));
-    uint8_t type = 0;
-    while (pick >= kMix[type]) pick -= kMix[type++];
+    const uint8_t type = draw_type(rng, kMix);
     Query q{draw(rng), 0, type};
     if (type == Amalgamate || type == SendPayment) {
       do {
@@ -122,8 +120,7 @@ SmallBank::Queries SmallBank::generate(uint32_t /*worker*/, uint32_t count, Rng&
 }
 
 std::vector<ConsistencyCheck> SmallBank::check() const {
-  int64_t moved = 0;
-  for (const Ledger& l : workers_) moved += l.committed;
+  const int64_t moved = ledger_.committed_total();
   const int64_t now = total();
   char detail[256];
   std::snprintf(detail, sizeof detail,

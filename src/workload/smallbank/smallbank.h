@@ -32,6 +32,7 @@
 #include "common/types.h"
 #include "storage/database.h"
 #include "txn/txn.h"
+#include "workload/mix.h"
 #include "workload/smallbank/smallbank_config.h"
 #include "workload/traits.h"
 
@@ -90,14 +91,14 @@ class SmallBank final {
   void partitions_of(const Queries& /*qs*/, std::size_t /*i*/, std::vector<uint32_t>& out) const { out.assign(1, 0); }
 
   // The worker's last attempt committed: its amount joins the worker's sum.
-  void committed(uint32_t worker) const { workers_[worker].committed += workers_[worker].attempt; }
+  void committed(uint32_t worker) const { ledger_.committed(worker); }
   // The balance total against the start and the committed amounts.
   std::vector<ConsistencyCheck> check() const;
 
   template <class CC>
   Rc run(Txn<CC>& txn, const Queries& qs, std::size_t i, uint64_t& sink) const {
     const Query& q = qs.queries[i];
-    int64_t& amount = workers_[txn.worker().id.value].attempt;
+    int64_t& amount = ledger_.attempt(txn.worker().id.value);
     amount = 0;
     // Each transaction looks its customers up by id in ACCOUNTS.
     if (Rc rc = look_up(txn, q.a, sink); rc != Rc::Ok) return rc;
@@ -179,13 +180,6 @@ class SmallBank final {
   // Every balance, summed.
   int64_t total() const;
 
-  // What a worker's transactions moved in and out, on its own cache line:
-  // the last attempt's amount and the committed ones' sum.
-  struct alignas(64) Ledger {
-    int64_t attempt = 0;
-    int64_t committed = 0;
-  };
-
   const SmallBankConfig& cfg_;
   const Database* db_ = nullptr;
   Table* accounts_ = nullptr;
@@ -194,7 +188,7 @@ class SmallBank final {
   Column name_;
   Column balance_;  // BAL, at one offset in SAVINGS and CHECKING
   int64_t start_total_ = 0;
-  mutable std::vector<Ledger> workers_;  // one per worker; only that worker touches its entry
+  mutable CommitLedger ledger_;  // the money each worker's transactions moved in and out
 };
 
 }  // namespace abyss

@@ -39,8 +39,9 @@ Tatp::Tatp(const Config& config)
       a_(cfg_.subscribers <= 1'000'000    ? 65'535
          : cfg_.subscribers <= 10'000'000 ? 1'048'575
                                           : 2'097'151),
-      workers_(config.threads) {
-  for (uint32_t w = 0; w < config.threads; w++) workers_[w].rng = Rng(config.seed * 7919 + w + 1);
+      ledger_(config.threads),
+      redraw_(config.threads) {
+  for (uint32_t w = 0; w < config.threads; w++) redraw_[w].rng = Rng(config.seed * 7919 + w + 1);
 }
 
 uint32_t Tatp::partitions(const Config& config) {
@@ -251,9 +252,7 @@ Tatp::Queries Tatp::generate(uint32_t /*worker*/, uint32_t count, Rng& rng) cons
   Queries qs;
   qs.queries.reserve(count);
   for (uint32_t i = 0; i < count; i++) {
-    auto pick = static_cast<uint32_t>(rng.uniform(100));
-    uint8_t type = 0;
-    while (pick >= kMix[type]) pick -= kMix[type++];
+    const uint8_t type = draw_type(rng, kMix);
     Query q{};
     q.type = type;
     q.s_id = draw_subscriber(rng);
@@ -291,7 +290,7 @@ void Tatp::draw_call_forwarding(Query& q, Rng& rng) {
 
 Tatp::Query Tatp::redrawn(const Query& q, uint32_t worker) const {
   Query fresh = q;
-  Rng& rng = workers_[worker].rng;
+  Rng& rng = redraw_[worker].rng;
   const uint32_t s = draw_subscriber(rng);
   const uint32_t same_partition = s - s % partitions_ + q.s_id % partitions_;
   if (same_partition >= 1 && same_partition <= cfg_.subscribers) fresh.s_id = same_partition;
@@ -348,8 +347,7 @@ std::vector<ConsistencyCheck> Tatp::check() const {
                 "%" PRIu64 " rows: %" PRIu64 " not indexed under their own key, %" PRIu64
                 " referring to a missing subscriber or facility, %" PRIu64 " with a bad start or end time",
                 rows, unindexed, dangling, bad_times);
-  int64_t moved = 0;
-  for (const Ledger& l : workers_) moved += l.committed;
+  const int64_t moved = ledger_.committed_total();
   char count[256];
   std::snprintf(count, sizeof count,
                 "%" PRIu64 " now; %" PRIu64 " at the start, %+" PRId64

@@ -47,6 +47,7 @@
 #include "common/zipf.h"
 #include "storage/database.h"
 #include "txn/txn.h"
+#include "workload/mix.h"
 #include "workload/tatp/tatp_config.h"
 #include "workload/traits.h"
 
@@ -128,14 +129,14 @@ class Tatp final {
   }
 
   // The worker's last attempt committed: its inserted or deleted row counts.
-  void committed(uint32_t worker) const { workers_[worker].committed += workers_[worker].attempt; }
+  void committed(uint32_t worker) const { ledger_.committed(worker); }
   // The references and keys of every row, and CALL_FORWARDING's row count.
   std::vector<ConsistencyCheck> check() const;
 
   template <class CC>
   Rc run(Txn<CC>& txn, const Queries& qs, std::size_t i, uint64_t& sink) const {
     const Query& q = qs.queries[i];
-    int64_t& rows = workers_[txn.worker().id.value].attempt;
+    int64_t& rows = ledger_.attempt(txn.worker().id.value);
     rows = 0;
     switch (q.type) {
       case GetSubscriberData: {
@@ -294,12 +295,9 @@ class Tatp final {
   // The live CALL_FORWARDING rows.
   uint64_t forwarding_rows() const;
 
-  // What a worker's transactions inserted and deleted, on its own cache
-  // line: the last attempt's count and the committed ones' sum.
-  struct alignas(64) Ledger {
-    int64_t attempt = 0;
-    int64_t committed = 0;
-    Rng rng{1};  // redrawn()'s
+  // A worker's generator for redrawn(), on its own cache line.
+  struct alignas(64) Redraw {
+    Rng rng{1};
   };
 
   const TatpConfig& cfg_;
@@ -315,8 +313,9 @@ class Tatp final {
   Column ai_s_id_;
   Column ai_type_;
   Column ai_data1_;
-  uint64_t start_rows_ = 0;              // CALL_FORWARDING's rows after the load (or recovery)
-  mutable std::vector<Ledger> workers_;  // one per worker; only that worker touches its entry
+  uint64_t start_rows_ = 0;             // CALL_FORWARDING's rows after the load (or recovery)
+  mutable CommitLedger ledger_;         // the rows each worker's transactions inserted less deleted
+  mutable std::vector<Redraw> redraw_;  // one per worker; only that worker touches its entry
 };
 
 }  // namespace abyss

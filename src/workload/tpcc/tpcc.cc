@@ -9,6 +9,7 @@
 #include "platform/machine.h"
 #include "platform/thread.h"
 #include "storage/footprint.h"
+#include "workload/mix.h"
 
 namespace abyss {
 
@@ -617,8 +618,7 @@ Tpcc::Queries Tpcc::generate(uint32_t worker, uint32_t count, Rng& rng) const {
   const auto own_district = static_cast<uint16_t>(worker / W % kDistrictsPerWarehouse + 1);
   for (uint32_t n = 0; n < count; n++) {
     Query q{};
-    uint32_t pick = static_cast<uint32_t>(rng.uniform(100));
-    while (pick >= cfg_.mix[q.type]) pick -= cfg_.mix[q.type++];
+    q.type = draw_type(rng, cfg_.mix);
     q.w_id = home;
     q.d_id = static_cast<uint16_t>(rng.range(1, kDistrictsPerWarehouse));
     if (q.type == kDeliveryTxn) {  // clause 2.7.1
