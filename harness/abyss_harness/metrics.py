@@ -14,7 +14,7 @@ from . import engine
 FRACTION_COLUMNS = tuple(f"frac_{c}" for c in engine.BREAKDOWN)
 SECONDS_COLUMNS = tuple(f"sec_{c}" for c in engine.BREAKDOWN)
 #: Per-transaction-type columns are `type_<type>_<counter>`.
-TYPE_COUNTERS = ("commits", "cc_aborts", "logical_aborts", "throughput",
+TYPE_COUNTERS = ("commits", "cc_aborts", "logical_aborts", "throughput", "abort_rate",
                  "mean_us", "p50_us", "p90_us", "p95_us", "p99_us", "p999_us", "max_us")
 
 #: The results every run reports (metric columns a plot may show): label

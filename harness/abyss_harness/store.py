@@ -104,7 +104,7 @@ def flatten_run(doc: dict[str, Any]) -> dict[str, Any]:
         row[f"frac_{cat}"] = v.get("fraction")
         row[f"sec_{cat}"] = v.get("seconds")
     for tname, t in res.get("per_type", {}).items():
-        for counter in ("commits", "cc_aborts", "logical_aborts", "throughput"):
+        for counter in ("commits", "cc_aborts", "logical_aborts", "throughput", "abort_rate"):
             row[f"type_{tname}_{counter}"] = t.get(counter)
         for q in LATENCY_KEYS:
             row[f"type_{tname}_{q}_us"] = t.get("latency_us", {}).get(q)

@@ -326,6 +326,15 @@ def test_bench_tatp_spec() -> None:
     assert t.cells == ["throughput", "abort_rate"] and t.columns == ["subscribers", "threads"]
 
 
+def test_bench_long_readers_spec() -> None:
+    spec = reproduce.load("bench-long-readers", cores=2)
+    (sw,) = spec.sweeps
+    assert sw.axes == {"cc": every_scheme(), "long_reader_rows": [1000, 5000]}
+    assert (sw.fixed["workload"], sw.fixed["long_reader_ratio"], sw.fixed["threads"]) == ("ycsb", 0.02, 2)
+    (t,) = spec.tables
+    assert t.cells == ["type_long_read_throughput", "type_long_read_abort_rate", "type_read_write_throughput"]
+
+
 def test_bench_latch_spec() -> None:
     spec = reproduce.load("bench-latch", cores=2)
     assert [(s.label, s.fixed["latch"], s.fixed["backoff"]) for s in spec.sweeps] == [

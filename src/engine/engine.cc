@@ -20,6 +20,8 @@
 #include "platform/process.h"
 #include "platform/thread.h"
 #include "storage/footprint.h"
+#include "txn/access.h"
+#include "txn/access_index.h"
 #include "workload/registry.h"
 
 namespace abyss {
@@ -360,8 +362,11 @@ uint64_t estimate_bytes(const Config& cfg) {
     using Meta = typename CC::RowMeta;
     const uint32_t loaders = platform::hardware_cores();
     return WorkloadRegistry::dispatch(cfg.workload, [&]<class W>() -> uint64_t {
+      // Each worker's access set, reserved whole, and its index by row.
+      const uint64_t accesses = access_capacity<W>(cfg);
+      const uint64_t access_set = accesses * sizeof(Access<CC>) + AccessIndex::max_bytes(accesses);
       return W::estimate_load_bytes(cfg, sizeof(Meta), alignof(Meta), loaders) +
-             uint64_t{cfg.threads} * W::estimate_worker_bytes(cfg, sizeof(Meta), alignof(Meta)) +
+             uint64_t{cfg.threads} * (W::estimate_worker_bytes(cfg, sizeof(Meta), alignof(Meta)) + access_set) +
              sample_bytes(cfg, W::kTypeNames.size());
     });
   });

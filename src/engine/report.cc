@@ -189,6 +189,7 @@ nlohmann::json report_json(const RunResult& r) {
     nlohmann::json tj;
     for (std::size_t c = 0; c < kCounters; c++) tj[std::string(kCounterNames[c])] = ts.counters[c];
     tj["throughput"] = r.seconds > 0 ? static_cast<double>(ts[Counter::Commits]) / r.seconds : 0.0;
+    tj["abort_rate"] = ts.abort_rate();
     tj["latency_us"] = latency_json(ts.latency);
     tj["latency_histogram"] = histogram_json(ts.latency);
     res["per_type"][std::string(r.type_names[t])] = tj;
@@ -290,14 +291,14 @@ void print_report(const RunResult& r, std::FILE* out) {
   // The type column is as wide as the longest name (SmallBank's deposit_checking).
   int width = 12;
   for (std::string_view n : r.type_names) width = std::max(width, static_cast<int>(n.size()));
-  std::fprintf(out, "\n  %-*s %10s %10s %10s %10s %10s %10s\n", width, "type", "commits", "cc_aborts", "txn/s",
-               "p50 us", "p99 us", "p99.9 us");
+  std::fprintf(out, "\n  %-*s %10s %10s %8s %10s %10s %10s %10s\n", width, "type", "commits", "cc_aborts", "abort %",
+               "txn/s", "p50 us", "p99 us", "p99.9 us");
   for (std::size_t t = 0; t < r.type_names.size(); t++) {
     const TypeStats& ts = r.total.types[t];
     std::fprintf(
-        out, "  %-*s %10llu %10llu %10.0f %10.1f %10.1f %10.1f\n", width, std::string(r.type_names[t]).c_str(),
+        out, "  %-*s %10llu %10llu %8.1f %10.0f %10.1f %10.1f %10.1f\n", width, std::string(r.type_names[t]).c_str(),
         static_cast<unsigned long long>(ts[Counter::Commits]), static_cast<unsigned long long>(ts[Counter::CcAborts]),
-        r.seconds > 0 ? static_cast<double>(ts[Counter::Commits]) / r.seconds : 0.0,
+        100 * ts.abort_rate(), r.seconds > 0 ? static_cast<double>(ts[Counter::Commits]) / r.seconds : 0.0,
         static_cast<double>(ts.latency.quantile(0.5)) / 1000, static_cast<double>(ts.latency.quantile(0.99)) / 1000,
         static_cast<double>(ts.latency.quantile(0.999)) / 1000);
   }

@@ -16,6 +16,7 @@
 #include "txn/attempts.h"
 #include "txn/txn.h"
 #include "txn/worker.h"
+#include "workload/registry.h"
 
 namespace abyss {
 
@@ -55,7 +56,7 @@ class Runner final : public AttemptHooks {
         workload_(workload),
         queries_(queries),
         w_(w),
-        txn_(cc, w, layout),
+        txn_(cc, w, layout, access_capacity<W>(cfg)),
         phase_(phase),
         boundaries_(boundaries),
         snapshots_(snapshots),

@@ -52,6 +52,12 @@ struct TypeStats {
 
   uint64_t& operator[](Counter c) { return counters[static_cast<std::size_t>(c)]; }
   uint64_t operator[](Counter c) const { return counters[static_cast<std::size_t>(c)]; }
+  // The share of attempts the scheme aborted: cc_aborts / (commits + cc_aborts).
+  double abort_rate() const {
+    const double c = static_cast<double>((*this)[Counter::Commits]);
+    const double a = static_cast<double>((*this)[Counter::CcAborts]);
+    return c + a > 0 ? a / (c + a) : 0;
+  }
   void merge(const TypeStats& o) {
     for (std::size_t i = 0; i < kCounters; i++) counters[i] += o.counters[i];
     latency.merge(o.latency);

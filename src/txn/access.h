@@ -1,6 +1,7 @@
 #pragma once
 // One entry of a transaction's access set, and the kind of access. Scheme
 // headers include this (not txn.h) to name access types and read an entry.
+#include <cstddef>
 #include <cstdint>
 
 #include "common/types.h"
@@ -10,6 +11,10 @@
 namespace abyss {
 
 enum class AccessType : uint8_t { Read, Write, Insert, Remove };
+
+// The accesses a transaction may make unless its workload asks for more
+// (access_capacity in workload/registry.h: YCSB's long readers).
+inline constexpr std::size_t kDefaultAccessCapacity = 1024;
 
 template <class CC>
 struct Access {

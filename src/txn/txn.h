@@ -37,6 +37,7 @@
 #include "storage/row.h"
 #include "storage/table.h"
 #include "txn/access.h"
+#include "txn/access_index.h"
 #include "txn/scheme_traits.h"
 #include "txn/worker.h"
 
@@ -64,12 +65,12 @@ template <class CC>
 class Txn final {
  public:
   using AccessT = Access<CC>;
-  static constexpr std::size_t kMaxAccesses = 1024;
-
-  Txn(CC& cc, Worker& w, RowLayout layout) : cc_(cc), w_(w), layout_(layout) {
+  // `capacity`: the most accesses a transaction may make.
+  Txn(CC& cc, Worker& w, RowLayout layout, std::size_t capacity = kDefaultAccessCapacity)
+      : cc_(cc), w_(w), layout_(layout), capacity_(capacity) {
     // Reserved once: lock requests embedded in entries are linked into row
     // queues, so the vector must never move them.
-    accesses_.reserve(kMaxAccesses);
+    accesses_.reserve(capacity_);
   }
 
   // ---- the workload-facing API -------------------------------------------
@@ -268,6 +269,7 @@ class Txn final {
 
   Rc begin(bool restart) {
     accesses_.clear();
+    by_row_.clear();
     changes_ = 0;
     scan_records_.clear();
     scan_seen_.clear();
@@ -607,15 +609,21 @@ class Txn final {
     return nullptr;
   }
 
+  // The row's first access: a scan of a short access set, a look-up in
+  // by_row_ past kLinearFind accesses.
   AccessT* find(Row* row) {
-    for (AccessT& a : accesses_) {
-      if (a.row == row) return &a;
+    if (accesses_.size() <= kLinearFind) [[likely]] {
+      for (AccessT& a : accesses_) {
+        if (a.row == row) return &a;
+      }
+      return nullptr;
     }
-    return nullptr;
+    const uint32_t i = by_row_.find(row);
+    return i == AccessIndex::kNone ? nullptr : &accesses_[i];
   }
 
   AccessT& add(Table& t, uint64_t key, Row* row, AccessType type) {
-    if (accesses_.size() == kMaxAccesses) [[unlikely]] {
+    if (accesses_.size() == capacity_) [[unlikely]] {
       refuse_access();
     }
     AccessT& a = accesses_.emplace_back();
@@ -624,10 +632,21 @@ class Txn final {
     a.row = row;
     a.type = type;
     if (type != AccessType::Read) changes_++;
+    if (accesses_.size() > kLinearFind) [[unlikely]] {
+      index_by_row();
+    }
     return a;
   }
-  [[gnu::noinline, noreturn]] static void refuse_access() {
-    throw std::runtime_error("a transaction touched more than " + std::to_string(kMaxAccesses) + " rows");
+  // The newest access joins by_row_; the first time, every earlier one too.
+  [[gnu::noinline]] void index_by_row() {
+    const auto last = static_cast<uint32_t>(accesses_.size() - 1);
+    if (last == kLinearFind) {
+      for (uint32_t i = 0; i < last; i++) by_row_.add(accesses_[i].row, i);
+    }
+    by_row_.add(accesses_[last].row, last);
+  }
+  [[gnu::noinline, noreturn]] void refuse_access() const {
+    throw std::runtime_error("a transaction touched more than " + std::to_string(capacity_) + " rows");
   }
 
   // A row removed by a committed transaction reads as absent (unless the
@@ -718,7 +737,11 @@ class Txn final {
   CC& cc_;
   Worker& w_;
   RowLayout layout_;
+  std::size_t capacity_;  // accesses_ never grows past it
   std::vector<AccessT> accesses_;
+  // Past kLinearFind accesses, find() looks rows up by_row_.
+  static constexpr std::size_t kLinearFind = 32;
+  AccessIndex by_row_;
   uint32_t changes_ = 0;  // accesses that change their row (changes())
   std::vector<uint32_t> partitions_;
   bool next_key_writes_ = false;  // an insert or removal in a table with an ordered index

@@ -3,12 +3,15 @@
 // its include and its entry in `WorkloadRegistry`. The `--workload` names,
 // the dispatch to a template instantiation, the knobs each workload owns,
 // the metrics it reports and `abyss describe` read this list.
+#include <algorithm>
+#include <cstddef>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <tuple>
 
+#include "txn/access.h"
 #include "workload/kv/kv.h"
 #include "workload/scan/scan.h"
 #include "workload/smallbank/smallbank.h"
@@ -39,6 +42,18 @@ concept Workload = requires(const W& w, const Config& cfg, const typename W::Que
   { W::estimate_load_bytes(cfg, std::size_t{8}, std::size_t{8}, 1u) } -> std::convertible_to<uint64_t>;
   { W::estimate_worker_bytes(cfg, std::size_t{8}, std::size_t{8}) } -> std::convertible_to<uint64_t>;
 };
+
+// The accesses one transaction of W may make: Txn's default, or more where
+// W declares `static uint64_t max_accesses(const Config&)` (YCSB's long
+// readers).
+template <class W>
+std::size_t access_capacity(const Config& cfg) {
+  if constexpr (requires { W::max_accesses(cfg); }) {
+    return std::max<std::size_t>(kDefaultAccessCapacity, W::max_accesses(cfg));
+  } else {
+    return kDefaultAccessCapacity;
+  }
+}
 
 template <Workload... W>
 struct WorkloadList {

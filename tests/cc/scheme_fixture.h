@@ -128,7 +128,8 @@ struct SchemeName {
 // The fixture
 // ============================================================================
 
-// Rows 0..kFixtureRows-1 hold K = key and V = 100 + key.
+// Rows 0..kFixtureRows-1 (or as many as the fixture is given) hold K = key
+// and V = 100 + key.
 constexpr uint64_t kFixtureRows = 8;
 
 // The scheme is built from `cfg` (so a test sets the Config first) and told
@@ -159,14 +160,15 @@ struct Fixture {
   RowCursor cursor;
 
   // `primary`: the table's primary index (ordered, for scans).
-  explicit Fixture(const Config& c = Config{}, uint32_t participants = 2, IndexType primary = IndexType::Hash)
+  explicit Fixture(const Config& c = Config{}, uint32_t participants = 2, IndexType primary = IndexType::Hash,
+                   uint64_t rows = kFixtureRows)
       : cfg(with_partitions(c, participants)), cc(cfg, participants) {
     Schema s;
     s.add_int64("K");
     s.add_int64("V");
-    table = &db.create_table("t", std::move(s), kFixtureRows, primary);
+    table = &db.create_table("t", std::move(s), rows, primary);
     value = table->schema().column("V");
-    for (uint64_t k = 0; k < kFixtureRows; k++) load_row(k);
+    for (uint64_t k = 0; k < rows; k++) load_row(k);
     for (uint32_t i = 0; i < participants; i++) {
       workers.push_back(std::make_unique<Worker>(WorkerId{i}, participants, 1, 1));
       if (CC::kTraits.allocates_timestamps) workers.back()->ts = &ts;

@@ -203,6 +203,12 @@ void tatp(Config& c) {
   c.workload = "tatp";
   c.settings<TatpConfig>().subscribers = 100;
 }
+// Long readers of a fifth of the table beside the short writers: each
+// reader's accesses pass the access set's index by row (Txn::find).
+void long_readers(Config& c) {
+  c.settings<YcsbConfig>().long_reader_ratio = 0.05;
+  c.settings<YcsbConfig>().long_reader_rows = 200;
+}
 void partitioned_read_heavy(Config& c) {
   partitioned(c);
   read_heavy(c);
@@ -220,6 +226,7 @@ std::vector<Case> every_scheme() {
     cases.push_back({s + "_read_heavy", s, read_heavy});
     cases.push_back({s + "_before_tale", s, before_tale});
     cases.push_back({s + "_ordered_index", s, ordered_index});
+    cases.push_back({s + "_long_readers", s, long_readers});
     cases.push_back({s + "_scans", s, scans});
     cases.push_back({s + "_scans_and_removals", s, scans_and_removals});
     cases.push_back({s + "_ycsb_e", s, ycsb_e});

@@ -64,6 +64,45 @@ TYPED_TEST(TxnApi, UpdateIsPrivateOrHeldInPlaceUntilCommit) {
   EXPECT_EQ(RowLayout::header(f.row(1)).writer, f.t0->commit_id());
 }
 
+// Past a few dozen accesses Txn::find() looks rows up in an index: a
+// transaction of hundreds still finds its own read of a row when it writes
+// it, and its own write when it reads it again.
+TYPED_TEST(TxnApi, ALongTransactionFindsItsOwnAccesses) {
+  constexpr uint64_t kRows = 200;
+  Fixture<TypeParam> f(Config{}, 2, IndexType::Hash, kRows);
+  int64_t v = 0;
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  for (uint64_t k = 0; k < kRows; k++) {
+    ASSERT_EQ(f.read(*f.t0, k, v), Rc::Ok);
+    ASSERT_EQ(v, static_cast<int64_t>(100 + k));
+  }
+  for (uint64_t k : {uint64_t{0}, uint64_t{100}, kRows - 1}) ASSERT_EQ(f.write(*f.t0, k, 7), Rc::Ok);
+  EXPECT_EQ(f.t0->accesses().size(), kRows) << "each write found the row's read";
+  ASSERT_EQ(f.read(*f.t0, 100, v), Rc::Ok);
+  EXPECT_EQ(v, 7) << "reads its own write";
+  ASSERT_EQ(f.t0->commit(), Rc::Ok);
+  EXPECT_EQ(f.committed_value(0), 7);
+  EXPECT_EQ(f.committed_value(100), 7);
+  EXPECT_EQ(f.committed_value(kRows - 1), 7);
+  EXPECT_EQ(f.committed_value(1), 101);
+}
+
+// A transaction's accesses stop at the capacity its Txn was built with.
+TEST(TxnCapacity, AnAccessPastTheCapacityIsRefused) {
+  Fixture<cc::Silo> f(Config{}, 2, IndexType::Hash, 100);
+  Txn<cc::Silo> t(f.cc, *f.workers[0], f.db.layout(), 64);
+  int64_t v = 0;
+  ASSERT_EQ(t.begin(false), Rc::Ok);
+  for (uint64_t k = 0; k < 64; k++) ASSERT_EQ(f.read(t, k, v), Rc::Ok);
+  try {
+    (void)f.read(t, 64, v);
+    ADD_FAILURE() << "a 65th access was taken";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "a transaction touched more than 64 rows");
+  }
+  t.abort();
+}
+
 TYPED_TEST(TxnApi, AbortDiscardsWrites) {
   Fixture<TypeParam> f;
   char* d = nullptr;

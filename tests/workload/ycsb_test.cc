@@ -10,6 +10,7 @@
 
 #include "common/config.h"
 #include "common/zipf.h"
+#include "engine/engine.h"
 #include "storage/database.h"
 #include "workload/ycsb/ycsb.h"
 
@@ -55,6 +56,9 @@ TEST(YcsbGenerate, ScansAndInsertsFollowTheirRatios) {
         case Ycsb::Op::Read:
           reads++;
           break;
+        case Ycsb::Op::LongRead:
+          ADD_FAILURE() << "a long reader, though --long-reader-ratio is 0";
+          break;
       }
     }
   }
@@ -82,6 +86,55 @@ TEST(YcsbGenerate, WithoutScansOrInsertsEveryAccessReadsOrUpdates) {
 // --materialize queried: the load makes no row, and each worker's queries
 // load the rows they read or update, once each, with the contents a full
 // load gives them; a key no query names has no row.
+// A long reader is one request naming its first key, drawn in the share
+// asked for; the other transactions are as without them.
+TEST(YcsbGenerate, LongReadersFollowTheirRatio) {
+  Config cfg;
+  YcsbConfig& y = cfg.settings<YcsbConfig>();
+  y.rows = 10'000;
+  y.req_per_txn = 4;
+  y.long_reader_ratio = 0.1;
+  y.long_reader_rows = 5000;
+  const Ycsb ycsb(cfg);
+  Rng rng(3);
+  constexpr uint32_t kQueries = 20'000;
+  const auto qs = ycsb.generate(0, kQueries, rng);
+  uint32_t long_readers = 0;
+  for (const auto& q : qs.queries) {
+    const Ycsb::Request& first = qs.requests[q.begin];
+    if (q.type != Ycsb::kLongRead) {
+      EXPECT_EQ(q.count, y.req_per_txn);
+      EXPECT_NE(first.op, Ycsb::Op::LongRead);
+      continue;
+    }
+    long_readers++;
+    ASSERT_EQ(q.count, 1u);
+    EXPECT_EQ(first.op, Ycsb::Op::LongRead);
+    EXPECT_LT(first.key, y.rows);
+  }
+  EXPECT_NEAR(static_cast<double>(long_readers) / kQueries, 0.1, 0.01);
+  EXPECT_EQ(Ycsb::max_accesses(cfg), 5000u) << "a long reader's rows, each an access";
+}
+
+TEST(YcsbValidate, ALongReaderLongerThanTheTableOrAcrossPartitionsIsRefused) {
+  Config cfg;
+  YcsbConfig& y = cfg.settings<YcsbConfig>();
+  y.rows = 1000;
+  y.long_reader_ratio = 0.1;
+  y.long_reader_rows = 1000;
+  EXPECT_EQ(Ycsb::validate(cfg), "");
+  y.long_reader_rows = 1001;
+  EXPECT_NE(Ycsb::validate(cfg).find("--long-reader-rows 1001: must be at most --rows (1000)"), std::string::npos);
+  y.long_reader_rows = 10;
+  y.partitions = 2;
+  EXPECT_NE(Ycsb::validate(cfg).find("every partition"), std::string::npos);
+  y.partitions = 1;
+  y.materialize = Materialize::Queried;
+  EXPECT_NE(Ycsb::validate(cfg).find("--materialize all"), std::string::npos);
+  y.long_reader_ratio = 0;
+  EXPECT_EQ(Ycsb::validate(cfg), "") << "without long readers their rows are not checked";
+}
+
 TEST(YcsbMaterialize, QueriedLoadsExactlyTheRowsTheQueriesName) {
   Config cfg;
   cfg.threads = 2;
@@ -113,6 +166,44 @@ TEST(YcsbMaterialize, QueriedLoadsExactlyTheRowsTheQueriesName) {
   EXPECT_EQ(static_cast<uint64_t>(stored), key);
   cfg.settings<YcsbConfig>().insert_ratio = 0.1;
   EXPECT_NE(Ycsb::validate(cfg).find("--materialize"), std::string::npos);
+}
+
+// Long readers beside short writers at high skew: MVCC's read the versions
+// as of their timestamps and never abort; Silo's validate every row they
+// read at commit, and abort when a writer changed one meanwhile.
+RunResult long_readers_run(const std::string& scheme, double duration_s) {
+  Config cfg;
+  cfg.cc = scheme;
+  cfg.threads = 4;
+  cfg.duration_s = duration_s;
+  cfg.warmup_s = 0.01;
+  YcsbConfig& y = cfg.settings<YcsbConfig>();
+  y.rows = 2000;
+  y.theta = 0.9;
+  y.req_per_txn = 4;
+  y.long_reader_ratio = 0.05;
+  y.long_reader_rows = 1000;
+  return run(cfg);
+}
+
+TEST(YcsbLongReaders, MvccsCommitWithoutAbortingWhileWritersRun) {
+  const RunResult r = long_readers_run("mvcc", 0.1);
+  const TypeStats& readers = r.total.types[Ycsb::kLongRead];
+  EXPECT_GT(readers[Counter::Commits], 0u);
+  EXPECT_EQ(readers[Counter::CcAborts], 0u);
+  EXPECT_GT(r.total.types[Ycsb::kReadWrite][Counter::Commits], 0u) << "writers ran beside them";
+}
+
+TEST(YcsbLongReaders, SilosAbortWhenAWriterChangedARowTheyRead) {
+  // An abort needs a writer to commit during a reader's thousand reads: a
+  // run without one is repeated with a window four times longer.
+  RunResult r;
+  double duration = 0.1;
+  for (int attempt = 0; attempt < 4; attempt++, duration *= 4) {
+    r = long_readers_run("silo", duration);
+    if (r.total.types[Ycsb::kLongRead][Counter::CcAborts] > 0) break;
+  }
+  EXPECT_GT(r.total.types[Ycsb::kLongRead][Counter::CcAborts], 0u);
 }
 
 }  // namespace

@@ -72,7 +72,7 @@ class Scan final {
 
   // Limits of the key layout: 7 bits of group, 56 of position, of which the
   // low 11 hold an inserting worker plus one. A scan's accesses stay below
-  // Txn::kMaxAccesses: its rows, the next key and the SUMMARY row.
+  // kDefaultAccessCapacity: its rows, the next key and the SUMMARY row.
   static constexpr uint32_t kMaxGroups = 128;
   static constexpr uint32_t kMaxRows = 1u << 20;
   static constexpr uint32_t kMaxLength = 1000;

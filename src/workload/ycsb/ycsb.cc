@@ -48,6 +48,14 @@ uint64_t Ycsb::estimate_load_bytes(const Config& config, std::size_t meta_size, 
   return bytes;
 }
 
+uint64_t Ycsb::max_accesses(const Config& config) {
+  const YcsbConfig& y = config.settings<YcsbConfig>();
+  // A scan's rows and the key past them; a long reader's rows.
+  const uint64_t per_request = y.scan_ratio > 0 ? y.max_scan_length + 1 : 1;
+  const uint64_t long_reader = y.long_reader_ratio > 0 ? y.long_reader_rows : 0;
+  return std::max(uint64_t{y.req_per_txn} * per_request, long_reader);
+}
+
 uint64_t Ycsb::estimate_worker_bytes(const Config& config, std::size_t meta_size, std::size_t meta_align) {
   const YcsbConfig& y = config.settings<YcsbConfig>();
   const uint64_t per_query = sizeof(Query) + uint64_t{y.req_per_txn} * sizeof(Request);
@@ -115,9 +123,18 @@ Ycsb::Queries Ycsb::generate(uint32_t worker, uint32_t count, Rng& rng) const {
   const uint32_t home = worker % parts;
   std::vector<uint32_t> chosen;
   for (uint32_t i = 0; i < count; i++) {
-    Query q{static_cast<uint32_t>(qs.requests.size()), cfg_.req_per_txn, 0};
+    Query q{static_cast<uint32_t>(qs.requests.size()), cfg_.req_per_txn, kReadWrite};
+    // A long reader is one request, its first key (its draw is skipped when
+    // off, so runs without long readers draw as before).
+    if (cfg_.long_reader_ratio > 0 && rng.unit() < cfg_.long_reader_ratio) {
+      q.count = 1;
+      q.type = kLongRead;
+      qs.requests.push_back({rng.uniform(rows_per_part_), Op::LongRead, 0});
+      qs.queries.push_back(q);
+      continue;
+    }
     const bool read_only = rng.unit() < cfg_.read_only_txn_ratio;
-    q.type = read_only ? 1 : 0;
+    q.type = read_only ? kReadOnly : kReadWrite;
     // The partitions this transaction touches: its home, plus others when it
     // is multi-partition (Abyss §5.5).
     chosen.assign(1, home);
@@ -192,6 +209,11 @@ std::string shown(double v) {
 
 std::string unless_scans(const cc::SchemeTraits& /*scheme*/, const Config& c) {
   return c.settings<YcsbConfig>().scan_ratio > 0 ? "" : "only scans (--scan-ratio above 0) have a length";
+}
+
+std::string unless_long_readers(const cc::SchemeTraits& /*scheme*/, const Config& c) {
+  return c.settings<YcsbConfig>().long_reader_ratio > 0 ? ""
+                                                        : "only long readers (--long-reader-ratio above 0) have rows";
 }
 
 }  // namespace
@@ -275,6 +297,16 @@ std::vector<Knob> Ycsb::knobs() {
       +[](Config& c) -> uint32_t& { return c.settings<YcsbConfig>().max_scan_length; },
       "YCSB-E: a scan visits up to N rows, N uniform in 1..max-scan-length"));
   t.back().ignored_because = unless_scans;
+  t.push_back(real(
+      "long-reader-ratio", "ycsb.long_reader_ratio", 0, 1,
+      +[](Config& c) -> double& { return c.settings<YcsbConfig>().long_reader_ratio; },
+      "YCSB: probability that a transaction is a long reader, a read-only one of --long-reader-rows consecutive keys "
+      "(reported as type long_read)"));
+  t.push_back(integer<uint64_t>(
+      "long-reader-rows", "ycsb.long_reader_rows", 1, uint64_t{1} << 34,
+      +[](Config& c) -> uint64_t& { return c.settings<YcsbConfig>().long_reader_rows; },
+      "YCSB: rows a long reader reads, at most --rows"));
+  t.back().ignored_because = unless_long_readers;
   return t;
 }
 
@@ -309,6 +341,20 @@ std::string Ycsb::validate(const Config& config) {
   if (y.scan_ratio > 0 && y.partitions > 1) {
     return "--scan-ratio " + shown(y.scan_ratio) + " with --partitions " + std::to_string(y.partitions) +
            ": a scan's keys run through every partition; use one";
+  }
+  if (y.long_reader_ratio > 0) {
+    if (y.long_reader_rows > y.rows) {
+      return "--long-reader-rows " + std::to_string(y.long_reader_rows) + ": must be at most --rows (" +
+             std::to_string(y.rows) + ") because a long reader reads each key once";
+    }
+    if (y.partitions > 1) {
+      return "--long-reader-ratio " + shown(y.long_reader_ratio) + " with --partitions " +
+             std::to_string(y.partitions) + ": a long reader's keys run through every partition; use one";
+    }
+    if (y.materialize == Materialize::Queried) {
+      return "--materialize queried loads only the rows the queries read or update; long readers "
+             "(--long-reader-ratio) need every row: use --materialize all";
+    }
   }
   if (static_cast<uint64_t>(y.req_per_txn) * y.partitions > y.rows) {
     return "--req-per-txn " + std::to_string(y.req_per_txn) + ": with --partitions " + std::to_string(y.partitions) +

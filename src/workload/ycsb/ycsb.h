@@ -11,6 +11,11 @@
 // 1..max_scan_length rows from a Zipfian key (--scan-ratio), or an insert of
 // a key past the loaded ones (--insert-ratio); E itself is
 // `--primary-index ordered --req-per-txn 1 --scan-ratio 0.95 --insert-ratio 0.05`.
+//
+// Long readers as an option (--long-reader-ratio): a transaction may instead
+// read --long-reader-rows consecutive keys, from a uniform start, wrapping
+// past the last: a read-only transaction thousands of rows long beside the
+// short writers, reported as its own type (long_read).
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -38,7 +43,10 @@ class Ycsb final {
       .summary = "one table, Zipfian keys, transactions of reads and single-field updates",
       .spec = "Abyss §3.3 (Cooper et al., SoCC 2010)",
   };
-  static constexpr std::array<std::string_view, 2> kTypeNames = {"read_write", "read_only"};
+  static constexpr std::array<std::string_view, 3> kTypeNames = {"read_write", "read_only", "long_read"};
+  static constexpr uint8_t kReadWrite = 0;
+  static constexpr uint8_t kReadOnly = 1;
+  static constexpr uint8_t kLongRead = 2;
   // No number beside throughput.
   static std::span<const WorkloadMetric> metrics() { return {}; }
   // --rows, --theta, ... (ycsb.cc).
@@ -50,9 +58,9 @@ class Ycsb final {
   static uint32_t partitions(const Config& config) { return config.settings<YcsbConfig>().partitions; }
   static constexpr uint32_t kMaxPartsPerTxn = 64;
 
-  enum class Op : uint8_t { Read, Update, Scan, Insert };
+  enum class Op : uint8_t { Read, Update, Scan, Insert, LongRead };
   struct Request {
-    uint64_t key;  // a scan's first key; an insert's home partition (its key is drawn at run time)
+    uint64_t key;  // a scan's or a long read's first key; an insert's home partition (its key is drawn at run time)
     Op op;
     uint16_t length;  // a scan's row limit
   };
@@ -89,6 +97,8 @@ class Ycsb final {
   // The bytes one worker takes before its first transaction: its
   // pre-generated queries.
   static uint64_t estimate_worker_bytes(const Config& config, std::size_t meta_size = 0, std::size_t meta_align = 0);
+  // The accesses one transaction may make: a long reader's rows.
+  static uint64_t max_accesses(const Config& config);
 
   uint8_t type_of(const Queries& qs, std::size_t i) const { return qs.queries[i].type; }
 
@@ -148,6 +158,8 @@ class Ycsb final {
           fill(data, key);
           break;
         }
+        case Op::LongRead:
+          return long_read(txn, req.key, sink);
       }
     }
     return Rc::Ok;
@@ -167,6 +179,29 @@ class Ycsb final {
   static Schema schema(const YcsbConfig& cfg);
   // A row's data: its key, and each field a letter chosen by key and field.
   void fill(char* data, uint64_t key) const;
+  // A long reader: --long-reader-rows keys from `first`, wrapping past the
+  // last loaded one, each read as Op::Read reads, fetched a batch ahead.
+  template <class CC>
+  Rc long_read(Txn<CC>& txn, uint64_t first, uint64_t& sink) const {
+    const uint64_t rows = rows_per_part_;  // one partition: the loaded keys are 0..rows-1
+    std::array<uint64_t, kPrefetchBatch> keys;
+    for (uint64_t n = 0; n < cfg_.long_reader_rows; n += kPrefetchBatch) {
+      const auto batch = static_cast<uint32_t>(std::min<uint64_t>(kPrefetchBatch, cfg_.long_reader_rows - n));
+      for (uint32_t k = 0; k < batch; k++) keys[k] = (first + n + k) % rows;
+      txn.prefetch(*table_, std::span<const uint64_t>(keys.data(), batch));
+      for (uint32_t k = 0; k < batch; k++) {
+        uint64_t sum = 0;
+        const Rc rc = txn.read_with(*table_, keys[k], [&](const SharedRow& row) {
+          uint64_t s = 0;
+          for (const Column& f : field_columns_) s += row.byte(f.offset);
+          sum = s;
+        });
+        if (rc != Rc::Ok) return rc;
+        sink += sum;
+      }
+    }
+    return Rc::Ok;
+  }
   // A key no row has, in partition `part`: past the loaded keys, numbered by
   // worker and by that worker's inserts.
   uint64_t next_insert_key(uint32_t worker, uint32_t part) const {

@@ -33,6 +33,11 @@ struct YcsbConfig {
   double scan_ratio = 0.0;
   double insert_ratio = 0.0;
   uint32_t max_scan_length = 100;  // a scan visits up to 1..max_scan_length rows, uniform
+  // Long readers: a transaction is, with probability long_reader_ratio, a
+  // read-only one of long_reader_rows consecutive keys from a uniform start
+  // (wrapping past the last), the case multi-version schemes are built for.
+  double long_reader_ratio = 0.0;
+  uint64_t long_reader_rows = 1000;
 };
 
 }  // namespace abyss
