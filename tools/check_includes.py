@@ -80,7 +80,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer("log", 6, ("common", "platform")),
     Layer("storage", 6, ("index", "common", "platform")),
     Layer("index", 7, ("common", "platform")),
-    Layer("stats", 7, ()),
+    Layer("stats", 7, ("common/types.h",)),
     Layer("platform", 8, ("common/latch_kind.h",), "the standard library and the OS"),
     Layer("common", 9, ()),
 )

@@ -22,6 +22,15 @@ nlohmann::json isolation_levels(const cc::SchemeTraits& s) {
   return levels;
 }
 
+// The causes the scheme's aborts name (AbortCause), in the vocabulary's order.
+nlohmann::json abort_cause_names(uint32_t causes) {
+  nlohmann::json names = nlohmann::json::array();
+  for (std::size_t k = 0; k < kAbortCauses; k++) {
+    if (cc::has_cause(causes, static_cast<AbortCause>(k))) names.push_back(kAbortCauseNames[k]);
+  }
+  return names;
+}
+
 nlohmann::json scheme_json(const cc::SchemeTraits& s) {
   return {{"name", s.name},
           {"summary", s.summary},
@@ -33,6 +42,7 @@ nlohmann::json scheme_json(const cc::SchemeTraits& s) {
           {"waits", s.waits},
           {"aborts", s.aborts},
           {"keeps_versions", s.keeps_versions},
+          {"abort_causes", abort_cause_names(s.causes)},
           {"isolation", isolation_levels(s)}};
 }
 

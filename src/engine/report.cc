@@ -1,6 +1,7 @@
 #include "engine/report.h"
 
 #include <algorithm>
+#include <array>
 
 #include <nlohmann/json.hpp>
 
@@ -38,6 +39,13 @@ nlohmann::json breakdown_json(const WorkerStats& s) {
     j[std::string(kTimeCatNames[c])] = {{"seconds", platform::cycles_to_seconds(s.cycles[c])},
                                         {"fraction", total > 0 ? static_cast<double>(s.cycles[c]) / total : 0.0}};
   }
+  return j;
+}
+
+// The CC aborts by cause, every cause named, zeros included.
+nlohmann::json abort_causes_json(const TypeStats& ts) {
+  nlohmann::json j = nlohmann::json::object();
+  for (std::size_t k = 0; k < kAbortCauses; k++) j[std::string(kAbortCauseNames[k])] = ts.aborts_by_cause[k];
   return j;
 }
 
@@ -151,6 +159,7 @@ nlohmann::json report_json(const RunResult& r) {
   }
   for (std::size_t c = 0; c < kCounters; c++) res[std::string(kCounterNames[c])] = r.count(static_cast<Counter>(c));
   res["abort_rate"] = r.abort_rate();
+  res["abort_causes"] = abort_causes_json(r.all_types());
   res["load_seconds"] = r.load_seconds;
   if (r.config.log.recover) {
     res["recovery"] = {{"durable_epoch", r.recovery.durable_epoch},   {"records_applied", r.recovery.records_applied},
@@ -190,6 +199,7 @@ nlohmann::json report_json(const RunResult& r) {
     for (std::size_t c = 0; c < kCounters; c++) tj[std::string(kCounterNames[c])] = ts.counters[c];
     tj["throughput"] = r.seconds > 0 ? static_cast<double>(ts[Counter::Commits]) / r.seconds : 0.0;
     tj["abort_rate"] = ts.abort_rate();
+    tj["abort_causes"] = abort_causes_json(ts);
     tj["latency_us"] = latency_json(ts.latency);
     tj["latency_histogram"] = histogram_json(ts.latency);
     res["per_type"][std::string(r.type_names[t])] = tj;
@@ -262,6 +272,24 @@ void print_report(const RunResult& r, std::FILE* out) {
   std::fprintf(out, "  commits      %12llu\n", static_cast<unsigned long long>(r.count(Counter::Commits)));
   std::fprintf(out, "  cc aborts    %12llu   (abort rate %.4f)\n",
                static_cast<unsigned long long>(r.count(Counter::CcAborts)), r.abort_rate());
+  if (const uint64_t aborts = r.count(Counter::CcAborts); aborts > 0) {
+    // Each cause that occurred, the most frequent first, with its share.
+    const TypeStats all = r.all_types();
+    std::array<std::size_t, kAbortCauses> order{};
+    for (std::size_t k = 0; k < kAbortCauses; k++) order[k] = k;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return all.aborts_by_cause[a] > all.aborts_by_cause[b]; });
+    std::string line;
+    for (std::size_t k : order) {
+      if (all.aborts_by_cause[k] == 0) continue;
+      char part[96];
+      std::snprintf(part, sizeof part, "%s%s %llu (%.1f%%)", line.empty() ? "" : ", ",
+                    std::string(kAbortCauseNames[k]).c_str(), static_cast<unsigned long long>(all.aborts_by_cause[k]),
+                    100.0 * static_cast<double>(all.aborts_by_cause[k]) / static_cast<double>(aborts));
+      line += part;
+    }
+    std::fprintf(out, "  by cause     %s\n", line.c_str());
+  }
   std::fprintf(out, "  logical ab.  %12llu\n", static_cast<unsigned long long>(r.count(Counter::LogicalAborts)));
   std::fprintf(out, "  load         %12.2f s   rss %.0f MiB\n", r.load_seconds,
                static_cast<double>(r.rss_at_end) / (1 << 20));

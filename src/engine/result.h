@@ -110,6 +110,12 @@ struct RunResult {
     for (const auto& t : total.types) n += t[c];
     return n;
   }
+  // Every type's counters and aborts by cause summed (and latencies merged).
+  TypeStats all_types() const {
+    TypeStats all;
+    for (const auto& t : total.types) all.merge(t);
+    return all;
+  }
   // The breakdown's sampled attempts (--time-sample): the fewest one worker
   // timed, and the workers with fewer than kFewTimedAttempts, whose split of
   // the sampled categories rests on few attempts (none: all workers' split).

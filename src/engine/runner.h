@@ -143,6 +143,7 @@ class Runner final : public AttemptHooks {
     if (!measuring_) return;
     stats_[TimeCat::Abort] += rolled_back - start;
     stats_.types[type_][Counter::CcAborts]++;
+    stats_.types[type_].aborts_by_cause[static_cast<std::size_t>(txn_.abort_cause())]++;
   }
   // --abort-buffer: the transaction waits out its penalty parked.
   bool park(uint64_t penalty_ns, uint64_t rolled_back, uint32_t aborts) {

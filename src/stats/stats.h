@@ -11,6 +11,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "common/types.h"
 #include "stats/histogram.h"
 
 namespace abyss {
@@ -48,6 +49,8 @@ using TimeArray = std::array<uint64_t, kTimeCats>;
 
 struct TypeStats {
   std::array<uint64_t, kCounters> counters{};
+  // The CC aborts by the cause the scheme named; they sum to cc_aborts.
+  std::array<uint64_t, kAbortCauses> aborts_by_cause{};
   Histogram latency;  // nanoseconds, first attempt start to acknowledgement
 
   uint64_t& operator[](Counter c) { return counters[static_cast<std::size_t>(c)]; }
@@ -58,12 +61,15 @@ struct TypeStats {
     const double a = static_cast<double>((*this)[Counter::CcAborts]);
     return c + a > 0 ? a / (c + a) : 0;
   }
+  uint64_t aborts(AbortCause c) const { return aborts_by_cause[static_cast<std::size_t>(c)]; }
   void merge(const TypeStats& o) {
     for (std::size_t i = 0; i < kCounters; i++) counters[i] += o.counters[i];
+    for (std::size_t i = 0; i < kAbortCauses; i++) aborts_by_cause[i] += o.aborts_by_cause[i];
     latency.merge(o.latency);
   }
   void subtract(const TypeStats& earlier) {
     for (std::size_t i = 0; i < kCounters; i++) counters[i] -= earlier.counters[i];
+    for (std::size_t i = 0; i < kAbortCauses; i++) aborts_by_cause[i] -= earlier.aborts_by_cause[i];
     latency.subtract(earlier.latency);
   }
 };

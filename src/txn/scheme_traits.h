@@ -9,7 +9,10 @@
 // (CC::kTraits) and src/cc/ is above it; the schemes include them through
 // cc/traits.h.
 #include <cstdint>
+#include <initializer_list>
 #include <string_view>
+
+#include "common/types.h"
 
 namespace abyss::cc {
 
@@ -25,6 +28,14 @@ inline constexpr std::string_view kFamilyNames[] = {"none", "locking", "timestam
                                                     "partition_locking"};
 constexpr std::string_view name_of(Family f) { return kFamilyNames[static_cast<std::size_t>(f)]; }
 
+// A set of abort causes, bit k for AbortCause k.
+constexpr uint32_t abort_causes(std::initializer_list<AbortCause> causes) {
+  uint32_t bits = 0;
+  for (AbortCause c : causes) bits |= uint32_t{1} << static_cast<unsigned>(c);
+  return bits;
+}
+constexpr bool has_cause(uint32_t causes, AbortCause c) { return (causes >> static_cast<unsigned>(c) & 1U) != 0; }
+
 struct SchemeTraits {
   std::string_view name;     // the --cc name, lower case
   std::string_view summary;  // one line for `abyss describe`
@@ -38,6 +49,7 @@ struct SchemeTraits {
   bool keeps_versions = false;        // keeps older row versions beside the newest
   bool writes_in_place = false;       // holds a written row exclusively until the end: writes it in place, no copy
   bool weaker_isolation = false;      // offers --isolation snapshot and read-committed beside serializable
+  uint32_t causes = 0;                // the causes its aborts name (abort_causes({...})); none if it never aborts
 };
 
 }  // namespace abyss::cc

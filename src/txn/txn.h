@@ -191,7 +191,7 @@ class Txn final {
       // (txn/reclaim.h), and one committed after this transaction's
       // timestamp is not visible to it: inserting the key now would hide
       // that row from older readers, so the insert waits for the entry to go.
-      if (t.index().is_ordered() && t.index().find(key) != nullptr) return Rc::Abort;
+      if (t.index().is_ordered() && t.index().find(key) != nullptr) return abort_for(AbortCause::Phantom);
     }
     Row* row = t.allocate(w_.cursors[t.id()]);
     new (layout_.meta(row)) typename CC::RowMeta();
@@ -267,9 +267,19 @@ class Txn final {
 
   // ---- the runner's side ---------------------------------------------------
 
+  // Answers Abort, naming why: the scheme's hooks (and Txn's own checks)
+  // abort through this, and the run counts the cause (AbortCause).
+  Rc abort_for(AbortCause cause) {
+    abort_cause_ = cause;
+    return Rc::Abort;
+  }
+  // Why the attempt aborted: the last cause named since begin(), Unnamed if none.
+  AbortCause abort_cause() const { return abort_cause_; }
+
   Rc begin(bool restart) {
     accesses_.clear();
     by_row_.clear();
+    abort_cause_ = AbortCause::Unnamed;
     changes_ = 0;
     scan_records_.clear();
     scan_seen_.clear();
@@ -528,7 +538,7 @@ class Txn final {
       AccessT copy = a;
       copy.visited = false;
       if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.read(*this, copy); }); rc != Rc::Ok) return rc;
-      if (copy.seen != a.seen) return Rc::Abort;
+      if (copy.seen != a.seen) return abort_for(AbortCause::ReadValidation);
       a.visited = false;
       a.local = copy.local;
       a.view = copy.view;
@@ -738,6 +748,7 @@ class Txn final {
   Worker& w_;
   RowLayout layout_;
   std::size_t capacity_;  // accesses_ never grows past it
+  AbortCause abort_cause_ = AbortCause::Unnamed;
   std::vector<AccessT> accesses_;
   // Past kLinearFind accesses, find() looks rows up by_row_.
   static constexpr std::size_t kLinearFind = 32;

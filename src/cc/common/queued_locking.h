@@ -46,7 +46,9 @@ class QueuedLocking {
     return Rc::Ok;
   }
 
-  Rc upgrade(auto& t, auto& a) { return t.row_meta(a.row).lock.upgrade(a.cc.req, latch_) ? Rc::Ok : Rc::Abort; }
+  Rc upgrade(auto& t, auto& a) {
+    return t.row_meta(a.row).lock.upgrade(a.cc.req, latch_) ? Rc::Ok : t.abort_for(AbortCause::LockConflict);
+  }
   // Invisible to others until install_all() indexes it: nothing to lock.
   Rc insert(auto& /*t*/, auto& /*a*/) { return Rc::Ok; }
 
@@ -60,19 +62,20 @@ class QueuedLocking {
  protected:
   // Abyss §2.1: requests the row's lock with the transaction's age. On a
   // conflict, `may_queue(request, lock)` decides under the row latch whether
-  // the request queues (false: it is refused and the transaction aborts);
-  // once queued, `wait(request)` waits and answers whether it was granted.
+  // the request queues (false: it is refused and the transaction aborts for
+  // `refused`); once queued, `wait(request)` waits and answers Ok once
+  // granted, or the abort it names (Txn::abort_for) when it gives up.
   // A request that was queued stays held either way: abort() releases it.
   template <class MayQueue, class Wait>
-  Rc request(auto& t, auto& a, LockMode mode, MayQueue&& may_queue, Wait&& wait) {
+  Rc request(auto& t, auto& a, LockMode mode, AbortCause refused, MayQueue&& may_queue, Wait&& wait) {
     LockRequest& r = a.cc.req;
     r.ts = t.meta().ts;
     r.worker = t.worker().id;
     const auto outcome =
         t.row_meta(a.row).lock.acquire(r, mode, latch_, [&](const RowLock& lock) { return may_queue(r, lock); });
-    if (outcome == RowLock::Outcome::Refused) return Rc::Abort;
+    if (outcome == RowLock::Outcome::Refused) return t.abort_for(refused);
     if (outcome == RowLock::Outcome::Granted) return Rc::Ok;
-    return wait(r) ? Rc::Ok : Rc::Abort;
+    return wait(r);
   }
 
  private:

@@ -68,7 +68,8 @@ void read_newest(auto& t, auto& a, ToRowMeta& m) {
 // version would have to go under theirs. Row latch held.
 Rc prewrite(auto& t, auto& a, ToRowMeta& m) {
   const Timestamp ts = t.meta().ts;
-  if (ts < m.rts || ts < m.wts || m.pending.load(platform::memory_order_relaxed) != kNoTimestamp) return Rc::Abort;
+  if (ts < m.rts || ts < m.wts) return t.abort_for(AbortCause::TimestampOrder);
+  if (m.pending.load(platform::memory_order_relaxed) != kNoTimestamp) return t.abort_for(AbortCause::LockConflict);
   m.pending.store(ts, platform::memory_order_relaxed);
   a.cc.prewrite = true;
   return Rc::Ok;

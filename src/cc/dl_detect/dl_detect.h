@@ -54,6 +54,7 @@ class DlDetect final : public QueuedLocking<DlDetect> {
       .uses_latch = true,       // the row's lock queue sits behind a latch
       .waits = true,            // every conflicting request queues, up to --dl-timeout
       .writes_in_place = true,  // a written row is locked exclusively until the end (strict 2PL)
+      .causes = abort_causes({AbortCause::Deadlock, AbortCause::Timeout, AbortCause::LockConflict}),
   };
 
   static std::vector<Knob> knobs() {
@@ -114,7 +115,7 @@ class DlDetect final : public QueuedLocking<DlDetect> {
     const uint32_t max_edges = graph_.max_edges();
     uint32_t n = 0;
     return request(
-        t, a, mode,
+        t, a, mode, AbortCause::Timeout,  // refused only with --dl-timeout 0
         [&](const LockRequest& /*r*/, const RowLock& l) {
           if (never_wait_) return false;
           // Everyone ahead: the owners and the queue before this request.
@@ -127,20 +128,29 @@ class DlDetect final : public QueuedLocking<DlDetect> {
   }
 
   // Waits with its waits-for edges published, searching for a cycle as it
-  // begins and every search interval after. Giving up leaves the request
+  // begins and every search interval after: Ok once granted, else an abort
+  // for a deadlock (this transaction's search found a cycle, or another's
+  // chose it as the victim) or the timeout. Giving up leaves the request
   // queued or, if granted meanwhile, owned; abort() releases it either way.
   // The wait names its deadline (the next search or the timeout), so a
   // simulated core sleeps until then unless what it waits on changes.
-  bool wait_detecting(auto& t, const LockRequest& r, WaitsForGraph::Edge* edges, uint32_t n) {
+  Rc wait_detecting(auto& t, const LockRequest& r, WaitsForGraph::Edge* edges, uint32_t n) {
     const WorkerId me = r.worker;
     graph_.publish(me, r.ts, static_cast<uint32_t>(t.accesses().size()), edges, n);
     uint64_t next_search = 0;  // a search as the wait begins
+    AbortCause cause = AbortCause::Timeout;
     const bool granted = wait_for_grant(t.worker(), r, [&](uint64_t t0, platform::SpinWait& spin) {
-      if (graph_.abort_requested(me, r.ts)) return true;
+      if (graph_.abort_requested(me, r.ts)) {
+        cause = AbortCause::Deadlock;
+        return true;
+      }
       uint64_t now = platform::cycles();
       if (now - t0 > timeout_cycles_) return true;
       if (detect_ && now >= next_search) {
-        if (graph_.detect(me, r.ts)) return true;
+        if (graph_.detect(me, r.ts)) {
+          cause = AbortCause::Deadlock;
+          return true;
+        }
         now = platform::cycles();
         next_search = now + search_cycles_;
       }
@@ -149,7 +159,7 @@ class DlDetect final : public QueuedLocking<DlDetect> {
       return false;
     });
     graph_.clear(me);
-    return granted;
+    return granted ? Rc::Ok : t.abort_for(cause);
   }
 
   uint64_t timeout_cycles_;

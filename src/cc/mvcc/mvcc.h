@@ -72,6 +72,8 @@ class Mvcc final {
       .waits = true,                 // an access waits for an older pending write
       .keeps_versions = true,        // older versions stay readable until no transaction can see them
       .weaker_isolation = true,      // snapshot and read committed read versions ordered by commit
+      .causes = abort_causes(
+          {AbortCause::TimestampOrder, AbortCause::LockConflict, AbortCause::VersionTooNew, AbortCause::Phantom}),
   };
 
   // An older version of a row; its data follows the struct.
@@ -243,7 +245,7 @@ class Mvcc final {
     }
     Version* v = m.older;
     while (v != nullptr && v->wts > ts) v = v->older;
-    if (v == nullptr) return Rc::Abort;  // the row was inserted after this transaction's timestamp
+    if (v == nullptr) return t.abort_for(AbortCause::VersionTooNew);  // inserted after this transaction's timestamp
     t.snapshot_version(a, v->data(), v->writer);
     return Rc::Ok;
   }
@@ -253,8 +255,8 @@ class Mvcc final {
   // snapshot, a version newer than the snapshot is committed (first
   // committer wins). Row latch held.
   Rc prewrite_committed(auto& t, auto& a, RowMeta& m) {
-    if (m.pending.load(platform::memory_order_relaxed) != kNoTimestamp) return Rc::Abort;
-    if (isolation_ == Isolation::Snapshot && m.wts > t.meta().ts) return Rc::Abort;
+    if (m.pending.load(platform::memory_order_relaxed) != kNoTimestamp) return t.abort_for(AbortCause::LockConflict);
+    if (isolation_ == Isolation::Snapshot && m.wts > t.meta().ts) return t.abort_for(AbortCause::VersionTooNew);
     m.pending.store(t.meta().ts, platform::memory_order_relaxed);
     a.cc.prewrite = true;
     return Rc::Ok;

@@ -24,6 +24,7 @@ class NoWait final {
       .uses_latch = false,            // the row lock is one word taken with compare-and-swap
       .waits = false,                 // a conflict aborts, it never queues
       .writes_in_place = true,        // a written row is locked exclusively until the end (strict 2PL)
+      .causes = abort_causes({AbortCause::LockConflict}),
   };
   static constexpr uint64_t kExclusive = uint64_t{1} << 63;  // else: the count of readers
 
@@ -44,7 +45,7 @@ class NoWait final {
     auto& word = t.row_meta(a.row).word;
     uint64_t v = word.load(platform::memory_order_relaxed);
     do {
-      if ((v & kExclusive) != 0) return Rc::Abort;
+      if ((v & kExclusive) != 0) return t.abort_for(AbortCause::LockConflict);
     } while (!word.compare_exchange_weak(v, v + 1, platform::memory_order_acquire, platform::memory_order_relaxed));
     a.cc.held = Held::Shared;
     t.view_in_place(a);
@@ -55,7 +56,7 @@ class NoWait final {
     uint64_t expected = 0;
     if (!t.row_meta(a.row).word.compare_exchange_strong(expected, kExclusive, platform::memory_order_acquire,
                                                         platform::memory_order_relaxed)) {
-      return Rc::Abort;
+      return t.abort_for(AbortCause::LockConflict);
     }
     a.cc.held = Held::Exclusive;
     t.write_in_place(a);
@@ -67,7 +68,7 @@ class NoWait final {
     uint64_t expected = 1;
     if (!t.row_meta(a.row).word.compare_exchange_strong(expected, kExclusive, platform::memory_order_acquire,
                                                         platform::memory_order_relaxed)) {
-      return Rc::Abort;
+      return t.abort_for(AbortCause::LockConflict);
     }
     a.cc.held = Held::Exclusive;
     return Rc::Ok;

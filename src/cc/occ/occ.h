@@ -42,6 +42,7 @@ class Occ final {
       .allocates_timestamps = true,  // a start and a validation timestamp per attempt
       .uses_latch = false,           // the row word packs the version and a compare-and-swap latch
       .waits = true,                 // a read waits while a committer installs the row
+      .causes = abort_causes({AbortCause::ReadValidation}),
   };
 
   struct RowMeta {
@@ -91,9 +92,11 @@ class Occ final {
       const auto& m = t.row_meta(a.row);
       // Sequentially consistent, as is the latching: two committers that each
       // latched a row the other read must not both see the other's row free.
-      if (!a.cc.locked && m.latch.load(platform::memory_order_seq_cst) == kExclusive) return Rc::Abort;
+      if (!a.cc.locked && m.latch.load(platform::memory_order_seq_cst) == kExclusive) {
+        return t.abort_for(AbortCause::ReadValidation);
+      }
       const Timestamp now = m.wts.load(platform::memory_order_seq_cst);
-      if (now != a.cc.observed || now > start_ts) return Rc::Abort;
+      if (now != a.cc.observed || now > start_ts) return t.abort_for(AbortCause::ReadValidation);
     }
 
     install_and_publish(t, [&](RowMeta& m) {

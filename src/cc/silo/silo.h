@@ -61,6 +61,7 @@ class Silo final {
       .allocates_timestamps = false,  // TIDs are derived from the rows read and the global epoch
       .uses_latch = false,            // the lock is a bit of the row's TID word
       .waits = true,                  // a read waits while a committer holds the row
+      .causes = abort_causes({AbortCause::ReadValidation}),
   };
 
   // TID word layout (Silo §4.2: epoch | sequence | status bits; abyss keeps
@@ -152,8 +153,9 @@ class Silo final {
     for (auto& a : t.accesses()) {
       if (a.type == AccessType::Insert) continue;
       const uint64_t now = t.row_meta(a.row).tid.load(platform::memory_order_seq_cst);
-      if ((now & ~kLockBit) != a.cc.observed) return Rc::Abort;     // changed since copied
-      if ((now & kLockBit) != 0 && !a.cc.locked) return Rc::Abort;  // being changed by another committer
+      if ((now & ~kLockBit) != a.cc.observed) return t.abort_for(AbortCause::ReadValidation);  // changed since copied
+      // Being changed by another committer.
+      if ((now & kLockBit) != 0 && !a.cc.locked) return t.abort_for(AbortCause::ReadValidation);
       max_seen = std::max(max_seen, a.cc.observed);
     }
 

@@ -75,6 +75,7 @@ class Tictoc final {
       .allocates_timestamps = false,  // commit timestamps are computed from the rows accessed
       .uses_latch = false,            // the lock is a bit of the row's timestamp word
       .waits = true,                  // a read waits while a committer holds the row
+      .causes = abort_causes({AbortCause::ReadValidation, AbortCause::WriteValidation}),
   };
 
   // Timestamp word layout (TicToc §3.6): [lock:1][delta:15][wts:48]. A row's
@@ -158,7 +159,7 @@ class Tictoc final {
       commit_ts = std::max(commit_ts, rts_of(word) + 1);
       return true;
     });
-    if (!locked) return Rc::Abort;  // abort() releases what was taken
+    if (!locked) return t.abort_for(AbortCause::WriteValidation);  // abort() releases what was taken
     // Step 2, reads: no earlier than any version read (written rows were
     // copied too, but their wts <= rts < commit_ts already).
     for (auto& a : t.accesses()) {
@@ -168,7 +169,7 @@ class Tictoc final {
     // Step 3: validate every row read or written.
     for (auto& a : t.accesses()) {
       if (a.type == AccessType::Insert) continue;
-      if (!validate(t.row_meta(a.row), a.cc, commit_ts)) return Rc::Abort;
+      if (!validate(t.row_meta(a.row), a.cc, commit_ts)) return t.abort_for(AbortCause::ReadValidation);
     }
     t.meta().commit_ts = commit_ts;
 

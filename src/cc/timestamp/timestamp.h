@@ -38,6 +38,7 @@ class BasicTimestampOrdering final {
       .allocates_timestamps = true,  // every attempt takes a new timestamp that orders it
       .uses_latch = true,            // a row's timestamps and pending pre-write sit behind a latch
       .waits = true,                 // an access waits for an older pending pre-write
+      .causes = abort_causes({AbortCause::TimestampOrder, AbortCause::LockConflict}),
   };
 
   using RowMeta = ToRowMeta;
@@ -55,7 +56,7 @@ class BasicTimestampOrdering final {
   Rc read(auto& t, auto& a) {
     auto& m = t.row_meta(a.row);
     return after_older_writes(t, m, latch_, [&] {
-      if (t.meta().ts < m.wts) return Rc::Abort;
+      if (t.meta().ts < m.wts) return t.abort_for(AbortCause::TimestampOrder);
       read_newest(t, a, m);
       return Rc::Ok;
     });

@@ -27,6 +27,7 @@ class WaitDie final : public QueuedLocking<WaitDie> {
       .uses_latch = true,            // the row's lock queue sits behind a latch
       .waits = true,                 // an older requester queues for the lock
       .writes_in_place = true,       // a written row is locked exclusively until the end (strict 2PL)
+      .causes = abort_causes({AbortCause::WaitDie, AbortCause::LockConflict}),
   };
 
   WaitDie(const Config& config, uint32_t /*workers*/) : QueuedLocking(config) {}
@@ -41,7 +42,7 @@ class WaitDie final : public QueuedLocking<WaitDie> {
 
   Rc acquire(auto& t, auto& a, LockMode mode) {
     return request(
-        t, a, mode,
+        t, a, mode, AbortCause::WaitDie,
         [](const LockRequest& r, const RowLock& lock) {
           bool older_than_all = true;
           lock.for_each_request([&](const LockRequest& o) { older_than_all &= r.ts < o.ts; });
@@ -50,7 +51,7 @@ class WaitDie final : public QueuedLocking<WaitDie> {
         [&](const LockRequest& r) {
           // Never gives up: everyone it waits for is younger and cannot wait back.
           (void)wait_for_grant(t.worker(), r, [](uint64_t) { return false; });
-          return true;
+          return Rc::Ok;
         });
   }
 };

@@ -32,6 +32,7 @@ class WoundWait final : public QueuedLocking<WoundWait> {
       .uses_latch = true,            // the row's lock queue sits behind a latch
       .waits = true,                 // a younger requester queues for the lock
       .writes_in_place = true,       // a written row is locked exclusively until the end (strict 2PL)
+      .causes = abort_causes({AbortCause::Wound, AbortCause::LockConflict}),
   };
 
   WoundWait(const Config& config, uint32_t workers) : QueuedLocking(config), wounded_(new Slot[workers]) {}
@@ -46,7 +47,7 @@ class WoundWait final : public QueuedLocking<WoundWait> {
 
   // A wounded transaction aborts at its next access, an upgrade included.
   Rc upgrade(auto& t, auto& a) {
-    if (is_wounded(t)) return Rc::Abort;
+    if (is_wounded(t)) return t.abort_for(AbortCause::Wound);
     return QueuedLocking::upgrade(t, a);
   }
 
@@ -60,9 +61,9 @@ class WoundWait final : public QueuedLocking<WoundWait> {
   bool is_wounded(auto& t) const { return wounded_[t.worker().id.value].flag.load(platform::memory_order_acquire); }
 
   Rc acquire(auto& t, auto& a, LockMode mode) {
-    if (is_wounded(t)) return Rc::Abort;
+    if (is_wounded(t)) return t.abort_for(AbortCause::Wound);
     return request(
-        t, a, mode,
+        t, a, mode, AbortCause::Unnamed,  // never refused: a conflict wounds or waits
         [&](const LockRequest& r, const RowLock& lock) {
           lock.for_each_request([&](const LockRequest& o) {
             if (o.ts > r.ts) wounded_[o.worker.value].flag.store(true, platform::memory_order_release);
@@ -70,7 +71,11 @@ class WoundWait final : public QueuedLocking<WoundWait> {
           return true;
         },
         // Wait, unless wounded meanwhile; abort() then drops the request.
-        [&](const LockRequest& r) { return wait_for_grant(t.worker(), r, [&](uint64_t) { return is_wounded(t); }); });
+        [&](const LockRequest& r) {
+          return wait_for_grant(t.worker(), r, [&](uint64_t) { return is_wounded(t); })
+                     ? Rc::Ok
+                     : t.abort_for(AbortCause::Wound);
+        });
   }
 
   std::unique_ptr<Slot[]> wounded_;
