@@ -229,17 +229,18 @@ def _tables() -> dict[str, Any]:
         "SCHEMES": tuple(s["name"] for s in d["schemes"]),
         "WORKLOADS": tuple(w["name"] for w in d["workloads"]),
         "BREAKDOWN": tuple(d["breakdown"]),
+        "ABORT_CAUSES": tuple(d["abort_causes"]),
         "RUN_PARAMS": {p.name: p for p in (_param_of(k) for k in d["knobs"] if _in_config(k))},
         "WORKLOAD_METRICS": _workload_metrics(d),
     }
 
 
-_LAZY = ("SCHEMES", "WORKLOADS", "BREAKDOWN", "RUN_PARAMS", "WORKLOAD_METRICS")
+_LAZY = ("SCHEMES", "WORKLOADS", "BREAKDOWN", "ABORT_CAUSES", "RUN_PARAMS", "WORKLOAD_METRICS")
 
 
 def __getattr__(name: str) -> Any:
-    """SCHEMES, WORKLOADS, BREAKDOWN, RUN_PARAMS and WORKLOAD_METRICS, read
-    from the engine on first use.
+    """SCHEMES, WORKLOADS, BREAKDOWN, ABORT_CAUSES, RUN_PARAMS and
+    WORKLOAD_METRICS, read from the engine on first use.
 
     SCHEMES lists every scheme in registry order (the order of plot legends);
     RUN_PARAMS maps spec keys (flag names with `_` for `-`) to parameters, in

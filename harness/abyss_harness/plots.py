@@ -70,6 +70,24 @@ BREAKDOWN_COLOURS: dict[str, str] = {
     "other": "#f2d600",
 }
 
+#: abort cause -> colour (docs/metrics.md, "Abort causes"), stacked bottom-up
+#: in engine.ABORT_CAUSES order; `unnamed` black, as a defect should stand out.
+ABORT_CAUSE_COLOURS: dict[str, str] = {
+    "lock_conflict": "#e41a1c",
+    "wound": "#ff7f00",
+    "wait_die": "#f2d600",
+    "deadlock": "#a65628",
+    "timeout": "#f781bf",
+    "read_validation": "#377eb8",
+    "write_validation": "#80b1d3",
+    "timestamp_order": "#984ea3",
+    "phantom": "#4daf4a",
+    "version_too_new": "#1b9e77",
+    "version_too_old": "#66a61e",
+    "partition": "#999999",
+    "unnamed": "#000000",
+}
+
 #: Axis labels (with units) of the parameters a plot can put on x.
 X_LABELS: dict[str, str] = {
     "threads": "worker threads",
@@ -393,12 +411,23 @@ def plot_breakdown(df: pd.DataFrame, *, bar: str | None, title: str, stem: Path,
     """The stacked time breakdown: a group per scheme, a bar per `bar` value.
     `fractions` stacks each category's share of worker time to 1;
     `us_per_txn` stacks each category's worker time per committed
-    transaction (its seconds over all workers / commits), in µs."""
-    absolute = y == "us_per_txn"
-    cats = [c for c in engine.BREAKDOWN if f"frac_{c}" in df and df[f"frac_{c}"].notna().any()]
+    transaction (its seconds over all workers / commits), in µs;
+    `abort_causes` stacks the abort rate by cause: each cause's CC aborts
+    over the attempts (commits + CC aborts), so a bar is as tall as the
+    scheme's abort rate."""
+    causes = y == "abort_causes"
+    absolute = y in ("us_per_txn", "abort_causes")
+    colours = ABORT_CAUSE_COLOURS if causes else BREAKDOWN_COLOURS
     keys = ["cc"] + ([bar] if bar else [])
     df = df.copy()
-    if absolute:
+    if causes:
+        cats = [c for c in engine.ABORT_CAUSES if f"aborts_{c}" in df and (df[f"aborts_{c}"].fillna(0) > 0).any()]
+        attempts = (df["commits"] + df["cc_aborts"]).where(lambda s: s > 0)
+        for c in cats:
+            df[f"frac_{c}"] = df[f"aborts_{c}"] / attempts
+    else:
+        cats = [c for c in engine.BREAKDOWN if f"frac_{c}" in df and df[f"frac_{c}"].notna().any()]
+    if y == "us_per_txn":
         commits = df["commits"].where(df["commits"] > 0)
         for c in cats:
             df[f"frac_{c}"] = df[f"sec_{c}"] / commits * 1e6
@@ -429,7 +458,7 @@ def plot_breakdown(df: pd.DataFrame, *, bar: str | None, title: str, stem: Path,
     bottom = [0.0] * len(rows)
     for c in cats:
         vals = [float(r[f"frac_{c}"]) for r in rows]
-        ax.bar(pos, vals, bottom=bottom, width=0.9, color=BREAKDOWN_COLOURS.get(c, "#000000"),
+        ax.bar(pos, vals, bottom=bottom, width=0.9, color=colours.get(c, "#000000"),
                label=c, edgecolor="white", linewidth=0.3)
         bottom = [b + v for b, v in zip(bottom, vals)]
     ax.set_xticks(ticks)
@@ -447,7 +476,7 @@ def plot_breakdown(df: pd.DataFrame, *, bar: str | None, title: str, stem: Path,
         ax.set_xlabel("scheme")
     if absolute:
         ax.set_ylim(bottom=0)
-        ax.set_ylabel("worker time per commit (µs)")
+        ax.set_ylabel("abort rate, by cause" if causes else "worker time per commit (µs)")
     else:
         ax.set_ylim(0, 1)
         ax.set_ylabel("fraction of worker time")
@@ -455,7 +484,8 @@ def plot_breakdown(df: pd.DataFrame, *, bar: str | None, title: str, stem: Path,
     _legend(ax, None, reverse=True, below=0.42 if rotate else 0.3)
     plotted = pd.DataFrame(rows).reset_index(drop=True) if rows else med.iloc[0:0]
     if absolute:
-        plotted = plotted.rename(columns={f"frac_{c}": f"us_{c}" for c in cats})
+        prefix = "rate_" if causes else "us_"
+        plotted = plotted.rename(columns={f"frac_{c}": f"{prefix}{c}" for c in cats})
     return _save(fig, stem, plotted)
 
 
@@ -629,11 +659,11 @@ def _shown_where(p: PlotSpec, d: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
-def default_plots(axes: list[str], has_breakdown: bool) -> list[PlotSpec]:
+def default_plots(axes: list[str], has_breakdown: bool, has_aborts: bool = False) -> list[PlotSpec]:
     """Plots for results that name none: throughput against each swept
     numeric knob (threads first), one line per scheme, p99 latency against
-    threads, the latency CDF and tail per scheme at the most threads, and
-    the breakdown."""
+    threads, the latency CDF and tail per scheme at the most threads, the
+    breakdown, and the abort causes when runs aborted."""
     out: list[PlotSpec] = []
     series = "cc" if "cc" in axes else None
     knobs = [a for a in axes if a not in ("cc", "seed")]
@@ -654,6 +684,9 @@ def default_plots(axes: list[str], has_breakdown: bool) -> list[PlotSpec]:
     if has_breakdown and series:
         out.append(PlotSpec(kind="breakdown", y="fractions", bar="threads" if "threads" in axes else None,
                             name="breakdown"))
+    if has_aborts and series:
+        out.append(PlotSpec(kind="breakdown", y="abort_causes", bar="threads" if "threads" in axes else None,
+                            name="abort-causes"))
     return out
 
 
@@ -663,7 +696,8 @@ def _title(p: PlotSpec, sweep: dict[str, Any], several: bool) -> str:
     head = sweep.get("title") or sweep["label"]
     if p.title:
         return f"{p.title} ({head})" if several else p.title
-    what = {"breakdown": "time breakdown" + (" per commit" if p.y == "us_per_txn" else ""),
+    what = {"breakdown": "abort causes" if p.y == "abort_causes"
+            else "time breakdown" + (" per commit" if p.y == "us_per_txn" else ""),
             "cdf": "latency distribution", "tail": "tail latency"}.get(p.kind)
     what = what or metric_label(p.y)[0].split(" (")[0]
     if p.kind == "timeseries":
@@ -683,7 +717,9 @@ def render_experiment(exp: store.Experiment, out_dir: Path, size: str | None = N
     sweeps = exp.sweeps()
     all_axes = list(dict.fromkeys(a for s in sweeps for a in s["axes"]))
     has_bd = not exp.runs.empty and "frac_useful" in exp.runs and exp.runs["frac_useful"].notna().any()
-    plot_specs = [_plot_from_dict(p) for p in spec.get("plots", [])] or default_plots(all_axes, has_bd)
+    has_aborts = not exp.runs.empty and "cc_aborts" in exp.runs and "aborts_unnamed" in exp.runs \
+        and (exp.runs["cc_aborts"].fillna(0) > 0).any()
+    plot_specs = [_plot_from_dict(p) for p in spec.get("plots", [])] or default_plots(all_axes, has_bd, has_aborts)
     figures: list[Figure] = []
     for p in plot_specs:
         if exp.runs.empty:

@@ -38,8 +38,9 @@ PLOT_KEYS = ("kind", "x", "y", "series", "bar", "where", "title", "logx", "logy"
 #: Figure sizes (plots.FIGURE_SIZES): a report's, a paper's single column, a paper's page width.
 PLOT_SIZES = ("screen", "column", "page")
 PLOT_KINDS = ("lines", "bars", "breakdown", "timeseries", "cdf", "tail")
-#: What a breakdown stacks: shares of worker time, or µs of worker time per commit.
-BREAKDOWN_Y = ("fractions", "us_per_txn")
+#: What a breakdown stacks: shares of worker time, µs of worker time per
+#: commit, or the abort rate split by the causes the schemes named.
+BREAKDOWN_Y = ("fractions", "us_per_txn", "abort_causes")
 #: `where` values that pick the largest or smallest value of a numeric parameter in each sweep.
 EXTREMES = ("max", "min")
 #: What a timeseries plot can show over a run's window (its samples).

@@ -103,6 +103,9 @@ def flatten_run(doc: dict[str, Any]) -> dict[str, Any]:
     for cat, v in res.get("breakdown", {}).items():
         row[f"frac_{cat}"] = v.get("fraction")
         row[f"sec_{cat}"] = v.get("seconds")
+    # The CC aborts by the cause the scheme named (docs/metrics.md, "Abort causes").
+    for cause, n in res.get("abort_causes", {}).items():
+        row[f"aborts_{cause}"] = n
     for tname, t in res.get("per_type", {}).items():
         for counter in ("commits", "cc_aborts", "logical_aborts", "throughput", "abort_rate"):
             row[f"type_{tname}_{counter}"] = t.get(counter)

@@ -67,6 +67,9 @@ def fake_report(argv: list[str]) -> dict[str, Any]:
     results: dict[str, Any] = {
         "seconds": seconds, "throughput": throughput, "commits": int(throughput * seconds),
         "cc_aborts": salt, "logical_aborts": 0, "abort_rate": salt / (salt + throughput * seconds),
+        # Two thirds of the aborts a lock conflict, the rest read validation.
+        "abort_causes": {c: {"lock_conflict": salt - salt // 3, "read_validation": salt // 3}.get(c, 0)
+                         for c in engine.ABORT_CAUSES},
         "load_seconds": 0.1, "rss_after_load_bytes": 1 << 20, "rss_at_end_bytes": 2 << 20,
         "latency_us": lat,
         "per_type": {t: {"commits": per_type, "cc_aborts": 0, "logical_aborts": 0,

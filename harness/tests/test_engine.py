@@ -42,6 +42,7 @@ def test_params_are_the_engines_knob_table() -> None:
     assert engine.SCHEMES == tuple(s["name"] for s in d["schemes"])
     assert set(plots.scheme_style()) == set(engine.SCHEMES)
     assert engine.BREAKDOWN == tuple(d["breakdown"])
+    assert engine.ABORT_CAUSES == tuple(d["abort_causes"])
 
 
 @needs_engine

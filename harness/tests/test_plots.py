@@ -32,6 +32,20 @@ def test_every_scheme_has_its_own_colour_and_marker() -> None:
     assert set(plots.BREAKDOWN_COLOURS) == set(engine.BREAKDOWN)
 
 
+def test_abort_causes_stack_to_the_abort_rate(tmp_path: Path) -> None:
+    """A bar per scheme, as tall as its abort rate, split by the causes that occurred."""
+    df = frame()
+    df["cc_aborts"] = 300
+    df["commits"] = 700
+    for c in engine.ABORT_CAUSES:
+        df[f"aborts_{c}"] = {"lock_conflict": 200, "wound": 100}.get(c, 0)
+    files = plots.plot_breakdown(df, bar="threads", title="t", stem=tmp_path / "causes", y="abort_causes")
+    data = pd.read_csv(files[-1])
+    assert set(c for c in data.columns if c.startswith("rate_")) == {"rate_lock_conflict", "rate_wound"}
+    assert ((data["rate_lock_conflict"] + data["rate_wound"] - 0.3).abs() < 1e-9).all()
+    assert set(plots.ABORT_CAUSE_COLOURS) == set(engine.ABORT_CAUSES)
+
+
 @pytest.mark.parametrize("kind", ["lines", "bars", "breakdown"])
 def test_plot_writes_png_and_svg(tmp_path: Path, kind: str) -> None:
     df = frame()

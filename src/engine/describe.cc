@@ -97,8 +97,10 @@ nlohmann::json describe_json() {
   for (const WorkloadInfo& w : workloads()) workloads_json.push_back(workload_json(w));
   nlohmann::json breakdown = nlohmann::json::array();
   for (std::size_t c = 0; c < kTimeCats; c++) breakdown.push_back(kTimeCatNames[c]);
-  return {{"git_rev", git_rev()}, {"build_type", build_type()}, {"schemes", schemes}, {"workloads", workloads_json},
-          {"knobs", knobs},       {"breakdown", breakdown}};
+  nlohmann::json causes = nlohmann::json::array();
+  for (std::string_view name : kAbortCauseNames) causes.push_back(name);
+  return {{"git_rev", git_rev()}, {"build_type", build_type()}, {"schemes", schemes},    {"workloads", workloads_json},
+          {"knobs", knobs},       {"breakdown", breakdown},     {"abort_causes", causes}};
 }
 
 std::string describe_text() {
