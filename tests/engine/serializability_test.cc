@@ -351,10 +351,14 @@ TEST(IsolationLevels, EachWeakerLevelOfMvccHoldsExactlyThatLevel) {
       for (const ConsistencyCheck& k : r.checks) EXPECT_TRUE(k.held) << name << ": " << k.name << ": " << k.detail;
       continue;
     }
-    const check::Report report = run_until(c, not_serializable);
+    // A short run may show only anomalies a stronger level also admits (read
+    // committed's first cycle may be a write skew), so it goes on until the
+    // history falls to the level asked for.
+    const check::Level expected = level == Isolation::Snapshot ? check::Level::Snapshot : check::Level::ReadCommitted;
+    const check::Report report =
+        run_until(c, [expected](const check::Report& k, const RunResult&) { return k.strongest_level() >= expected; });
     const check::Level held = report.strongest_level();
-    EXPECT_EQ(held, level == Isolation::Snapshot ? check::Level::Snapshot : check::Level::ReadCommitted)
-        << name << ": " << report.summary();
+    EXPECT_EQ(held, expected) << name << ": " << report.summary();
     if (level == Isolation::Snapshot) {
       EXPECT_GT(report.count(check::Phenomenon::G2Item), 0u) << report.summary();
     }
