@@ -43,9 +43,9 @@ nlohmann::json breakdown_json(const WorkerStats& s) {
 }
 
 // The CC aborts by cause, every cause named, zeros included.
-nlohmann::json abort_causes_json(const TypeStats& ts) {
+nlohmann::json abort_causes_json(const AbortCauseArray& by_cause) {
   nlohmann::json j = nlohmann::json::object();
-  for (std::size_t k = 0; k < kAbortCauses; k++) j[std::string(kAbortCauseNames[k])] = ts.aborts_by_cause[k];
+  for (std::size_t k = 0; k < kAbortCauses; k++) j[std::string(kAbortCauseNames[k])] = by_cause[k];
   return j;
 }
 
@@ -159,7 +159,7 @@ nlohmann::json report_json(const RunResult& r) {
   }
   for (std::size_t c = 0; c < kCounters; c++) res[std::string(kCounterNames[c])] = r.count(static_cast<Counter>(c));
   res["abort_rate"] = r.abort_rate();
-  res["abort_causes"] = abort_causes_json(r.all_types());
+  res["abort_causes"] = abort_causes_json(r.aborts_by_cause());
   res["load_seconds"] = r.load_seconds;
   if (r.config.log.recover) {
     res["recovery"] = {{"durable_epoch", r.recovery.durable_epoch},   {"records_applied", r.recovery.records_applied},
@@ -199,7 +199,7 @@ nlohmann::json report_json(const RunResult& r) {
     for (std::size_t c = 0; c < kCounters; c++) tj[std::string(kCounterNames[c])] = ts.counters[c];
     tj["throughput"] = r.seconds > 0 ? static_cast<double>(ts[Counter::Commits]) / r.seconds : 0.0;
     tj["abort_rate"] = ts.abort_rate();
-    tj["abort_causes"] = abort_causes_json(ts);
+    tj["abort_causes"] = abort_causes_json(ts.aborts_by_cause);
     tj["latency_us"] = latency_json(ts.latency);
     tj["latency_histogram"] = histogram_json(ts.latency);
     res["per_type"][std::string(r.type_names[t])] = tj;
@@ -274,18 +274,18 @@ void print_report(const RunResult& r, std::FILE* out) {
                static_cast<unsigned long long>(r.count(Counter::CcAborts)), r.abort_rate());
   if (const uint64_t aborts = r.count(Counter::CcAborts); aborts > 0) {
     // Each cause that occurred, the most frequent first, with its share.
-    const TypeStats all = r.all_types();
+    const AbortCauseArray by_cause = r.aborts_by_cause();
     std::array<std::size_t, kAbortCauses> order{};
     for (std::size_t k = 0; k < kAbortCauses; k++) order[k] = k;
     std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return all.aborts_by_cause[a] > all.aborts_by_cause[b]; });
+                     [&](std::size_t a, std::size_t b) { return by_cause[a] > by_cause[b]; });
     std::string line;
     for (std::size_t k : order) {
-      if (all.aborts_by_cause[k] == 0) continue;
+      if (by_cause[k] == 0) continue;
       char part[96];
       std::snprintf(part, sizeof part, "%s%s %llu (%.1f%%)", line.empty() ? "" : ", ",
-                    std::string(kAbortCauseNames[k]).c_str(), static_cast<unsigned long long>(all.aborts_by_cause[k]),
-                    100.0 * static_cast<double>(all.aborts_by_cause[k]) / static_cast<double>(aborts));
+                    std::string(kAbortCauseNames[k]).c_str(), static_cast<unsigned long long>(by_cause[k]),
+                    100.0 * static_cast<double>(by_cause[k]) / static_cast<double>(aborts));
       line += part;
     }
     std::fprintf(out, "  by cause     %s\n", line.c_str());

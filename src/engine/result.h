@@ -110,10 +110,11 @@ struct RunResult {
     for (const auto& t : total.types) n += t[c];
     return n;
   }
-  // Every type's counters and aborts by cause summed (and latencies merged).
-  TypeStats all_types() const {
-    TypeStats all;
-    for (const auto& t : total.types) all.merge(t);
+  // Every type's CC aborts by cause, summed.
+  AbortCauseArray aborts_by_cause() const {
+    AbortCauseArray all{};
+    for (const auto& t : total.types)
+      for (std::size_t k = 0; k < kAbortCauses; k++) all[k] += t.aborts_by_cause[k];
     return all;
   }
   // The breakdown's sampled attempts (--time-sample): the fewest one worker
@@ -135,11 +136,7 @@ struct RunResult {
   }
   double throughput() const { return seconds > 0 ? static_cast<double>(count(Counter::Commits)) / seconds : 0; }
   // Fraction of attempts that a CC abort ended.
-  double abort_rate() const {
-    const double c = static_cast<double>(count(Counter::Commits));
-    const double a = static_cast<double>(count(Counter::CcAborts));
-    return c + a > 0 ? a / (c + a) : 0;
-  }
+  double abort_rate() const { return abyss::abort_rate(count(Counter::Commits), count(Counter::CcAborts)); }
   double fraction(TimeCat cat) const {
     return total.total_cycles > 0 ? static_cast<double>(total[cat]) / static_cast<double>(total.total_cycles) : 0;
   }

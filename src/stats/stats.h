@@ -46,21 +46,22 @@ inline constexpr std::array<std::string_view, kCounters> kCounterNames = {"commi
                                                                           "acknowledged"};
 
 using TimeArray = std::array<uint64_t, kTimeCats>;
+using AbortCauseArray = std::array<uint64_t, kAbortCauses>;
+
+// The share of attempts the scheme aborted: cc_aborts / (commits + cc_aborts).
+inline double abort_rate(uint64_t commits, uint64_t cc_aborts) {
+  return commits + cc_aborts > 0 ? static_cast<double>(cc_aborts) / static_cast<double>(commits + cc_aborts) : 0;
+}
 
 struct TypeStats {
   std::array<uint64_t, kCounters> counters{};
   // The CC aborts by the cause the scheme named; they sum to cc_aborts.
-  std::array<uint64_t, kAbortCauses> aborts_by_cause{};
+  AbortCauseArray aborts_by_cause{};
   Histogram latency;  // nanoseconds, first attempt start to acknowledgement
 
   uint64_t& operator[](Counter c) { return counters[static_cast<std::size_t>(c)]; }
   uint64_t operator[](Counter c) const { return counters[static_cast<std::size_t>(c)]; }
-  // The share of attempts the scheme aborted: cc_aborts / (commits + cc_aborts).
-  double abort_rate() const {
-    const double c = static_cast<double>((*this)[Counter::Commits]);
-    const double a = static_cast<double>((*this)[Counter::CcAborts]);
-    return c + a > 0 ? a / (c + a) : 0;
-  }
+  double abort_rate() const { return abyss::abort_rate((*this)[Counter::Commits], (*this)[Counter::CcAborts]); }
   uint64_t aborts(AbortCause c) const { return aborts_by_cause[static_cast<std::size_t>(c)]; }
   void merge(const TypeStats& o) {
     for (std::size_t i = 0; i < kCounters; i++) counters[i] += o.counters[i];

@@ -267,12 +267,6 @@ class Txn final {
 
   // ---- the runner's side ---------------------------------------------------
 
-  // Answers Abort, naming why: the scheme's hooks (and Txn's own checks)
-  // abort through this, and the run counts the cause (AbortCause).
-  Rc abort_for(AbortCause cause) {
-    abort_cause_ = cause;
-    return Rc::Abort;
-  }
   // Why the attempt aborted: the last cause named since begin(), Unnamed if none.
   AbortCause abort_cause() const { return abort_cause_; }
 
@@ -329,6 +323,12 @@ class Txn final {
 
   // ---- the scheme's side ---------------------------------------------------
 
+  // Answers Abort, naming why: the scheme's hooks (and Txn's own checks)
+  // abort through this, and the run counts the cause (AbortCause).
+  Rc abort_for(AbortCause cause) {
+    abort_cause_ = cause;
+    return Rc::Abort;
+  }
   Worker& worker() { return w_; }
   const RowLayout& layout() const { return layout_; }
   std::vector<AccessT>& accesses() { return accesses_; }
