@@ -280,6 +280,7 @@ class Txn final {
     next_key_writes_ = false;
     scanned_ = false;
     commit_epoch_ = 0;
+    commit_id_ = TxnId{};
     logged_ = false;
     w_.scratch.reset();
     if (w_.epochs != nullptr) enter_epoch();
@@ -379,16 +380,26 @@ class Txn final {
   // before-image), with no copy to install. A run with a log copies instead
   // (snapshot()): its fuzzy checkpoint reads rows while transactions run and
   // must never see data that is not committed.
+  //
+  // A scheme with dirty_writes (none) holds nothing: the row names this
+  // transaction as its writer from here, under the commit id it takes at its
+  // first such write, so whoever reads the data before it commits (or after
+  // it rolled back) names it.
   void write_in_place(AccessT& a) {
     static_assert(CC::kTraits.writes_in_place, "abort() puts back in-place writes only for such schemes");
     if (w_.log != nullptr) return snapshot(a);
     const uint32_t size = a.table->schema().size();
     if (a.undo == nullptr) a.undo = static_cast<char*>(w_.scratch.allocate(size, 64));
     touch_row(a, platform::Access::Write);
-    a.seen = RowLayout::header(a.row).writer;
+    RowHeader& h = RowLayout::header(a.row);
+    a.seen = TxnId{platform::load_shared_word(h.writer.value)};
     std::memcpy(a.undo, layout_.data(a.row), size);
     a.local = layout_.data(a.row);
     a.view = a.local;
+    if constexpr (CC::kTraits.dirty_writes) {
+      if (commit_id_.value == 0) commit_id_ = w_.next_commit_id();
+      platform::store_shared_word(h.writer.value, commit_id_.value);
+    }
   }
 
   // Copies an older version of the row (MVCC), written by `writer`.
@@ -407,7 +418,8 @@ class Txn final {
   // while it holds whatever makes the install safe.
   void install_all() {
     if (w_.log == nullptr) [[likely]] {
-      commit_id_ = w_.next_commit_id();
+      // A transaction with dirty writes named itself in rows already.
+      if (!CC::kTraits.dirty_writes || commit_id_.value == 0) commit_id_ = w_.next_commit_id();
     } else {
       commit_id_ = ordered_commit_id();
       build_record();
@@ -420,8 +432,9 @@ class Txn final {
           break;
         case AccessType::Write:
           if (a.undo != nullptr) {  // written in place: only the header changes now
-            platform::touch(&h, sizeof(RowHeader), platform::Access::Write);
             if (a.table->index_count() > 1) refuse_key_change(a, a.undo);
+            if (CC::kTraits.dirty_writes) break;  // it names its writer since the write
+            platform::touch(&h, sizeof(RowHeader), platform::Access::Write);
           } else {
             touch_row(a, platform::Access::Write);
             if (a.table->index_count() > 1) refuse_key_change(a, layout_.data(a.row));
@@ -581,12 +594,16 @@ class Txn final {
     return Rc::Ok;
   }
 
-  // Puts back the rows written in place.
+  // Puts back the rows written in place (with dirty writes, their writers
+  // too).
   [[gnu::noinline]] void put_back() {
     for (AccessT& a : accesses_) {
       if (a.undo == nullptr) continue;
       touch_row(a, platform::Access::Write);
       std::memcpy(a.local, a.undo, a.table->schema().size());
+      if constexpr (CC::kTraits.dirty_writes) {
+        platform::store_shared_word(RowLayout::header(a.row).writer.value, a.seen.value);
+      }
     }
   }
 

@@ -1,7 +1,10 @@
 #pragma once
 // NONE: no concurrency control at all. The throughput upper bound (CC overhead
 // = 1 - tput(x) / tput(none)) and the proof that the serializability checker
-// can fail: under contention its histories contain lost updates and cycles.
+// can fail: under contention its histories contain lost updates, dirty reads
+// and cycles. A write changes the row in place at once, for every reader to
+// see, and names its writer there (dirty_writes); a rollback puts the row
+// back, even over a later writer's data.
 #include <string_view>
 
 #include "cc/traits.h"
@@ -18,6 +21,8 @@ class None final {
       .paper = "Abyss §3",
       .family = Family::None,
       .aborts = false,  // nothing ever conflicts: a row is read and written in place
+      .writes_in_place = true,
+      .dirty_writes = true,
   };
   struct RowMeta {};
   struct AccessMeta {};
@@ -31,7 +36,7 @@ class None final {
     return Rc::Ok;
   }
   Rc write(auto& t, auto& a) {
-    t.snapshot(a);
+    t.write_in_place(a);
     return Rc::Ok;
   }
   Rc upgrade(auto& /*t*/, auto& /*a*/) { return Rc::Ok; }
