@@ -21,6 +21,7 @@
 #include "check/history.h"
 #include "common/config.h"
 #include "engine/engine.h"
+#include "support/growing_window.h"
 #include "workload/scan/scan.h"
 #include "workload/smallbank/smallbank_config.h"
 #include "workload/tatp/tatp_config.h"
@@ -59,20 +60,27 @@ constexpr uint64_t kEnoughTransactions = 100;
 // with too few transactions and no anomaly is repeated with a window four
 // times longer, up to three times; an anomaly is decisive at any length.
 // `result`, when not null, receives the last run's result.
+struct Checked {
+  RunResult run;
+  check::Report report;
+};
+
 check::Report run_and_check(Config c, RunResult* result = nullptr) {
-  for (int attempt = 0;; attempt++) {
-    const RunResult r = run(c);
-    if (result != nullptr) *result = r;
-    check::Report report = check::check_history_file(c.history_path);
-    std::filesystem::remove(c.history_path);
-    // Every committed transaction of the whole run (warm-up included) is logged.
-    EXPECT_GE(report.transactions, r.count(Counter::Commits));
-    if (!report.serializable() || report.transactions > kEnoughTransactions || attempt == 3) {
-      EXPECT_GT(report.transactions, kEnoughTransactions) << "too few transactions to say anything";
-      return report;
-    }
-    c.duration_s *= 4;
-  }
+  const Checked got = test::grow_window(
+      c.duration_s,
+      [&](double duration_s) {
+        c.duration_s = duration_s;
+        Checked k{run(c), {}};
+        k.report = check::check_history_file(c.history_path);
+        std::filesystem::remove(c.history_path);
+        // Every committed transaction of the whole run (warm-up included) is logged.
+        EXPECT_GE(k.report.transactions, k.run.count(Counter::Commits));
+        return k;
+      },
+      [](const Checked& k) { return !k.report.serializable() || k.report.transactions > kEnoughTransactions; });
+  EXPECT_GT(got.report.transactions, kEnoughTransactions) << "too few transactions to say anything";
+  if (result != nullptr) *result = got.run;
+  return got.report;
 }
 
 // Runs `c` until `caught` holds of the run, each time with a window four
@@ -81,14 +89,17 @@ check::Report run_and_check(Config c, RunResult* result = nullptr) {
 // when not null, receives its result.
 template <class Caught>
 check::Report run_until(Config c, Caught caught, RunResult* result = nullptr) {
-  RunResult r;
-  check::Report report;
-  for (int attempt = 0; attempt < 4; attempt++, c.duration_s *= 4) {
-    report = run_and_check(c, &r);
-    if (caught(report, r)) break;
-  }
-  if (result != nullptr) *result = r;
-  return report;
+  const Checked got = test::grow_window(
+      c.duration_s,
+      [&](double duration_s) {
+        c.duration_s = duration_s;
+        Checked k;
+        k.report = run_and_check(c, &k.run);
+        return k;
+      },
+      [&](const Checked& k) { return caught(k.report, k.run); });
+  if (result != nullptr) *result = got.run;
+  return got.report;
 }
 
 bool not_serializable(const check::Report& report, const RunResult& /*r*/) { return !report.serializable(); }

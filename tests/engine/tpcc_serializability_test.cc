@@ -15,6 +15,7 @@
 #include "check/tpcc.h"
 #include "common/config.h"
 #include "engine/engine.h"
+#include "support/growing_window.h"
 #include "workload/tpcc/tpcc_config.h"
 
 namespace abyss {
@@ -56,25 +57,33 @@ Outcome run_one_warehouse(const std::string& s, bool before_tale = false, bool f
   c.warmup_s = 0.02;
   c.history_path = stem + ".jsonl";
   c.dump_dir = stem + "_dump";
-  for (int attempt = 0;; attempt++) {
-    fs::remove_all(c.dump_dir);
-    const RunResult r = run(c);
-    Outcome out{check::check_history_file(c.history_path), check::check_tpcc_dir(c.dump_dir)};
-    fs::remove(c.history_path);
-    fs::remove_all(c.dump_dir);
-    EXPECT_GE(out.history.transactions, r.count(Counter::Commits));
-    const uint64_t new_orders = r.total.types[0][Counter::Commits];
-    const uint64_t payments = r.total.types[1][Counter::Commits];
-    const bool enough = out.history.transactions > 100 && new_orders > 0 && payments > 0;
-    const bool failed = !out.history.serializable() || !out.consistency.all_pass();
-    if (enough || failed || attempt == 3) {
-      EXPECT_GT(out.history.transactions, 100u) << "too few transactions to say anything";
-      EXPECT_GT(new_orders, 0u) << "no NewOrder committed";
-      EXPECT_GT(payments, 0u) << "no Payment committed";
-      return out;
-    }
-    c.duration_s *= 4;
-  }
+  struct Checked {
+    Outcome out;
+    uint64_t new_orders = 0;
+    uint64_t payments = 0;
+  };
+  const Checked got = test::grow_window(
+      c.duration_s,
+      [&](double duration_s) {
+        c.duration_s = duration_s;
+        fs::remove_all(c.dump_dir);
+        const RunResult r = run(c);
+        Checked k{{check::check_history_file(c.history_path), check::check_tpcc_dir(c.dump_dir)},
+                  r.total.types[0][Counter::Commits],
+                  r.total.types[1][Counter::Commits]};
+        fs::remove(c.history_path);
+        fs::remove_all(c.dump_dir);
+        EXPECT_GE(k.out.history.transactions, r.count(Counter::Commits));
+        return k;
+      },
+      [](const Checked& k) {
+        const bool enough = k.out.history.transactions > 100 && k.new_orders > 0 && k.payments > 0;
+        return enough || !k.out.history.serializable() || !k.out.consistency.all_pass();
+      });
+  EXPECT_GT(got.out.history.transactions, 100u) << "too few transactions to say anything";
+  EXPECT_GT(got.new_orders, 0u) << "no NewOrder committed";
+  EXPECT_GT(got.payments, 0u) << "no Payment committed";
+  return got.out;
 }
 
 class TpccSerializable : public testing::TestWithParam<std::string> {};

@@ -11,6 +11,7 @@
 #include "common/zipf.h"
 #include "engine/engine.h"
 #include "storage/database.h"
+#include "support/growing_window.h"
 #include "workload/tatp/tatp.h"
 
 namespace abyss {
@@ -88,14 +89,19 @@ TEST(TatpRun, ARunKeepsItsChecksAndItsInsertsAndDeletesSucceed) {
   cfg.settings<TatpConfig>().subscribers = 1000;
   // Inserts are 2% of the mix: a slow build on a loaded machine needs a
   // longer window to try enough of them.
-  RunResult r;
-  uint64_t inserts = 0;
-  uint64_t failed = 0;
-  for (int attempt = 0; attempt < 5 && inserts + failed <= 100; attempt++, cfg.duration_s *= 3) {
-    r = run(cfg);
-    inserts = r.total.types[Tatp::InsertCallForwarding][Counter::Commits];
-    failed = r.total.types[Tatp::InsertCallForwarding][Counter::LogicalAborts];
-  }
+  const RunResult r = test::grow_window(
+      cfg.duration_s,
+      [&](double duration_s) {
+        cfg.duration_s = duration_s;
+        return run(cfg);
+      },
+      [](const RunResult& got) {
+        const TypeStats& t = got.total.types[Tatp::InsertCallForwarding];
+        return t[Counter::Commits] + t[Counter::LogicalAborts] > 100;
+      },
+      6, 3);
+  const uint64_t inserts = r.total.types[Tatp::InsertCallForwarding][Counter::Commits];
+  const uint64_t failed = r.total.types[Tatp::InsertCallForwarding][Counter::LogicalAborts];
   ASSERT_EQ(r.checks.size(), 2u);
   for (const ConsistencyCheck& k : r.checks) EXPECT_TRUE(k.held) << k.name << ": " << k.detail;
   ASSERT_GT(inserts + failed, 100u);

@@ -20,6 +20,7 @@
 #include "engine/engine.h"
 #include "platform/machine.h"
 #include "storage/database.h"
+#include "support/growing_window.h"
 #include "workload/tpcc/tpcc.h"
 
 namespace abyss {
@@ -293,14 +294,19 @@ TEST_P(TpccRun, ShortFullMixRunCommitsEveryTypeAndStaysConsistent) {
   // 1% of NewOrders roll back (2.4.2.3; the generator's rate is tested above):
   // at 1,000 NewOrders a run that saw none has odds of e^-10. A slow build (a
   // sanitizer's) runs fewer in the window, so the window grows until 1,000 ran.
-  RunResult r;
-  uint64_t new_orders = 0;
-  for (int attempt = 0; attempt < 4 && new_orders < 1000; attempt++, cfg.duration_s *= 4) {
-    fs::remove_all(cfg.dump_dir);
-    r = run(cfg);
-    ASSERT_EQ(r.type_names.size(), 5u);
-    new_orders = r.total.types[0][Counter::Commits] + r.total.types[0][Counter::LogicalAborts];
-  }
+  auto new_orders_of = [](const RunResult& got) {
+    return got.total.types[0][Counter::Commits] + got.total.types[0][Counter::LogicalAborts];
+  };
+  const RunResult r = test::grow_window(
+      cfg.duration_s,
+      [&](double duration_s) {
+        cfg.duration_s = duration_s;
+        fs::remove_all(cfg.dump_dir);
+        return run(cfg);
+      },
+      [&](const RunResult& got) { return new_orders_of(got) >= 1000; });
+  ASSERT_EQ(r.type_names.size(), 5u);
+  const uint64_t new_orders = new_orders_of(r);
   EXPECT_EQ(r.type_names[0], "new_order");
   EXPECT_EQ(r.type_names[2], "delivery");
   for (std::size_t t = 0; t < r.type_names.size(); t++) {
@@ -424,15 +430,16 @@ TEST(TpccMaterialize, QueriedRunsCommit) {
     cfg.settings<TpccConfig>().mix = {50, 50, 0, 0, 0};
     cfg.settings<TpccConfig>().inserts = inserts;
     cfg.settings<TpccConfig>().materialize = Materialize::Queried;
-    RunResult r;
-    for (const double duration : {0.05, 0.2, 0.8, 3.2}) {
-      cfg.duration_s = duration;
-      r = run(cfg);
-      if (r.total.types[Tpcc::kNewOrderTxn][Counter::Commits] > 0 &&
-          r.total.types[Tpcc::kPaymentTxn][Counter::Commits] > 0) {
-        break;
-      }
-    }
+    const RunResult r = test::grow_window(
+        0.05,
+        [&](double duration_s) {
+          cfg.duration_s = duration_s;
+          return run(cfg);
+        },
+        [](const RunResult& got) {
+          return got.total.types[Tpcc::kNewOrderTxn][Counter::Commits] > 0 &&
+                 got.total.types[Tpcc::kPaymentTxn][Counter::Commits] > 0;
+        });
     EXPECT_GT(r.total.types[Tpcc::kNewOrderTxn][Counter::Commits], 0u) << "inserts " << inserts;
     EXPECT_GT(r.total.types[Tpcc::kPaymentTxn][Counter::Commits], 0u) << "inserts " << inserts;
   }

@@ -12,6 +12,7 @@
 #include "common/zipf.h"
 #include "engine/engine.h"
 #include "storage/database.h"
+#include "support/growing_window.h"
 #include "workload/ycsb/ycsb.h"
 
 namespace abyss {
@@ -187,7 +188,11 @@ RunResult long_readers_run(const std::string& scheme, double duration_s) {
 }
 
 TEST(YcsbLongReaders, MvccsCommitWithoutAbortingWhileWritersRun) {
-  const RunResult r = long_readers_run("mvcc", 0.1);
+  // A window with no long reader (a twentieth of the mix, each a thousand
+  // reads) says nothing: it grows until one committed.
+  const RunResult r = test::grow_window(
+      0.1, [](double duration_s) { return long_readers_run("mvcc", duration_s); },
+      [](const RunResult& got) { return got.total.types[Ycsb::kLongRead][Counter::Commits] > 0; });
   const TypeStats& readers = r.total.types[Ycsb::kLongRead];
   EXPECT_GT(readers[Counter::Commits], 0u);
   EXPECT_EQ(readers[Counter::CcAborts], 0u);
@@ -197,12 +202,9 @@ TEST(YcsbLongReaders, MvccsCommitWithoutAbortingWhileWritersRun) {
 TEST(YcsbLongReaders, SilosAbortWhenAWriterChangedARowTheyRead) {
   // An abort needs a writer to commit during a reader's thousand reads: a
   // run without one is repeated with a window four times longer.
-  RunResult r;
-  double duration = 0.1;
-  for (int attempt = 0; attempt < 4; attempt++, duration *= 4) {
-    r = long_readers_run("silo", duration);
-    if (r.total.types[Ycsb::kLongRead][Counter::CcAborts] > 0) break;
-  }
+  const RunResult r = test::grow_window(
+      0.1, [](double duration_s) { return long_readers_run("silo", duration_s); },
+      [](const RunResult& got) { return got.total.types[Ycsb::kLongRead][Counter::CcAborts] > 0; });
   EXPECT_GT(r.total.types[Ycsb::kLongRead][Counter::CcAborts], 0u);
 }
 
