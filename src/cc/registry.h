@@ -7,8 +7,8 @@
 // scheme seam (cc/scheme.h) here, hook by hook.
 //
 // The order is the order of tables and plot legends: the no-CC bound, the
-// schemes of Abyss §2 as that paper lists them, the two of the Tale (§4), then
-// the serial reference.
+// schemes of Abyss §2 as that paper lists them, the two of the Tale (§4), the
+// serial reference, then the schemes published since.
 #include <array>
 #include <optional>
 #include <stdexcept>
@@ -26,6 +26,7 @@
 #include "cc/no_wait/no_wait.h"
 #include "cc/none/none.h"
 #include "cc/occ/occ.h"
+#include "cc/polaris/polaris.h"
 #include "cc/silo/silo.h"
 #include "cc/tictoc/tictoc.h"
 #include "cc/timestamp/timestamp.h"
@@ -65,6 +66,7 @@ using Registry = SchemeList<  //
     Hstore,                   //
     Silo,                     //
     Tictoc,                   //
-    GlobalLock>;
+    GlobalLock,               //
+    Polaris>;
 
 }  // namespace abyss::cc

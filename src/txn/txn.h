@@ -553,6 +553,7 @@ class Txn final {
       if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.read(*this, copy); }); rc != Rc::Ok) return rc;
       if (copy.seen != a.seen) return abort_for(AbortCause::ReadValidation);
       a.visited = false;
+      a.cc = copy.cc;  // the scheme's record of the copy (of the same version, seen later)
       a.local = copy.local;
       a.view = copy.view;
     }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cc/polaris/polaris.h"
 #include "cc/registry.h"
 #include "common/config.h"
 #include "common/types.h"
@@ -31,6 +32,9 @@ Config contended(const cc::SchemeTraits& t, double duration_s) {
   c.settings<YcsbConfig>().rows = 1000;
   c.settings<YcsbConfig>().theta = 0.9;
   c.settings<YcsbConfig>().req_per_txn = 8;
+  // POLARIS gives way to a higher priority only when priorities differ: a
+  // tenth of its transactions begin high.
+  c.settings<cc::PolarisConfig>().high_ratio = 0.1;
   return c;
 }
 

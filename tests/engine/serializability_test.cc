@@ -16,6 +16,7 @@
 
 #include "cc/dl_detect/dl_detect.h"
 #include "cc/mvcc/mvcc.h"
+#include "cc/polaris/polaris.h"
 #include "cc/schemes.h"
 #include "cc/silo/silo.h"
 #include "check/history.h"
@@ -154,6 +155,14 @@ void read_copy(Config& c) { c.read_copy = true; }
 void refresh_every_txn(Config& c) { c.settings<cc::MvccConfig>().refresh_every = 0; }
 void short_epoch(Config& c) { c.settings<cc::SiloConfig>().epoch_ms = 1; }
 void backoff_base(Config& c) { c.backoff_base_ns = 50; }
+// POLARIS with priorities in play: half the transactions high, and every
+// restart raising a transaction's priority.
+void high_priorities(Config& c) { c.settings<cc::PolarisConfig>().high_ratio = 0.5; }
+void rising_priorities(Config& c) {
+  c.settings<cc::PolarisConfig>().abort_threshold = 0;
+  c.settings<cc::PolarisConfig>().inc_every = 1;
+  c.backoff = BackoffKind::None;
+}
 void long_timeout(Config& c) { c.settings<cc::DlDetectConfig>().timeout_us = 100'000; }
 void batch_ts(Config& c) { (void)TsAllocConfig::parse("batch:16", c.ts_alloc); }
 void clock_ts(Config& c) { (void)TsAllocConfig::parse("clock", c.ts_alloc); }
@@ -266,6 +275,8 @@ std::vector<Case> every_scheme() {
   cases.push_back({"mvcc_refresh_every_txn", "mvcc", refresh_every_txn});
   cases.push_back({"silo_short_epoch", "silo", short_epoch});
   cases.push_back({"no_wait_short_backoff", "no_wait", backoff_base});
+  cases.push_back({"polaris_high_priorities", "polaris", high_priorities});
+  cases.push_back({"polaris_rising_priorities", "polaris", rising_priorities});
   return cases;
 }
 
