@@ -11,13 +11,10 @@
 //     transaction has already read that version or written the row (its
 //     version would have to go under theirs), and waits for an older pending
 //     write first. As in TIMESTAMP, at most one write is pending per row.
-// Old versions are garbage-collected whenever a row is accessed: each worker
-// publishes the timestamp of its current transaction (per worker, timestamps
-// only grow), and a version older than the newest one at or below the minimum
-// of those can never be read again. A worker recomputes that minimum, its
-// low-water mark, at its first begin, then skips --mvcc-refresh-every
-// (default 32) begins before the next recomputation (0: every begin). The
-// same mark lets a removed row's index entries go (reclaim()).
+// Old versions are garbage-collected whenever a row is accessed
+// (cc/common/versions.h); a worker recomputes its low-water mark every
+// --mvcc-refresh-every (default 32) begins. The same mark lets a removed
+// row's index entries go (reclaim()).
 //
 // --isolation snapshot and read-committed (docs/schemes.md, "Isolation
 // levels") keep the versions but order them by commit: a committer latches
@@ -40,8 +37,8 @@
 #include <string_view>
 #include <vector>
 
-#include "cc/common/atomic_timestamp.h"
 #include "cc/common/to_row.h"
+#include "cc/common/versions.h"
 #include "cc/traits.h"
 #include "common/config.h"
 #include "common/knob.h"
@@ -76,18 +73,7 @@ class Mvcc final {
           {AbortCause::TimestampOrder, AbortCause::LockConflict, AbortCause::VersionTooNew, AbortCause::Phantom}),
   };
 
-  // An older version of a row; its data follows the struct.
-  struct Version {
-    Timestamp wts;
-    TxnId writer;
-    Version* older;
-    uint32_t size;
-    char* data() { return reinterpret_cast<char*>(this + 1); }
-  };
-
-  struct RowMeta : ToRowMeta {
-    Version* older = nullptr;  // older versions, newest first
-  };
+  using RowMeta = VersionedRowMeta;
   using AccessMeta = ToAccessMeta;
   using TxnMeta = ToTxnMeta;
 
@@ -102,20 +88,12 @@ class Mvcc final {
   Mvcc(const Config& config, uint32_t workers)
       : latch_(config.latch),
         isolation_(config.isolation),
-        refresh_every_(config.settings<MvccConfig>().refresh_every),
-        slots_(workers) {}
+        versions_(workers, config.settings<MvccConfig>().refresh_every) {}
 
   Rc begin(auto& t, bool /*restart*/) {
     const Timestamp ts = t.worker().allocate_ts();
     t.meta().ts = ts;
-    Slot& s = slots_[t.worker().id.value];
-    s.active.store(ts, platform::memory_order_release);
-    if (s.until_refresh-- == 0) {
-      s.until_refresh = refresh_every_;
-      Timestamp low = ts;
-      for (const Slot& o : slots_) low = std::min(low, o.active.load(platform::memory_order_acquire));
-      s.low_water = low;
-    }
+    versions_.begin(t.worker().id.value, ts);
     return Rc::Ok;
   }
 
@@ -126,11 +104,11 @@ class Mvcc final {
     auto& m = t.row_meta(a.row);
     if (isolation_ != Isolation::Serializable) {
       platform::Latch::Guard g(m.latch, latch_);
-      collect(t, m);
+      versions_.collect(t, m);
       return read_as_of(t, a, m, isolation_ == Isolation::Snapshot ? ts : kNewest, false);
     }
     return after_older_writes(t, m, latch_, [&] {
-      collect(t, m);
+      versions_.collect(t, m);
       return read_as_of(t, a, m, ts, true);
     });
   }
@@ -139,12 +117,12 @@ class Mvcc final {
     if (isolation_ != Isolation::Serializable) {
       auto& m = t.row_meta(a.row);
       platform::Latch::Guard g(m.latch, latch_);
-      collect(t, m);
+      versions_.collect(t, m);
       if (Rc rc = prewrite_committed(t, a, m); rc != Rc::Ok) return rc;
       t.snapshot(a);
       return Rc::Ok;
     }
-    return write_after_older_writes(t, a, latch_, [&](RowMeta& m) { collect(t, m); });
+    return write_after_older_writes(t, a, latch_, [&](RowMeta& m) { versions_.collect(t, m); });
   }
 
   // Only a read of the newest version can become a write, and only if nothing
@@ -174,7 +152,7 @@ class Mvcc final {
       return Rc::Ok;
     }
     install_prewrites(
-        t, latch_, [&](auto& a, RowMeta& m) { keep_version(t, a, m); }, [&](RowMeta& m) { m.rts = t.meta().ts; });
+        t, latch_, [&](auto& a, RowMeta& m) { versions_.keep(t, a, m); }, [&](RowMeta& m) { m.rts = t.meta().ts; });
     return Rc::Ok;
   }
 
@@ -196,7 +174,7 @@ class Mvcc final {
   // when it looks again (txn/txn.h, scans). Answers whether it unlinked.
   bool reclaim(auto& t, Row* row, auto&& next, auto&& unlink) {
     ToRowMeta& m = t.row_meta(row);
-    const Timestamp low = slots_[t.worker().id.value].low_water;
+    const Timestamp low = versions_.low_water(t.worker().id.value);
     platform::Latch::Guard g(m.latch, latch_);
     if (m.pending.load(platform::memory_order_relaxed) != kNoTimestamp || m.wts >= low) return false;
     Row* after = next();
@@ -209,25 +187,9 @@ class Mvcc final {
   }
 
   // Versions held in rows' chains plus those free for reuse, for tests.
-  uint64_t versions_allocated() const {
-    uint64_t n = 0;
-    for (const Slot& s : slots_) n += s.allocated;
-    return n;
-  }
+  uint64_t versions_allocated() const { return versions_.allocated(); }
 
  private:
-  struct FreeList {
-    uint32_t size;
-    Version* head;
-  };
-  struct alignas(platform::kCacheLine) Slot {
-    AtomicTimestamp active;              // timestamp of this worker's latest transaction
-    Timestamp low_water = kNoTimestamp;  // owner only: lower bound of every active timestamp
-    uint32_t until_refresh = 0;
-    uint64_t allocated = 0;
-    std::vector<FreeList> free;  // owner only: by version size
-  };
-
   // Newer than any timestamp: read committed's reads see the newest version.
   static constexpr Timestamp kNewest{~uint64_t{0}};
 
@@ -235,7 +197,9 @@ class Mvcc final {
   // at `ts` when it is of the newest (serializable). A row with no such
   // version was inserted after `ts`. Row latch held.
   Rc read_as_of(auto& t, auto& a, RowMeta& m, Timestamp ts, bool mark) {
-    if (m.wts <= ts) {
+    bool in_row = false;
+    Version* v = Versions::as_of(m, ts, in_row);
+    if (in_row) {
       if (mark) {
         read_newest(t, a, m);
       } else {
@@ -243,8 +207,6 @@ class Mvcc final {
       }
       return Rc::Ok;
     }
-    Version* v = m.older;
-    while (v != nullptr && v->wts > ts) v = v->older;
     if (v == nullptr) return t.abort_for(AbortCause::VersionTooNew);  // inserted after this transaction's timestamp
     t.snapshot_version(a, v->data(), v->writer);
     return Rc::Ok;
@@ -275,7 +237,7 @@ class Mvcc final {
       if (!held(a)) continue;
       RowMeta& m = t.row_meta(a.row);
       m.latch.lock(latch_, a.cc.node);
-      if (a.cc.prewrite) keep_version(t, a, m);
+      if (a.cc.prewrite) versions_.keep(t, a, m);
     }
     t.meta().ts = t.worker().allocate_ts();
     t.install_all();
@@ -290,74 +252,9 @@ class Mvcc final {
     }
   }
 
-  // Moves the version in the row to the head of its older versions. Row
-  // latch held.
-  void keep_version(auto& t, auto& a, RowMeta& m) {
-    const uint32_t size = a.table->schema().size();
-    Version* v = allocate(t, size);
-    v->wts = m.wts;
-    v->writer = RowLayout::header(a.row).writer;
-    v->older = m.older;
-    // The one copy of row data a scheme makes itself: the row is read, and the
-    // version, which other workers' reads copy later, is written.
-    platform::touch(t.layout().data(a.row), size, platform::Access::Read);
-    platform::touch(v, sizeof(Version) + size, platform::Access::Write);
-    std::memcpy(v->data(), t.layout().data(a.row), size);
-    m.older = v;
-  }
-
-  // Frees the versions no transaction can read any more: those older than
-  // the newest version at or below the low-water mark. Row latch held.
-  void collect(auto& t, RowMeta& m) {
-    const Timestamp low = slots_[t.worker().id.value].low_water;
-    Version** link = &m.older;
-    if (m.wts > low) {
-      Version* keep = m.older;
-      while (keep != nullptr && keep->wts > low) keep = keep->older;
-      if (keep == nullptr) return;
-      link = &keep->older;
-    }
-    Version* v = *link;
-    *link = nullptr;
-    while (v != nullptr) {
-      Version* next = v->older;
-      release(t, v);
-      v = next;
-    }
-  }
-
-  Version* allocate(auto& t, uint32_t size) {
-    Slot& s = slots_[t.worker().id.value];
-    for (FreeList& f : s.free) {
-      if (f.size == size && f.head != nullptr) {
-        Version* v = f.head;
-        f.head = v->older;
-        return v;
-      }
-    }
-    s.allocated++;
-    auto* v = static_cast<Version*>(t.worker().persistent.allocate(sizeof(Version) + size, alignof(Version)));
-    v->size = size;
-    return v;
-  }
-
-  void release(auto& t, Version* v) {
-    Slot& s = slots_[t.worker().id.value];
-    for (FreeList& f : s.free) {
-      if (f.size == v->size) {
-        v->older = f.head;
-        f.head = v;
-        return;
-      }
-    }
-    v->older = nullptr;
-    s.free.push_back({v->size, v});
-  }
-
   platform::LatchKind latch_;
   Isolation isolation_;
-  uint32_t refresh_every_;  // begins between two low-water recomputations
-  std::vector<Slot> slots_;
+  Versions versions_;
 };
 
 }  // namespace abyss::cc

@@ -1,0 +1,161 @@
+#pragma once
+// The older versions of a row that the multi-version schemes keep (MVCC,
+// HEKATON), and their garbage collection.
+//
+// Every committed write leaves the version it replaced behind: the newest
+// version stays in the row, older ones hang off the row's metadata, newest
+// first, each tagged with its writer's timestamp. Each worker publishes the
+// timestamp its current transaction reads as of (per worker, timestamps
+// only grow); a version older than the newest one at or below the minimum
+// of those can never be read again, and is freed whenever its row is
+// accessed. A worker recomputes that minimum, its low-water mark, at its
+// first begin, then skips `refresh_every` begins before the next
+// recomputation (0: every begin). The same mark says when a removed row's
+// index entries may go (the schemes' reclaim()).
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "cc/common/atomic_timestamp.h"
+#include "cc/common/to_row.h"
+#include "common/types.h"
+#include "platform/atomic.h"
+#include "platform/touch.h"
+#include "storage/row.h"
+
+namespace abyss::cc {
+
+// An older version of a row; its data follows the struct.
+struct Version {
+  Timestamp wts;
+  TxnId writer;
+  Version* older;
+  uint32_t size;
+  char* data() { return reinterpret_cast<char*>(this + 1); }
+};
+
+struct VersionedRowMeta : ToRowMeta {
+  Version* older = nullptr;  // older versions, newest first
+};
+
+class Versions {
+ public:
+  Versions(uint32_t workers, uint32_t refresh_every) : refresh_every_(refresh_every), slots_(workers) {}
+
+  // A transaction of `worker` reads as of `ts` (or later) from now on.
+  void begin(uint32_t worker, Timestamp ts) {
+    Slot& s = slots_[worker];
+    s.active.store(ts, platform::memory_order_release);
+    if (s.until_refresh-- == 0) {
+      s.until_refresh = refresh_every_;
+      Timestamp low = ts;
+      for (const Slot& o : slots_) low = std::min(low, o.active.load(platform::memory_order_acquire));
+      s.low_water = low;
+    }
+  }
+
+  // Below every timestamp a running transaction reads as of, as `worker`
+  // last computed it.
+  Timestamp low_water(uint32_t worker) const { return slots_[worker].low_water; }
+
+  // The newest version no younger than `ts`: the row's own (nullptr, with
+  // `in_row` true), an older one, or none (nullptr: the row was inserted
+  // after `ts`). Row latch held.
+  static Version* as_of(VersionedRowMeta& m, Timestamp ts, bool& in_row) {
+    in_row = m.wts <= ts;
+    if (in_row) return nullptr;
+    Version* v = m.older;
+    while (v != nullptr && v->wts > ts) v = v->older;
+    return v;
+  }
+
+  // Moves the version in the row to the head of its older versions. Row
+  // latch held.
+  void keep(auto& t, auto& a, VersionedRowMeta& m) {
+    const uint32_t size = a.table->schema().size();
+    Version* v = allocate(t, size);
+    v->wts = m.wts;
+    v->writer = RowLayout::header(a.row).writer;
+    v->older = m.older;
+    // The one copy of row data a scheme makes itself: the row is read, and the
+    // version, which other workers' reads copy later, is written.
+    platform::touch(t.layout().data(a.row), size, platform::Access::Read);
+    platform::touch(v, sizeof(Version) + size, platform::Access::Write);
+    std::memcpy(v->data(), t.layout().data(a.row), size);
+    m.older = v;
+  }
+
+  // Frees the versions no transaction can read any more: those older than
+  // the newest version at or below the low-water mark. Row latch held.
+  void collect(auto& t, VersionedRowMeta& m) {
+    const Timestamp low = low_water(t.worker().id.value);
+    Version** link = &m.older;
+    if (m.wts > low) {
+      Version* keep = m.older;
+      while (keep != nullptr && keep->wts > low) keep = keep->older;
+      if (keep == nullptr) return;
+      link = &keep->older;
+    }
+    Version* v = *link;
+    *link = nullptr;
+    while (v != nullptr) {
+      Version* next = v->older;
+      release(t, v);
+      v = next;
+    }
+  }
+
+  // Versions held in rows' chains plus those free for reuse, for tests.
+  uint64_t allocated() const {
+    uint64_t n = 0;
+    for (const Slot& s : slots_) n += s.allocated;
+    return n;
+  }
+
+ private:
+  struct FreeList {
+    uint32_t size;
+    Version* head;
+  };
+  struct alignas(platform::kCacheLine) Slot {
+    AtomicTimestamp active;              // timestamp of this worker's latest transaction
+    Timestamp low_water = kNoTimestamp;  // owner only: lower bound of every active timestamp
+    uint32_t until_refresh = 0;
+    uint64_t allocated = 0;
+    std::vector<FreeList> free;  // owner only: by version size
+  };
+
+  Version* allocate(auto& t, uint32_t size) {
+    Slot& s = slots_[t.worker().id.value];
+    for (FreeList& f : s.free) {
+      if (f.size == size && f.head != nullptr) {
+        Version* v = f.head;
+        f.head = v->older;
+        return v;
+      }
+    }
+    s.allocated++;
+    auto* v = static_cast<Version*>(t.worker().persistent.allocate(sizeof(Version) + size, alignof(Version)));
+    v->size = size;
+    return v;
+  }
+
+  void release(auto& t, Version* v) {
+    Slot& s = slots_[t.worker().id.value];
+    for (FreeList& f : s.free) {
+      if (f.size == v->size) {
+        v->older = f.head;
+        f.head = v;
+        return;
+      }
+    }
+    v->older = nullptr;
+    s.free.push_back({v->size, v});
+  }
+
+  uint32_t refresh_every_;  // begins between two low-water recomputations
+  std::vector<Slot> slots_;
+};
+
+}  // namespace abyss::cc
