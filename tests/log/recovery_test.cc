@@ -221,7 +221,9 @@ TEST_P(Recovery, ARecoveredRunGoesOnFromTheLoggedStateAndIsRecoveredInTurn) {
         b.duration_s = duration_s;
         fs::remove_all(b.dump_dir);
         RunResult got = run(b);
-        if (first) EXPECT_GT(got.recovery.records_applied, 0u) << "the run did not start from the log";
+        if (first) {
+          EXPECT_GT(got.recovery.records_applied, 0u) << "the run did not start from the log";
+        }
         first = false;
         return got;
       },
