@@ -21,6 +21,7 @@
 
 #include "cc/dl_detect/dl_detect.h"
 #include "cc/global_lock/global_lock.h"
+#include "cc/hekaton/hekaton.h"
 #include "cc/hstore/hstore.h"
 #include "cc/mvcc/mvcc.h"
 #include "cc/no_wait/no_wait.h"
@@ -67,6 +68,7 @@ using Registry = SchemeList<  //
     Silo,                     //
     Tictoc,                   //
     GlobalLock,               //
-    Polaris>;
+    Polaris,                  //
+    Hekaton>;
 
 }  // namespace abyss::cc

@@ -421,14 +421,19 @@ std::string check_window(const Config& cfg) {
 }
 
 std::string check_isolation(const Config& cfg) {
-  if (cfg.isolation == Isolation::Serializable) return {};
   const cc::SchemeTraits& s = cc::scheme(cfg.cc);
+  // A commit timestamp must be later than every timestamp taken before it,
+  // or a reader could see half a commit (docs/schemes.md).
+  const TsMethod m = cfg.ts_alloc.method;
+  const bool unordered = m == TsMethod::Batch || m == TsMethod::Clock;
+  if (s.commit_timestamps && unordered) {
+    return "--cc " + std::string(s.name) + " with --ts-alloc " + cfg.ts_alloc.to_string() +
+           ": it orders commits by timestamps that grow with time across workers; use atomic, mutex or hw";
+  }
+  if (cfg.isolation == Isolation::Serializable) return {};
   const std::string level(name_of(kIsolationNames, cfg.isolation));
   if (s.weaker_isolation) {
-    // A commit timestamp must be later than every timestamp taken before
-    // it, or a snapshot could see half a commit (docs/schemes.md).
-    const TsMethod m = cfg.ts_alloc.method;
-    if (m == TsMethod::Batch || m == TsMethod::Clock) {
+    if (unordered) {
       return "--isolation " + level + " with --ts-alloc " + cfg.ts_alloc.to_string() +
              ": the weaker levels order commits by timestamps that grow with time across workers; use atomic, "
              "mutex or hw";

@@ -26,7 +26,10 @@ std::string check_window(const Config& config);
 
 // Whether the configured scheme offers --isolation's level: every scheme is
 // serializable; a weaker level needs one that keeps versions
-// (SchemeTraits::weaker_isolation). Answers what is wrong, empty when it does.
+// (SchemeTraits::weaker_isolation). A weaker level, and a scheme that orders
+// commits by timestamp (SchemeTraits::commit_timestamps), need timestamps
+// that grow with time across workers. Answers what is wrong, empty when all
+// hold.
 std::string check_isolation(const Config& config);
 
 // The resident bytes the configuration's load and workers take under its

@@ -23,9 +23,14 @@ enum class Family : uint8_t {
   TimestampOrdering,  // timestamp ordering, single- or multi-version
   Optimistic,         // read freely, validate at commit
   PartitionLocking,   // coarse locks on whole partitions (H-STORE)
+  // Read versions as of a begin timestamp, first updater wins at a write,
+  // validated at a commit timestamp (HEKATON): conflicts are decided partly
+  // at the access and partly at commit, so neither the optimistic nor the
+  // timestamp-ordering typed rules hold; the scheme's own tests say its rules.
+  MultiVersionOptimistic,
 };
-inline constexpr std::string_view kFamilyNames[] = {"none", "locking", "timestamp_ordering", "optimistic",
-                                                    "partition_locking"};
+inline constexpr std::string_view kFamilyNames[] = {"none",       "locking",           "timestamp_ordering",
+                                                    "optimistic", "partition_locking", "multi_version_optimistic"};
 constexpr std::string_view name_of(Family f) { return kFamilyNames[static_cast<std::size_t>(f)]; }
 
 // A set of abort causes, bit k for AbortCause k.
@@ -42,12 +47,15 @@ struct SchemeTraits {
   std::string_view paper;    // where the scheme is specified
   Family family = Family::None;
   bool allocates_timestamps = false;  // takes timestamps from the shared source: --ts-alloc applies
-  bool uses_latch = false;            // guards row or partition state with a latch: --latch applies
-  bool declares_partitions = false;   // needs each transaction's partitions before it begins
-  bool waits = false;                 // a conflict can make a transaction wait for another
-  bool aborts = true;                 // a conflict can abort a transaction: --backoff applies
-  bool keeps_versions = false;        // keeps older row versions beside the newest
-  bool writes_in_place = false;       // holds a written row exclusively until the end: writes it in place, no copy
+  // Orders commits by timestamps taken at commit, so they must grow with
+  // time across workers: --ts-alloc batch and clock are refused.
+  bool commit_timestamps = false;
+  bool uses_latch = false;           // guards row or partition state with a latch: --latch applies
+  bool declares_partitions = false;  // needs each transaction's partitions before it begins
+  bool waits = false;                // a conflict can make a transaction wait for another
+  bool aborts = true;                // a conflict can abort a transaction: --backoff applies
+  bool keeps_versions = false;       // keeps older row versions beside the newest
+  bool writes_in_place = false;      // holds a written row exclusively until the end: writes it in place, no copy
   // Writes in place without holding the row (none, which sets
   // writes_in_place too): the row names its writer from the first write, so
   // a read of data not yet committed names the transaction it read from,

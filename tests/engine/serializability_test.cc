@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cc/dl_detect/dl_detect.h"
+#include "cc/hekaton/hekaton.h"
 #include "cc/mvcc/mvcc.h"
 #include "cc/polaris/polaris.h"
 #include "cc/schemes.h"
@@ -153,6 +154,7 @@ void search_every_ns(Config& c) {
 void few_edges(Config& c) { c.settings<cc::DlDetectConfig>().max_edges = 1; }
 void read_copy(Config& c) { c.read_copy = true; }
 void refresh_every_txn(Config& c) { c.settings<cc::MvccConfig>().refresh_every = 0; }
+void hekaton_refresh_every_txn(Config& c) { c.settings<cc::HekatonConfig>().refresh_every = 0; }
 void short_epoch(Config& c) { c.settings<cc::SiloConfig>().epoch_ms = 1; }
 void backoff_base(Config& c) { c.backoff_base_ns = 50; }
 // POLARIS with priorities in play: half the transactions high, and every
@@ -257,7 +259,9 @@ std::vector<Case> every_scheme() {
     if (t.uses_latch) cases.push_back({s + "_queue_latch", s, queue_latch});
     if (t.uses_latch) cases.push_back({s + "_mutex_latch", s, mutex_latch});
     if (t.family == cc::Family::Optimistic) cases.push_back({s + "_read_copy", s, read_copy});
-    if (t.allocates_timestamps) {
+    if (t.commit_timestamps) {
+      cases.push_back({s + "_mutex_ts", s, mutex_ts});  // batch and clock are refused (CliRun tests that)
+    } else if (t.allocates_timestamps) {
       cases.push_back({s + "_batch_ts", s, batch_ts});
       cases.push_back({s + "_clock_ts", s, clock_ts});
     }
@@ -277,6 +281,7 @@ std::vector<Case> every_scheme() {
   cases.push_back({"no_wait_short_backoff", "no_wait", backoff_base});
   cases.push_back({"polaris_high_priorities", "polaris", high_priorities});
   cases.push_back({"polaris_rising_priorities", "polaris", rising_priorities});
+  cases.push_back({"hekaton_refresh_every_txn", "hekaton", hekaton_refresh_every_txn});
   return cases;
 }
 
