@@ -85,6 +85,7 @@ ABORT_CAUSE_COLOURS: dict[str, str] = {
     "version_too_new": "#1b9e77",
     "version_too_old": "#66a61e",
     "partition": "#999999",
+    "certifier": "#e7298a",
     "unnamed": "#000000",
 }
 

@@ -29,6 +29,7 @@
 #include "cc/occ/occ.h"
 #include "cc/polaris/polaris.h"
 #include "cc/silo/silo.h"
+#include "cc/ssn/ssn.h"
 #include "cc/tictoc/tictoc.h"
 #include "cc/timestamp/timestamp.h"
 #include "cc/wait_die/wait_die.h"
@@ -69,6 +70,7 @@ using Registry = SchemeList<  //
     Tictoc,                   //
     GlobalLock,               //
     Polaris,                  //
-    Hekaton>;
+    Hekaton,                  //
+    Ssn>;
 
 }  // namespace abyss::cc

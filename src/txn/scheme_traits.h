@@ -24,9 +24,10 @@ enum class Family : uint8_t {
   Optimistic,         // read freely, validate at commit
   PartitionLocking,   // coarse locks on whole partitions (H-STORE)
   // Read versions as of a begin timestamp, first updater wins at a write,
-  // validated at a commit timestamp (HEKATON): conflicts are decided partly
-  // at the access and partly at commit, so neither the optimistic nor the
-  // timestamp-ordering typed rules hold; the scheme's own tests say its rules.
+  // validated or certified at a commit timestamp (HEKATON, SSN): conflicts
+  // are decided partly at the access and partly at commit, so neither the
+  // optimistic nor the timestamp-ordering typed rules hold; each scheme's own
+  // tests say its rules.
   MultiVersionOptimistic,
 };
 inline constexpr std::string_view kFamilyNames[] = {"none",       "locking",           "timestamp_ordering",

@@ -20,6 +20,7 @@
 #include "cc/polaris/polaris.h"
 #include "cc/schemes.h"
 #include "cc/silo/silo.h"
+#include "cc/ssn/ssn.h"
 #include "check/history.h"
 #include "common/config.h"
 #include "engine/engine.h"
@@ -155,6 +156,7 @@ void few_edges(Config& c) { c.settings<cc::DlDetectConfig>().max_edges = 1; }
 void read_copy(Config& c) { c.read_copy = true; }
 void refresh_every_txn(Config& c) { c.settings<cc::MvccConfig>().refresh_every = 0; }
 void hekaton_refresh_every_txn(Config& c) { c.settings<cc::HekatonConfig>().refresh_every = 0; }
+void ssn_refresh_every_txn(Config& c) { c.settings<cc::SsnConfig>().refresh_every = 0; }
 void short_epoch(Config& c) { c.settings<cc::SiloConfig>().epoch_ms = 1; }
 void backoff_base(Config& c) { c.backoff_base_ns = 50; }
 // POLARIS with priorities in play: half the transactions high, and every
@@ -282,6 +284,7 @@ std::vector<Case> every_scheme() {
   cases.push_back({"polaris_high_priorities", "polaris", high_priorities});
   cases.push_back({"polaris_rising_priorities", "polaris", rising_priorities});
   cases.push_back({"hekaton_refresh_every_txn", "hekaton", hekaton_refresh_every_txn});
+  cases.push_back({"ssn_refresh_every_txn", "ssn", ssn_refresh_every_txn});
   return cases;
 }
 
@@ -360,9 +363,10 @@ TEST(CheckerCatchesPhantoms, ScansWithoutPhantomProtectionAreNotSerializable) {
   }
 }
 
-// MVCC's weaker levels, each in a contended run: the history holds the level
-// asked for and no stronger one (snapshot shows write skew, G2-item; read
-// committed shows an anomaly snapshot rules out).
+// The weaker levels of each scheme that offers them (MVCC, SSN), each in a
+// contended run: the history holds the level asked for and no stronger one
+// (snapshot shows write skew, G2-item; read committed shows an anomaly
+// snapshot rules out).
 // SmallBank under snapshot isolation keeps its balance total (first
 // committer wins, so no update is lost) and holds snapshot isolation at
 // least. Its write skew needs a Balance, a WriteCheck and a TransactSavings
@@ -370,15 +374,26 @@ TEST(CheckerCatchesPhantoms, ScansWithoutPhantomProtectionAreNotSerializable) {
 // two cores shows it about once in 10^5 commits, too rarely for a test, so
 // SmallBankIsolation (tests/workload/smallbank_test.cc) interleaves the
 // three by hand.
-TEST(IsolationLevels, EachWeakerLevelOfMvccHoldsExactlyThatLevel) {
+class IsolationLevels : public ::testing::TestWithParam<std::string> {};
+
+std::vector<std::string> schemes_with_weaker_levels() {
+  std::vector<std::string> names;
+  for (const cc::SchemeTraits& t : cc::schemes()) {
+    if (t.weaker_isolation) names.emplace_back(t.name);
+  }
+  return names;
+}
+
+TEST_P(IsolationLevels, EachWeakerLevelHoldsExactlyThatLevel) {
   struct LevelRun {
     Isolation level;
     bool smallbank;
   };
+  const std::string scheme = GetParam();
   for (const auto [level, bank] : {LevelRun{Isolation::Snapshot, false}, LevelRun{Isolation::ReadCommitted, false},
                                    LevelRun{Isolation::Snapshot, true}}) {
-    const std::string name = std::string(name_of(kIsolationNames, level)) + (bank ? "-smallbank" : "");
-    Config c = contended("mvcc", temp_history("mvcc-" + name));
+    const std::string name = scheme + "-" + std::string(name_of(kIsolationNames, level)) + (bank ? "-smallbank" : "");
+    Config c = contended(scheme, temp_history(name));
     if (bank) smallbank(c);
     c.isolation = level;
     RunResult r;
@@ -401,6 +416,9 @@ TEST(IsolationLevels, EachWeakerLevelOfMvccHoldsExactlyThatLevel) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(WeakerLevels, IsolationLevels, ::testing::ValuesIn(schemes_with_weaker_levels()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace
 }  // namespace abyss

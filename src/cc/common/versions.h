@@ -1,6 +1,6 @@
 #pragma once
 // The older versions of a row that the multi-version schemes keep (MVCC,
-// HEKATON), and their garbage collection.
+// HEKATON, SSN), and their garbage collection.
 //
 // Every committed write leaves the version it replaced behind: the newest
 // version stays in the row, older ones hang off the row's metadata, newest
@@ -31,6 +31,7 @@ struct Version {
   Timestamp wts;
   TxnId writer;
   Version* older;
+  Timestamp sstamp;  // SSN only: π of the transaction that replaced it (set after keep())
   uint32_t size;
   char* data() { return reinterpret_cast<char*>(this + 1); }
 };
