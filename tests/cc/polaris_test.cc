@@ -41,6 +41,17 @@ void begin_at(Fixture& f, Txn<Polaris>& t, uint32_t p) {
 
 uint64_t word(Fixture& f, uint64_t key) { return f.meta(key).word.load(platform::memory_order_acquire); }
 
+// The opening of the schedules of a lower commit under a reservation: T1, at
+// priority 0, writes row 1 (50, in its copy); then T0, at priority 2, reads
+// row 1 and so reserves it.
+void reserve_over_a_lower_write(Fixture& f) {
+  int64_t v = 0;
+  begin_at(f, *f.t1, 0);
+  ASSERT_EQ(f.write(*f.t1, 1, 50), Rc::Ok);
+  begin_at(f, *f.t0, 2);
+  ASSERT_EQ(f.read(*f.t0, 1, v), Rc::Ok);
+}
+
 TEST(Polaris, TheWordsFieldsAreIndependentAndAGenerationWraps) {
   uint64_t w = Polaris::kVersionStep * 5;
   w = Polaris::with_field(w, Polaris::kPrioShift, Polaris::kPrioBits, 7);
@@ -142,11 +153,7 @@ TEST(Polaris, ReservationsAreCountedReleasedAndDroppedByAWrite) {
 //                    | ... ABORT         |   <- T1 read the version T0 replaced
 TEST(Polaris, ALowerCommitWaitsForAHigherReservation) {
   Fixture f(rising());
-  int64_t v = 0;
-  begin_at(f, *f.t1, 0);
-  ASSERT_EQ(f.write(*f.t1, 1, 50), Rc::Ok);
-  begin_at(f, *f.t0, 2);
-  ASSERT_EQ(f.read(*f.t0, 1, v), Rc::Ok);
+  ASSERT_NO_FATAL_FAILURE(reserve_over_a_lower_write(f));
 
   Rc committed = Rc::Ok;
   const test::First first = test::race(
@@ -167,11 +174,7 @@ TEST(Polaris, ALowerCommitWaitsForAHigherReservation) {
 // reservation, and the waiting write commits.
 TEST(Polaris, ALowerCommitGoesOnOnceTheReserverEnds) {
   Fixture f(rising());
-  int64_t v = 0;
-  begin_at(f, *f.t1, 0);
-  ASSERT_EQ(f.write(*f.t1, 1, 50), Rc::Ok);
-  begin_at(f, *f.t0, 2);
-  ASSERT_EQ(f.read(*f.t0, 1, v), Rc::Ok);
+  ASSERT_NO_FATAL_FAILURE(reserve_over_a_lower_write(f));
 
   Rc committed = Rc::Abort;
   const test::First first = test::race(
