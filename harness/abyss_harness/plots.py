@@ -42,11 +42,14 @@ from .spec import EXTREMES, PlotSpec  # noqa: E402
 #: (colour, marker) of the i-th scheme of the engine's registry: the no-CC
 #: bound grey, then 2PL in blues and purple, T/O in warm colours, H-STORE
 #: green, the optimistic per-row-timestamp schemes pink and olive. A scheme
-#: registered later takes the next entry, so every scheme keeps one style.
+#: registered later takes the next entry, so every scheme keeps one style;
+#: entries beyond the registry's schemes wait for those still to come.
 STYLE_PALETTE: tuple[tuple[str, str], ...] = (
     ("#7f7f7f", "o"), ("#1f77b4", "s"), ("#17becf", "^"), ("#0b2e59", "v"), ("#9467bd", "D"),
     ("#ff7f0e", "<"), ("#d62728", ">"), ("#8c564b", "p"), ("#2ca02c", "h"), ("#e377c2", "*"),
     ("#bcbd22", "X"), ("#000000", "P"), ("#aec7e8", "d"), ("#ffbb78", "8"), ("#98df8a", "H"),
+    ("#ff9896", "1"), ("#c5b0d5", "2"), ("#c49c94", "3"), ("#f7b6d2", "4"), ("#dbdb8d", "+"),
+    ("#9edae5", "x"), ("#393b79", "|"), ("#637939", "_"),
 )
 
 
