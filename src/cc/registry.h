@@ -23,6 +23,7 @@
 #include "cc/global_lock/global_lock.h"
 #include "cc/hekaton/hekaton.h"
 #include "cc/hstore/hstore.h"
+#include "cc/mocc/mocc.h"
 #include "cc/mvcc/mvcc.h"
 #include "cc/no_wait/no_wait.h"
 #include "cc/none/none.h"
@@ -71,6 +72,7 @@ using Registry = SchemeList<  //
     GlobalLock,               //
     Polaris,                  //
     Hekaton,                  //
-    Ssn>;
+    Ssn,                      //
+    Mocc>;
 
 }  // namespace abyss::cc

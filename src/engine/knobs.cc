@@ -72,8 +72,18 @@ std::string unless_simulated(const cc::SchemeTraits& /*s*/, const Config& c) {
 std::string unless_steady(const cc::SchemeTraits& /*s*/, const Config& c) {
   return c.steady_commits > 0 ? "" : "it applies to windows sized by --steady-commits N only";
 }
+// "occ, silo, ...": the schemes of one family, for notes.
+std::string family_names(cc::Family f) {
+  std::string out;
+  for (const cc::SchemeTraits& s : cc::schemes()) {
+    if (s.family == f) out += (out.empty() ? "" : ", ") + std::string(s.name);
+  }
+  return out;
+}
 std::string unless_optimistic(const cc::SchemeTraits& s, const Config& /*c*/) {
-  return s.family == cc::Family::Optimistic ? "" : "only the optimistic schemes (occ, silo, tictoc) read rows in place";
+  return s.family == cc::Family::Optimistic
+             ? ""
+             : "only the optimistic schemes (" + family_names(cc::Family::Optimistic) + ") read rows in place";
 }
 std::string unless_native(const cc::SchemeTraits& /*s*/, const Config& c) {
   return c.sim_cores == 0 ? "" : "simulated cores do not overlap misses, so nothing is fetched ahead";

@@ -528,6 +528,8 @@ class Txn final {
     Visiting(Txn& t, Fn& fn) : t_(t), fn_(fn) {}
     Worker& worker() { return t_.worker(); }
     typename CC::RowMeta& row_meta(Row* r) const { return t_.row_meta(r); }
+    typename CC::TxnMeta& meta() { return t_.meta(); }
+    Rc abort_for(AbortCause cause) { return t_.abort_for(cause); }
     void snapshot(AccessT& a) {
       t_.touch_row(a, platform::Access::Read);
       a.seen = TxnId{platform::load_shared_word(RowLayout::header(a.row).writer.value)};

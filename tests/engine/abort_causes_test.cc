@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cc/mocc/mocc.h"
 #include "cc/polaris/polaris.h"
 #include "cc/registry.h"
 #include "common/config.h"
@@ -35,6 +36,10 @@ Config contended(const cc::SchemeTraits& t, double duration_s) {
   // POLARIS gives way to a higher priority only when priorities differ: a
   // tenth of its transactions begin high.
   c.settings<cc::PolarisConfig>().high_ratio = 0.1;
+  // MOCC refuses a lock only when it is taken out of address order and only
+  // tried: rows turn hot after two failures, and out of order is only tried.
+  c.settings<cc::MoccConfig>().temp_threshold = 2;
+  c.settings<cc::MoccConfig>().restore_max = 0;
   return c;
 }
 

@@ -16,6 +16,7 @@
 
 #include "cc/dl_detect/dl_detect.h"
 #include "cc/hekaton/hekaton.h"
+#include "cc/mocc/mocc.h"
 #include "cc/mvcc/mvcc.h"
 #include "cc/polaris/polaris.h"
 #include "cc/schemes.h"
@@ -167,6 +168,14 @@ void rising_priorities(Config& c) {
   c.settings<cc::PolarisConfig>().inc_every = 1;
   c.backoff = BackoffKind::None;
 }
+// MOCC with every row hot: every access locked, in address order or out of
+// it; and with locks out of order only tried.
+void mocc_all_hot(Config& c) { c.settings<cc::MoccConfig>().temp_threshold = 0; }
+void mocc_try_only(Config& c) {
+  c.settings<cc::MoccConfig>().temp_threshold = 1;
+  c.settings<cc::MoccConfig>().restore_max = 0;
+  c.settings<cc::MoccConfig>().epoch_ms = 1;
+}
 void long_timeout(Config& c) { c.settings<cc::DlDetectConfig>().timeout_us = 100'000; }
 void batch_ts(Config& c) { (void)TsAllocConfig::parse("batch:16", c.ts_alloc); }
 void clock_ts(Config& c) { (void)TsAllocConfig::parse("clock", c.ts_alloc); }
@@ -285,6 +294,8 @@ std::vector<Case> every_scheme() {
   cases.push_back({"polaris_rising_priorities", "polaris", rising_priorities});
   cases.push_back({"hekaton_refresh_every_txn", "hekaton", hekaton_refresh_every_txn});
   cases.push_back({"ssn_refresh_every_txn", "ssn", ssn_refresh_every_txn});
+  cases.push_back({"mocc_all_hot", "mocc", mocc_all_hot});
+  cases.push_back({"mocc_try_only", "mocc", mocc_try_only});
   return cases;
 }
 

@@ -20,8 +20,7 @@
 // are published locked and unlocked with the commit TID.
 //
 // The global epoch is advanced every --silo-epoch-ms (default 40, Silo §4.1)
-// by worker 0 when it begins a transaction (Silo uses a designated thread);
-// other workers only read it. Epochs give the TIDs their coarse order; abyss
+// by worker 0 when it begins a transaction (cc/common/epoch_ticker.h). Epochs give the TIDs their coarse order; abyss
 // has no logging, so they serve no recovery here.
 //
 // Reads write no shared memory: a reader copies the row between two reads of
@@ -32,6 +31,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cc/common/epoch_ticker.h"
 #include "cc/common/version_word.h"
 #include "cc/common/wait.h"
 #include "cc/common/write_set_locking.h"
@@ -40,7 +40,6 @@
 #include "common/knob.h"
 #include "common/types.h"
 #include "platform/atomic.h"
-#include "platform/clock.h"
 #include "txn/access.h"
 
 namespace abyss::cc {
@@ -98,23 +97,13 @@ class Silo final {
         "SILO: period of the global epoch, milliseconds (Silo §4.1)")};
   }
 
-  Silo(const Config& config, uint32_t /*workers*/)
-      : period_cycles_(static_cast<uint64_t>(config.settings<SiloConfig>().epoch_ms * 1e6 * platform::cycles_per_ns())),
-        next_tick_(platform::cycles() + period_cycles_) {}
+  Silo(const Config& config, uint32_t /*workers*/) : epochs_(config.settings<SiloConfig>().epoch_ms) {}
 
   // The current global epoch (for tests and reports).
-  uint64_t epoch() const { return epoch_.load(platform::memory_order_acquire); }
+  uint64_t epoch() const { return epochs_.epoch(); }
 
-  // Worker 0 is the epoch ticker; it is the only writer of `epoch_` and the
-  // only reader or writer of `next_tick_`.
   Rc begin(auto& t, bool /*restart*/) {
-    if (t.worker().id == WorkerId{0}) {
-      const uint64_t now = platform::cycles();
-      if (now >= next_tick_) {
-        epoch_.store(epoch_.load(platform::memory_order_relaxed) + 1, platform::memory_order_release);
-        next_tick_ = now + period_cycles_;
-      }
-    }
+    epochs_.tick(t.worker().id);
     return Rc::Ok;
   }
 
@@ -146,7 +135,7 @@ class Silo final {
     // lock. The lock CASes and these loads are sequentially consistent, which
     // gives that order (on x86 the locked CAS is the fence and the loads stay
     // plain moves) and, unlike a standalone fence, is understood by TSan.
-    const uint64_t epoch = epoch_.load(platform::memory_order_seq_cst);
+    const uint64_t epoch = epochs_.epoch(platform::memory_order_seq_cst);
 
     // Phase 2: validate every row read or written (a write read the row first).
     uint64_t max_seen = t.meta().last_tid;
@@ -194,10 +183,7 @@ class Silo final {
     });
   }
 
-  alignas(platform::kCacheLine) platform::Atomic<uint64_t> epoch_{1};  // 0 is the load's epoch
-  // Worker 0's alone, on their own line so the epoch's readers never share it.
-  alignas(platform::kCacheLine) const uint64_t period_cycles_;
-  uint64_t next_tick_;  // cycles at which worker 0 next advances the epoch
+  EpochTicker epochs_;
 };
 
 }  // namespace abyss::cc
