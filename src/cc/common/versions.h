@@ -21,8 +21,10 @@
 #include "cc/common/to_row.h"
 #include "common/types.h"
 #include "platform/atomic.h"
+#include "platform/latch.h"
 #include "platform/touch.h"
 #include "storage/row.h"
+#include "txn/access.h"
 
 namespace abyss::cc {
 
@@ -39,6 +41,33 @@ struct Version {
 struct VersionedRowMeta : ToRowMeta {
   Version* older = nullptr;  // older versions, newest first
 };
+
+// The access of a scheme that reads as of a timestamp and checks at commit
+// what it read (HEKATON, SSN).
+struct VersionedAccessMeta : ToAccessMeta {
+  bool read = false;       // the access read a version
+  Timestamp read_version;  // with `read`: that version's timestamp (the load's is 0)
+};
+
+// The rows a commit with a commit timestamp writes: those it holds a pending
+// write of, and those it inserts.
+inline bool commits_row(const auto& a) { return a.cc.prewrite || a.type == AccessType::Insert; }
+
+// Commit, first step: latches every row the commit writes, so that no read
+// copies one half installed. Only a pending write's owner, or an inserter
+// (no other transaction has found the row yet), holds a row latch for
+// longer than one access, so holding several cannot deadlock.
+void latch_commit_rows(auto& t, platform::LatchKind latch) {
+  for (auto& a : t.accesses()) {
+    if (commits_row(a)) t.row_meta(a.row).latch.lock(latch, a.cc.node);
+  }
+}
+// A refused commit's: its pending writes stay until the abort drops them.
+void unlatch_commit_rows(auto& t, platform::LatchKind latch) {
+  for (auto& a : t.accesses()) {
+    if (commits_row(a)) t.row_meta(a.row).latch.unlock(latch, a.cc.node);
+  }
+}
 
 class Versions {
  public:
@@ -69,6 +98,51 @@ class Versions {
     Version* v = m.older;
     while (v != nullptr && v->wts > ts) v = v->older;
     return v;
+  }
+
+  // Reads the newest version no younger than `ts` (as_of()) into the
+  // access and notes its timestamp in `a.cc` (VersionedAccessMeta); aborts
+  // with VersionTooNew if there is none. Row latch held.
+  static Rc read_as_of(auto& t, auto& a, VersionedRowMeta& m, Timestamp ts) {
+    bool in_row = false;
+    Version* v = as_of(m, ts, in_row);
+    if (!in_row && v == nullptr) return t.abort_for(AbortCause::VersionTooNew);  // inserted after `ts`
+    a.cc.read = true;
+    if (in_row) {
+      a.cc.read_version = m.wts;
+      t.snapshot(a);
+    } else {
+      a.cc.read_version = v->wts;
+      t.snapshot_version(a, v->data(), v->writer);
+    }
+    return Rc::Ok;
+  }
+
+  // Commit, second step, its rows latched (latch_commit_rows()): keeps the
+  // version each pending write replaces, then calls `kept(m)`; installs;
+  // stamps each row written or inserted with the commit timestamp `ts`, as
+  // its wts and rts; ends the pending writes and unlatches.
+  template <class Kept>
+  void install_latched(auto& t, platform::LatchKind latch, Timestamp ts, Kept&& kept) {
+    for (auto& a : t.accesses()) {
+      if (!a.cc.prewrite) continue;
+      auto& m = t.row_meta(a.row);
+      keep(t, a, m);
+      kept(m);
+    }
+    t.install_all();
+    for (auto& a : t.accesses()) {
+      if (!commits_row(a)) continue;
+      auto& m = t.row_meta(a.row);
+      m.wts = ts;
+      m.rts = ts;
+      if (a.cc.prewrite) m.pending.store(kNoTimestamp, platform::memory_order_release);
+      a.cc.prewrite = false;
+      m.latch.unlock(latch, a.cc.node);
+    }
+  }
+  void install_latched(auto& t, platform::LatchKind latch, Timestamp ts) {
+    install_latched(t, latch, ts, [](auto& /*m*/) {});
   }
 
   // Moves the version in the row to the head of its older versions. Row

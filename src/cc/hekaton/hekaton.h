@@ -87,10 +87,8 @@ class Hekaton final {
     platform::Atomic<uint32_t> pending_worker{0};
     bool unlinked = false;  // a removed row taken out of its indexes (reclaim())
   };
-  struct AccessMeta : ToAccessMeta {
-    bool read = false;       // the access read a version (to validate at commit)
-    Timestamp read_version;  // with `read`: that version's timestamp (the load's is 0)
-  };
+  // A version read is validated at commit.
+  using AccessMeta = VersionedAccessMeta;
   struct TxnMeta : ToTxnMeta {  // ts: the begin timestamp
     Timestamp commit = kNoTimestamp;
   };
@@ -129,7 +127,7 @@ class Hekaton final {
       platform::Latch::Guard g(m.latch, latch_);
       if (before(t, m, t.meta().ts) != Order::After) return Attempt::Retry;
       versions_.collect(t, m);
-      rc = read_as_of_begin(t, a, m);
+      rc = Versions::read_as_of(t, a, m, t.meta().ts);
       return Attempt::Done;
     });
     return rc;
@@ -177,7 +175,8 @@ class Hekaton final {
       if (!a.cc.read || a.cc.prewrite) continue;  // a row it holds pending cannot change
       if (!still_newest(t, a)) return t.abort_for(AbortCause::ReadValidation);
     }
-    install(t);
+    latch_commit_rows(t, latch_);
+    versions_.install_latched(t, latch_, ts);
     return Rc::Ok;
   }
 
@@ -232,23 +231,6 @@ class Hekaton final {
     return c < ts ? Order::Before : Order::After;
   }
 
-  // The newest version at or before the begin timestamp. Row latch held.
-  Rc read_as_of_begin(auto& t, auto& a, RowMeta& m) {
-    bool in_row = false;
-    Version* v = Versions::as_of(m, t.meta().ts, in_row);
-    if (in_row) {
-      a.cc.read = true;
-      a.cc.read_version = m.wts;
-      t.snapshot(a);
-      return Rc::Ok;
-    }
-    if (v == nullptr) return t.abort_for(AbortCause::VersionTooNew);  // inserted after this transaction began
-    a.cc.read = true;
-    a.cc.read_version = v->wts;
-    t.snapshot_version(a, v->data(), v->writer);
-    return Rc::Ok;
-  }
-
   // The write registers as the row's pending write. Row latch held.
   Rc prewrite(auto& t, auto& a, RowMeta& m) {
     if (m.pending.load(platform::memory_order_relaxed) != kNoTimestamp) return t.abort_for(AbortCause::LockConflict);
@@ -276,30 +258,6 @@ class Hekaton final {
       return Attempt::Done;
     });
     return valid;
-  }
-
-  // Latches every written and inserted row (only their writer latches them
-  // for longer than one access: no deadlock), keeps each replaced version,
-  // installs, and stamps the rows with the commit timestamp.
-  void install(auto& t) {
-    auto held = [](const auto& a) { return a.cc.prewrite || a.type == AccessType::Insert; };
-    for (auto& a : t.accesses()) {
-      if (!held(a)) continue;
-      RowMeta& m = t.row_meta(a.row);
-      m.latch.lock(latch_, a.cc.node);
-      if (a.cc.prewrite) versions_.keep(t, a, m);
-    }
-    t.install_all();
-    const Timestamp ts = t.meta().commit;
-    for (auto& a : t.accesses()) {
-      if (!held(a)) continue;
-      RowMeta& m = t.row_meta(a.row);
-      m.wts = ts;
-      m.rts = ts;
-      if (a.cc.prewrite) m.pending.store(kNoTimestamp, platform::memory_order_release);
-      a.cc.prewrite = false;
-      m.latch.unlock(latch_, a.cc.node);
-    }
   }
 
   platform::LatchKind latch_;

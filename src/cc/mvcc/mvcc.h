@@ -232,24 +232,9 @@ class Mvcc final {
   // inserter, which no other transaction has found yet, latches a row for
   // longer than one access: no deadlock.
   void commit_in_order(auto& t) {
-    auto held = [](const auto& a) { return a.cc.prewrite || a.type == AccessType::Insert; };
-    for (auto& a : t.accesses()) {
-      if (!held(a)) continue;
-      RowMeta& m = t.row_meta(a.row);
-      m.latch.lock(latch_, a.cc.node);
-      if (a.cc.prewrite) versions_.keep(t, a, m);
-    }
+    latch_commit_rows(t, latch_);
     t.meta().ts = t.worker().allocate_ts();
-    t.install_all();
-    for (auto& a : t.accesses()) {
-      if (!held(a)) continue;
-      RowMeta& m = t.row_meta(a.row);
-      m.wts = t.meta().ts;
-      m.rts = t.meta().ts;
-      if (a.cc.prewrite) m.pending.store(kNoTimestamp, platform::memory_order_release);
-      a.cc.prewrite = false;
-      m.latch.unlock(latch_, a.cc.node);
-    }
+    versions_.install_latched(t, latch_, t.meta().ts);
   }
 
   platform::LatchKind latch_;

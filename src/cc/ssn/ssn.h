@@ -89,10 +89,8 @@ class Ssn final {
   struct RowMeta : VersionedRowMeta {  // rts: η of the version in the row
     bool unlinked = false;             // a removed row taken out of its indexes (reclaim())
   };
-  struct AccessMeta : ToAccessMeta {
-    bool read = false;       // the access read a version (to certify at commit)
-    Timestamp read_version;  // with `read`: that version's commit timestamp
-  };
+  // A version read is certified at commit.
+  using AccessMeta = VersionedAccessMeta;
   struct TxnMeta : ToTxnMeta {  // ts: the begin timestamp
     platform::McsLatch::Node node;
   };
@@ -121,19 +119,7 @@ class Ssn final {
     RowMeta& m = t.row_meta(a.row);
     platform::Latch::Guard g(m.latch, latch_);
     versions_.collect(t, m);
-    bool in_row = false;
-    Version* v = Versions::as_of(m, isolation_ == Isolation::ReadCommitted ? kNewest : t.meta().ts, in_row);
-    if (in_row) {
-      a.cc.read = true;
-      a.cc.read_version = m.wts;
-      t.snapshot(a);
-      return Rc::Ok;
-    }
-    if (v == nullptr) return t.abort_for(AbortCause::VersionTooNew);  // inserted after this transaction began
-    a.cc.read = true;
-    a.cc.read_version = v->wts;
-    t.snapshot_version(a, v->data(), v->writer);
-    return Rc::Ok;
+    return Versions::read_as_of(t, a, m, isolation_ == Isolation::ReadCommitted ? kNewest : t.meta().ts);
   }
 
   Rc write(auto& t, auto& a) {
@@ -169,35 +155,18 @@ class Ssn final {
     }
     const bool certify = isolation_ == Isolation::Serializable;
     if (certify) commit_latch_.lock(latch_, t.meta().node);
-    for (auto& a : t.accesses()) {
-      if (held(a)) t.row_meta(a.row).latch.lock(latch_, a.cc.node);
-    }
+    latch_commit_rows(t, latch_);
     const Timestamp commit = t.worker().allocate_ts();
     Timestamp pi = commit;
     if (certify) {
       const Rc rc = certify_and_mark(t, commit, pi);
       if (rc != Rc::Ok) {
-        unlatch(t);
+        unlatch_commit_rows(t, latch_);
         commit_latch_.unlock(latch_, t.meta().node);
         return rc;
       }
     }
-    for (auto& a : t.accesses()) {
-      if (!a.cc.prewrite) continue;
-      RowMeta& m = t.row_meta(a.row);
-      versions_.keep(t, a, m);
-      m.older->sstamp = pi;
-    }
-    t.install_all();
-    for (auto& a : t.accesses()) {
-      if (!held(a)) continue;
-      RowMeta& m = t.row_meta(a.row);
-      m.wts = commit;
-      m.rts = commit;
-      if (a.cc.prewrite) m.pending.store(kNoTimestamp, platform::memory_order_release);
-      a.cc.prewrite = false;
-      m.latch.unlock(latch_, a.cc.node);
-    }
+    versions_.install_latched(t, latch_, commit, [&](RowMeta& m) { m.older->sstamp = pi; });
     if (certify) commit_latch_.unlock(latch_, t.meta().node);
     return Rc::Ok;
   }
@@ -238,8 +207,6 @@ class Ssn final {
  private:
   // Newer than any timestamp: read committed's reads see the newest version.
   static constexpr Timestamp kNewest{~uint64_t{0}};
-
-  static bool held(const auto& a) { return a.cc.prewrite || a.type == AccessType::Insert; }
 
   // Snapshot and serializable: a write registers as the row's pending write
   // unless another is pending (first updater wins) or a version newer than
@@ -287,13 +254,6 @@ class Ssn final {
       if (m.wts == a.cc.read_version) m.rts = std::max(m.rts, commit);
     }
     return Rc::Ok;
-  }
-
-  // A refused commit's: its pending writes stay until abort() drops them.
-  void unlatch(auto& t) {
-    for (auto& a : t.accesses()) {
-      if (held(a)) t.row_meta(a.row).latch.unlock(latch_, a.cc.node);
-    }
   }
 
   platform::LatchKind latch_;
