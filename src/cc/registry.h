@@ -19,6 +19,7 @@
 #include "cc/scheme.h"
 #include "cc/traits.h"
 
+#include "cc/cicada/cicada.h"
 #include "cc/dl_detect/dl_detect.h"
 #include "cc/global_lock/global_lock.h"
 #include "cc/hekaton/hekaton.h"
@@ -73,6 +74,7 @@ using Registry = SchemeList<  //
     Polaris,                  //
     Hekaton,                  //
     Ssn,                      //
-    Mocc>;
+    Mocc,                     //
+    Cicada>;
 
 }  // namespace abyss::cc

@@ -23,8 +23,9 @@ enum class Family : uint8_t {
   TimestampOrdering,  // timestamp ordering, single- or multi-version
   Optimistic,         // read freely, validate at commit
   PartitionLocking,   // coarse locks on whole partitions (H-STORE)
-  // Read versions as of a begin timestamp, first updater wins at a write,
-  // validated or certified at a commit timestamp (HEKATON, SSN): conflicts
+  // Read versions as of a begin timestamp and validate or certify at commit
+  // (HEKATON, SSN: first updater wins at a write, then a commit timestamp;
+  // CICADA: writes installed at commit, at the begin timestamp): conflicts
   // are decided partly at the access and partly at commit, so neither the
   // optimistic nor the timestamp-ordering typed rules hold; each scheme's own
   // tests say its rules.

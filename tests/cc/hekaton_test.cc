@@ -110,30 +110,5 @@ TEST(Hekaton, WriteSkewIsCaughtAtTheSecondCommit) {
   EXPECT_EQ(f.committed_value(2), 20);
 }
 
-// A transaction that began before a commit reads the version it replaced,
-// kept for it; once no running transaction began that early, the kept
-// versions are collected.
-TEST(Hekaton, AnOlderReaderReadsTheKeptVersionAndOldVersionsAreCollected) {
-  Config c;
-  c.settings<cc::HekatonConfig>().refresh_every = 0;
-  Fixture f(c);
-  int64_t v = 0;
-  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
-  for (int i = 0; i < 4; i++) ASSERT_EQ(f.add(*f.t1, 3, 1), Rc::Ok);
-  ASSERT_EQ(f.read(*f.t0, 3, v), Rc::Ok);
-  EXPECT_EQ(v, 103);
-  EXPECT_GE(f.cc.versions_allocated(), 4u);
-  ASSERT_EQ(f.t0->commit(), Rc::Ok) << "read only: serialized at its begin";
-  const uint64_t kept = f.cc.versions_allocated();
-  for (int i = 0; i < 16; i++) {
-    ASSERT_EQ(f.add(*f.t1, 3, 1), Rc::Ok);
-    ASSERT_EQ(f.t0->begin(false), Rc::Ok);
-    ASSERT_EQ(f.read(*f.t0, 3, v), Rc::Ok);
-    ASSERT_EQ(f.t0->commit(), Rc::Ok);
-  }
-  EXPECT_LE(f.cc.versions_allocated(), kept + 1) << "superseded versions are not collected";
-  EXPECT_EQ(f.committed_value(3), 103 + 20);
-}
-
 }  // namespace
 }  // namespace abyss

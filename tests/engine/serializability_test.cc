@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cc/cicada/cicada.h"
 #include "cc/dl_detect/dl_detect.h"
 #include "cc/hekaton/hekaton.h"
 #include "cc/mocc/mocc.h"
@@ -158,6 +159,7 @@ void read_copy(Config& c) { c.read_copy = true; }
 void refresh_every_txn(Config& c) { c.settings<cc::MvccConfig>().refresh_every = 0; }
 void hekaton_refresh_every_txn(Config& c) { c.settings<cc::HekatonConfig>().refresh_every = 0; }
 void ssn_refresh_every_txn(Config& c) { c.settings<cc::SsnConfig>().refresh_every = 0; }
+void cicada_refresh_every_txn(Config& c) { c.settings<cc::CicadaConfig>().refresh_every = 0; }
 void short_epoch(Config& c) { c.settings<cc::SiloConfig>().epoch_ms = 1; }
 void backoff_base(Config& c) { c.backoff_base_ns = 50; }
 // POLARIS with priorities in play: half the transactions high, and every
@@ -295,6 +297,7 @@ std::vector<Case> every_scheme() {
   cases.push_back({"hekaton_refresh_every_txn", "hekaton", hekaton_refresh_every_txn});
   cases.push_back({"ssn_refresh_every_txn", "ssn", ssn_refresh_every_txn});
   cases.push_back({"mocc_all_hot", "mocc", mocc_all_hot});
+  cases.push_back({"cicada_refresh_every_txn", "cicada", cicada_refresh_every_txn});
   cases.push_back({"mocc_try_only", "mocc", mocc_try_only});
   return cases;
 }

@@ -181,6 +181,35 @@ class Versions {
     }
   }
 
+  // A removed row's reclaim(): its index entries stay (older transactions
+  // read its versions through them) until every transaction older than the
+  // removal is over (its version is below the low-water mark) and no write
+  // of it is pending. Then one entry goes: `unlink()` takes it out of its
+  // index, and the entry after it, `next()`, takes over its gap. Readers of
+  // the gap may have read the removed row as their next key, so the next
+  // row's read timestamp rises to the removed row's: an older insert into
+  // the joined gap writes the next row and is refused there, as it would
+  // have been at the removed one; `unlinked(m)` lets the scheme mark the
+  // removed row for the readers that have not committed yet. Both rows'
+  // latches are held, and the next row must have no pending write and still
+  // be next: no insert can then land between them unseen (txn/txn.h writes
+  // next keys under the scheme). Answers whether it unlinked.
+  template <class Unlinked>
+  bool unlink_removed(auto& t, Row* row, auto&& next, auto&& unlink, platform::LatchKind latch, Unlinked&& unlinked) {
+    auto& m = t.row_meta(row);
+    const Timestamp low = low_water(t.worker().id.value);
+    platform::Latch::Guard g(m.latch, latch);
+    if (m.pending.load(platform::memory_order_relaxed) != kNoTimestamp || m.wts >= low) return false;
+    Row* after = next();
+    auto& n = t.row_meta(after);
+    platform::Latch::Guard gn(n.latch, latch);
+    if (n.pending.load(platform::memory_order_relaxed) != kNoTimestamp || next() != after) return false;
+    n.rts = std::max(n.rts, m.rts);
+    unlinked(m);
+    unlink();
+    return true;
+  }
+
   // Versions held in rows' chains plus those free for reuse, for tests.
   uint64_t allocated() const {
     uint64_t n = 0;

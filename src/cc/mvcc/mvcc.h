@@ -158,32 +158,12 @@ class Mvcc final {
 
   void abort(auto& t) { drop_prewrites(t, latch_); }
 
-  // A removed row keeps its index entries (older transactions read its
-  // versions through them) until every transaction older than the removal
-  // is over (its version is below the low-water mark) and no write of it is
-  // pending. Then one entry goes: `unlink()` takes it out of its index, and
-  // the entry after it, `next()`, takes over its gap. Scans that read the
-  // removed row as their next key may still be running, so the next row's
-  // read timestamp rises to the removed row's: an older insert into the
-  // joined gap writes the next row and is refused there, as it would have
-  // been at the removed one. Both rows' latches are held, and the next row
-  // must have no pending write and still be next: no insert can then land
-  // between them unseen (txn/txn.h writes next keys under the scheme). A
-  // transaction that found the entry before reads the row either first, and
-  // its read timestamp moves on, or after, and then finds the entry gone
-  // when it looks again (txn/txn.h, scans). Answers whether it unlinked.
+  // Versions::unlink_removed(). A transaction that found the removed row's
+  // entry before reads the row either first, and its read timestamp moves
+  // on, or after, and then finds the entry gone when it looks again
+  // (txn/txn.h, scans).
   bool reclaim(auto& t, Row* row, auto&& next, auto&& unlink) {
-    ToRowMeta& m = t.row_meta(row);
-    const Timestamp low = versions_.low_water(t.worker().id.value);
-    platform::Latch::Guard g(m.latch, latch_);
-    if (m.pending.load(platform::memory_order_relaxed) != kNoTimestamp || m.wts >= low) return false;
-    Row* after = next();
-    ToRowMeta& n = t.row_meta(after);
-    platform::Latch::Guard gn(n.latch, latch_);
-    if (n.pending.load(platform::memory_order_relaxed) != kNoTimestamp || next() != after) return false;
-    n.rts = std::max(n.rts, m.rts);
-    unlink();
-    return true;
+    return versions_.unlink_removed(t, row, next, unlink, latch_, [](ToRowMeta& /*m*/) {});
   }
 
   // Versions held in rows' chains plus those free for reuse, for tests.

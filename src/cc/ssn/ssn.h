@@ -173,32 +173,14 @@ class Ssn final {
 
   void abort(auto& t) { drop_prewrites(t, latch_); }
 
-  // A removed row keeps its index entries (older transactions read its
-  // versions through them) until every running transaction began after the
-  // removal (its version is below the low-water mark) and no write of it is
-  // pending. Then one entry goes: `unlink()` takes it out of its index, and
-  // the entry after it, `next()`, takes over its gap. An insert into the
-  // joined gap writes that next row instead, so the next row's η rises to
-  // the removed row's (the committed readers of the gap come before the
-  // inserter), and the removed row is marked, so that a running reader of it
-  // aborts at commit. Under the commit latch, which a committer holds with
-  // several row latches, so taking two here cannot deadlock; the next row
-  // must have no pending write and still be next: no insert can then land
-  // between them unseen (txn/txn.h writes next keys under the scheme).
+  // Versions::unlink_removed(): the next row's η (its rts) rises to the
+  // removed row's (the committed readers of the gap come before an
+  // inserter into it), and the removed row is marked, so that a running
+  // reader of it aborts at commit. Under the commit latch, which a committer
+  // holds with several row latches, so taking two here cannot deadlock.
   bool reclaim(auto& t, Row* row, auto&& next, auto&& unlink) {
-    RowMeta& m = t.row_meta(row);
-    const Timestamp low = versions_.low_water(t.worker().id.value);
     platform::Latch::Guard c(commit_latch_, latch_);
-    platform::Latch::Guard g(m.latch, latch_);
-    if (m.pending.load(platform::memory_order_relaxed) != kNoTimestamp || m.wts >= low) return false;
-    Row* after = next();
-    RowMeta& n = t.row_meta(after);
-    platform::Latch::Guard gn(n.latch, latch_);
-    if (n.pending.load(platform::memory_order_relaxed) != kNoTimestamp || next() != after) return false;
-    n.rts = std::max(n.rts, m.rts);
-    m.unlinked = true;
-    unlink();
-    return true;
+    return versions_.unlink_removed(t, row, next, unlink, latch_, [](RowMeta& m) { m.unlinked = true; });
   }
 
   // Versions held in rows' chains plus those free for reuse, for tests.
