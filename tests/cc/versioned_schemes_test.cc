@@ -71,5 +71,23 @@ TYPED_TEST(VersionedScheme, AnOlderReaderReadsTheKeptVersionAndOldVersionsAreCol
   EXPECT_EQ(f.committed_value(3), 103 + 20);
 }
 
+// One worker only reads, and so collects the versions the other's commits
+// keep; the versions it frees go back to the writer (through the shared
+// pool), which then allocates no more than a pool's worth.
+TYPED_TEST(VersionedScheme, VersionsAReaderCollectsAreReusedByTheWriter) {
+  test::Fixture<TypeParam> f(refresh_at_every_begin<TypeParam>());
+  int64_t v = 0;
+  constexpr int kCommits = 4000;
+  for (int i = 0; i < kCommits; i++) {
+    ASSERT_EQ(f.add(*f.t1, 3, 1), Rc::Ok);
+    ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+    ASSERT_EQ(f.read(*f.t0, 3, v), Rc::Ok);
+    ASSERT_EQ(f.t0->commit(), Rc::Ok);
+  }
+  EXPECT_EQ(f.committed_value(3), 103 + kCommits);
+  EXPECT_LT(f.cc.versions_allocated(), static_cast<uint64_t>(kCommits / 4))
+      << "the writer allocated a version for nearly every commit: the reader kept the ones it collected";
+}
+
 }  // namespace
 }  // namespace abyss

@@ -92,7 +92,7 @@ class Cicada final {
   }
 
   Cicada(const Config& config, uint32_t workers)
-      : latch_(config.latch), versions_(workers, config.settings<CicadaConfig>().refresh_every) {}
+      : latch_(config.latch), versions_(workers, config.settings<CicadaConfig>().refresh_every, config.latch) {}
 
   Rc begin(auto& t, bool /*restart*/) {
     const Timestamp ts = t.worker().allocate_ts();

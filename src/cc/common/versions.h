@@ -71,7 +71,8 @@ void unlatch_commit_rows(auto& t, platform::LatchKind latch) {
 
 class Versions {
  public:
-  Versions(uint32_t workers, uint32_t refresh_every) : refresh_every_(refresh_every), slots_(workers) {}
+  Versions(uint32_t workers, uint32_t refresh_every, platform::LatchKind latch)
+      : refresh_every_(refresh_every), latch_(latch), slots_(workers) {}
 
   // A transaction of `worker` reads as of `ts` (or later) from now on.
   void begin(uint32_t worker, Timestamp ts) {
@@ -221,23 +222,50 @@ class Versions {
   struct FreeList {
     uint32_t size;
     Version* head;
+    uint64_t count;  // versions on the list
   };
   struct alignas(platform::kCacheLine) Slot {
     AtomicTimestamp active;              // timestamp of this worker's latest transaction
     Timestamp low_water = kNoTimestamp;  // owner only: lower bound of every active timestamp
     uint32_t until_refresh = 0;
     uint64_t allocated = 0;
+    uint64_t free_count = 0;     // owner only: versions on its lists
     std::vector<FreeList> free;  // owner only: by version size
   };
 
+  // A worker collects the versions of the rows it accesses and reuses them
+  // for the versions its commits keep. A worker that collects more than it
+  // keeps (one that mostly reads) would hold on to ever more of them while
+  // the others allocate new ones; so past kSpillAt free versions a worker
+  // hands its lists to a shared pool, and a worker whose list is empty
+  // takes the pool's list of that size before it allocates.
+  static constexpr uint64_t kSpillAt = 256;
+
+  static FreeList& list_of(std::vector<FreeList>& lists, uint32_t size) {
+    for (FreeList& f : lists) {
+      if (f.size == size) return f;
+    }
+    return lists.emplace_back(FreeList{size, nullptr, 0});
+  }
+
   Version* allocate(auto& t, uint32_t size) {
     Slot& s = slots_[t.worker().id.value];
-    for (FreeList& f : s.free) {
-      if (f.size == size && f.head != nullptr) {
-        Version* v = f.head;
-        f.head = v->older;
-        return v;
-      }
+    FreeList& mine = list_of(s.free, size);
+    if (mine.head == nullptr && pooled_.load(platform::memory_order_relaxed) > 0) {
+      platform::Latch::Guard g(pool_latch_, latch_);
+      FreeList& shared = list_of(pool_, size);
+      mine.head = shared.head;
+      mine.count = shared.count;
+      s.free_count += shared.count;
+      pooled_.store(pooled_.load(platform::memory_order_relaxed) - shared.count, platform::memory_order_relaxed);
+      shared.head = nullptr;
+      shared.count = 0;
+    }
+    if (Version* v = mine.head; v != nullptr) {
+      mine.head = v->older;
+      mine.count--;
+      s.free_count--;
+      return v;
     }
     s.allocated++;
     auto* v = static_cast<Version*>(t.worker().persistent.allocate(sizeof(Version) + size, alignof(Version)));
@@ -247,19 +275,35 @@ class Versions {
 
   void release(auto& t, Version* v) {
     Slot& s = slots_[t.worker().id.value];
+    FreeList& mine = list_of(s.free, v->size);
+    v->older = mine.head;
+    mine.head = v;
+    mine.count++;
+    if (++s.free_count < kSpillAt) return;
+    platform::Latch::Guard g(pool_latch_, latch_);
     for (FreeList& f : s.free) {
-      if (f.size == v->size) {
-        v->older = f.head;
-        f.head = v;
-        return;
-      }
+      if (f.head == nullptr) continue;
+      FreeList& shared = list_of(pool_, f.size);
+      Version* tail = f.head;
+      while (tail->older != nullptr) tail = tail->older;
+      tail->older = shared.head;
+      shared.head = f.head;
+      shared.count += f.count;
+      pooled_.store(pooled_.load(platform::memory_order_relaxed) + f.count, platform::memory_order_relaxed);
+      f.head = nullptr;
+      f.count = 0;
     }
-    v->older = nullptr;
-    s.free.push_back({v->size, v});
+    s.free_count = 0;
   }
 
   uint32_t refresh_every_;  // begins between two low-water recomputations
+  platform::LatchKind latch_;
   std::vector<Slot> slots_;
+  // The shared pool of free versions, by size, and how many it holds (read
+  // without the latch as a hint).
+  platform::Latch pool_latch_;
+  std::vector<FreeList> pool_;
+  platform::Atomic<uint64_t> pooled_{0};
 };
 
 }  // namespace abyss::cc

@@ -102,7 +102,9 @@ class Hekaton final {
   }
 
   Hekaton(const Config& config, uint32_t workers)
-      : latch_(config.latch), versions_(workers, config.settings<HekatonConfig>().refresh_every), slots_(workers) {}
+      : latch_(config.latch),
+        versions_(workers, config.settings<HekatonConfig>().refresh_every, config.latch),
+        slots_(workers) {}
 
   // The fence orders the begin timestamp before every later look at another
   // worker's state: a writer seen running takes its commit timestamp later

@@ -88,7 +88,7 @@ class Mvcc final {
   Mvcc(const Config& config, uint32_t workers)
       : latch_(config.latch),
         isolation_(config.isolation),
-        versions_(workers, config.settings<MvccConfig>().refresh_every) {}
+        versions_(workers, config.settings<MvccConfig>().refresh_every, config.latch) {}
 
   Rc begin(auto& t, bool /*restart*/) {
     const Timestamp ts = t.worker().allocate_ts();

@@ -106,7 +106,7 @@ class Ssn final {
   Ssn(const Config& config, uint32_t workers)
       : latch_(config.latch),
         isolation_(config.isolation),
-        versions_(workers, config.settings<SsnConfig>().refresh_every) {}
+        versions_(workers, config.settings<SsnConfig>().refresh_every, config.latch) {}
 
   Rc begin(auto& t, bool /*restart*/) {
     const Timestamp ts = t.worker().allocate_ts();
