@@ -231,7 +231,7 @@ class Mocc final {
     for (auto& a : t.accesses()) {
       if (a.type == AccessType::Insert) continue;
       const RowMeta* m = &t.row_meta(a.row);
-      if (a.cc.failed || m == meta.refused || held_at(meta.held, m) != meta.held.end()) {
+      if (a.cc.failed || m == meta.refused || holds(meta.held, m)) {
         meta.retrospect.push_back({a.table, a.key, a.type == AccessType::Read ? Mode::Shared : Mode::Exclusive});
       }
     }
@@ -276,9 +276,11 @@ class Mocc final {
     (void)m.temp.compare_exchange_strong(w, tag << kTempBits | (k + 1), platform::memory_order_relaxed);
   }
 
-  static auto held_at(std::vector<Held>& held, const RowMeta* m) {
-    auto at = std::lower_bound(held.begin(), held.end(), m, [](const Held& h, const RowMeta* r) { return h.row < r; });
-    return at != held.end() && at->row == m ? at : held.end();
+  // Whether the held locks (in address order) include the row's.
+  static bool holds(const std::vector<Held>& held, const RowMeta* m) {
+    const auto at =
+        std::lower_bound(held.begin(), held.end(), m, [](const Held& h, const RowMeta* r) { return h.row < r; });
+    return at != held.end() && at->row == m;
   }
 
   // Takes the row's lock in `mode` (or finds it held so), keeping the held
