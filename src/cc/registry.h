@@ -29,6 +29,7 @@
 #include "cc/no_wait/no_wait.h"
 #include "cc/none/none.h"
 #include "cc/occ/occ.h"
+#include "cc/plor/plor.h"
 #include "cc/polaris/polaris.h"
 #include "cc/silo/silo.h"
 #include "cc/ssn/ssn.h"
@@ -75,6 +76,7 @@ using Registry = SchemeList<  //
     Hekaton,                  //
     Ssn,                      //
     Mocc,                     //
-    Cicada>;
+    Cicada,                   //
+    Plor>;
 
 }  // namespace abyss::cc
