@@ -95,9 +95,7 @@ class Cicada final {
       : latch_(config.latch), versions_(workers, config.settings<CicadaConfig>().refresh_every, config.latch) {}
 
   Rc begin(auto& t, bool /*restart*/) {
-    const Timestamp ts = t.worker().allocate_ts();
-    t.meta().ts = ts;
-    versions_.begin(t.worker().id.value, ts);
+    versions_.begin(t);
     return Rc::Ok;
   }
 

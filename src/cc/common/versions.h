@@ -74,6 +74,14 @@ class Versions {
   Versions(uint32_t workers, uint32_t refresh_every, platform::LatchKind latch)
       : refresh_every_(refresh_every), latch_(latch), slots_(workers) {}
 
+  // Begins a transaction of `t` at a fresh timestamp (t.meta().ts), which
+  // it reads as of.
+  void begin(auto& t) {
+    const Timestamp ts = t.worker().allocate_ts();
+    t.meta().ts = ts;
+    begin(t.worker().id.value, ts);
+  }
+
   // A transaction of `worker` reads as of `ts` (or later) from now on.
   void begin(uint32_t worker, Timestamp ts) {
     Slot& s = slots_[worker];
@@ -222,6 +230,7 @@ class Versions {
   struct FreeList {
     uint32_t size;
     Version* head;
+    Version* tail;   // the last on the list, so a whole list moves at once
     uint64_t count;  // versions on the list
   };
   struct alignas(platform::kCacheLine) Slot {
@@ -245,7 +254,7 @@ class Versions {
     for (FreeList& f : lists) {
       if (f.size == size) return f;
     }
-    return lists.emplace_back(FreeList{size, nullptr, 0});
+    return lists.emplace_back(FreeList{size, nullptr, nullptr, 0});
   }
 
   Version* allocate(auto& t, uint32_t size) {
@@ -254,15 +263,14 @@ class Versions {
     if (mine.head == nullptr && pooled_.load(platform::memory_order_relaxed) > 0) {
       platform::Latch::Guard g(pool_latch_, latch_);
       FreeList& shared = list_of(pool_, size);
-      mine.head = shared.head;
-      mine.count = shared.count;
+      mine = shared;
       s.free_count += shared.count;
       pooled_.store(pooled_.load(platform::memory_order_relaxed) - shared.count, platform::memory_order_relaxed);
-      shared.head = nullptr;
-      shared.count = 0;
+      shared = FreeList{size, nullptr, nullptr, 0};
     }
     if (Version* v = mine.head; v != nullptr) {
       mine.head = v->older;
+      if (mine.head == nullptr) mine.tail = nullptr;
       mine.count--;
       s.free_count--;
       return v;
@@ -278,20 +286,19 @@ class Versions {
     FreeList& mine = list_of(s.free, v->size);
     v->older = mine.head;
     mine.head = v;
+    if (mine.tail == nullptr) mine.tail = v;
     mine.count++;
     if (++s.free_count < kSpillAt) return;
     platform::Latch::Guard g(pool_latch_, latch_);
     for (FreeList& f : s.free) {
       if (f.head == nullptr) continue;
       FreeList& shared = list_of(pool_, f.size);
-      Version* tail = f.head;
-      while (tail->older != nullptr) tail = tail->older;
-      tail->older = shared.head;
+      f.tail->older = shared.head;
       shared.head = f.head;
+      if (shared.tail == nullptr) shared.tail = f.tail;
       shared.count += f.count;
       pooled_.store(pooled_.load(platform::memory_order_relaxed) + f.count, platform::memory_order_relaxed);
-      f.head = nullptr;
-      f.count = 0;
+      f = FreeList{f.size, nullptr, nullptr, 0};
     }
     s.free_count = 0;
   }

@@ -109,9 +109,7 @@ class Ssn final {
         versions_(workers, config.settings<SsnConfig>().refresh_every, config.latch) {}
 
   Rc begin(auto& t, bool /*restart*/) {
-    const Timestamp ts = t.worker().allocate_ts();
-    t.meta().ts = ts;
-    versions_.begin(t.worker().id.value, ts);
+    versions_.begin(t);
     return Rc::Ok;
   }
 
