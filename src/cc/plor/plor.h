@@ -96,6 +96,9 @@ class Plor final {
     Request* waiters = nullptr;  // queued writers, granted oldest first
     Request* readers = nullptr;  // registered readers
     bool committing = false;     // the owner is settling readers or installing
+    // Bumped under the latch whenever a reader leaves or the owner lets go:
+    // what a waiter watches, outside the latch, before it looks again.
+    platform::Atomic<uint64_t> generation{0};
   };
   struct AccessMeta {
     Request reader;
@@ -119,7 +122,7 @@ class Plor final {
     if (wounded(t)) return t.abort_for(AbortCause::Wound);
     Request& r = prepare(t, a.cc.reader);
     RowMeta& m = t.row_meta(a.row);
-    const Rc rc = wait_until(t, [&] {
+    const Rc rc = wait_until(t, m, [&] {
       platform::Latch::Guard g(m.latch, latch_);
       touch(m);
       // A committing owner installs soon: an older or decided one is waited
@@ -155,7 +158,7 @@ class Plor final {
       if (!a.cc.writer.held) continue;
       me = &a.cc.writer;
       RowMeta& m = t.row_meta(a.row);
-      const Rc rc = wait_until(t, [&] {
+      const Rc rc = wait_until(t, m, [&] {
         platform::Latch::Guard g(m.latch, latch_);
         touch(m);
         m.committing = true;
@@ -226,22 +229,26 @@ class Plor final {
 
   // Retries `attempt()` (under the row's latch) until it answers true,
   // giving up when the transaction is wounded; the time waited is charged
-  // to Wait.
+  // to Wait. Between two tries it only reads the row's generation and its
+  // own state, so waiters do not take turns at the latch while nothing
+  // changes.
   template <class Attempt>
-  Rc wait_until(auto& t, Attempt&& attempt) {
-    platform::SpinWait spin;
+  Rc wait_until(auto& t, RowMeta& m, Attempt&& attempt) {
+    uint64_t seen = m.generation.load(platform::memory_order_acquire);
     if (attempt()) return Rc::Ok;
     const uint64_t t0 = platform::cycles();
-    Rc rc = Rc::Ok;
-    do {
-      if (wounded(t)) {
-        rc = t.abort_for(AbortCause::Wound);
-        break;
+    bool done = false;
+    while (!done) {
+      {
+        platform::SpinWait spin;
+        while (m.generation.load(platform::memory_order_acquire) == seen && !wounded(t)) spin.once();
       }
-      spin.once();
-    } while (!attempt());
+      if (wounded(t)) break;
+      seen = m.generation.load(platform::memory_order_acquire);
+      done = attempt();
+    }
     t.worker().charge(TimeCat::Wait, platform::cycles() - t0);
-    return rc;
+    return done ? Rc::Ok : t.abort_for(AbortCause::Wound);
   }
 
   // The exclusive lock, by wound-wait: an older requester wounds a younger
@@ -285,23 +292,31 @@ class Plor final {
         unlink(m.readers, r);
         r.held = false;
       }
-      if (!w.held) continue;
-      w.held = false;
-      if (m.owner != &w) {
-        unlink(m.waiters, w);
-        continue;
+      if (w.held) {
+        w.held = false;
+        if (m.owner == &w) {
+          hand_over(m);
+        } else {
+          unlink(m.waiters, w);
+        }
       }
-      m.committing = false;
-      m.owner = nullptr;
-      Request* oldest = m.waiters;
-      for (Request* q = m.waiters; q != nullptr; q = q->next) {
-        if (q->ts < oldest->ts) oldest = q;
-      }
-      if (oldest == nullptr) continue;
-      unlink(m.waiters, *oldest);
-      m.owner = oldest;
-      oldest->granted.store(true, platform::memory_order_release);
+      m.generation.store(m.generation.load(platform::memory_order_relaxed) + 1, platform::memory_order_release);
     }
+  }
+
+  // The owner lets go: the lock goes to the oldest writer queued. Row latch
+  // held.
+  static void hand_over(RowMeta& m) {
+    m.committing = false;
+    m.owner = nullptr;
+    Request* oldest = m.waiters;
+    for (Request* q = m.waiters; q != nullptr; q = q->next) {
+      if (q->ts < oldest->ts) oldest = q;
+    }
+    if (oldest == nullptr) return;
+    unlink(m.waiters, *oldest);
+    m.owner = oldest;
+    oldest->granted.store(true, platform::memory_order_release);
   }
 
   platform::LatchKind latch_;
