@@ -51,9 +51,16 @@ TEST(Plor, AReadOfALockedRowSeesTheCommittedDataAndAnOlderWriterGoesFirst) {
   ASSERT_EQ(f.read(*f.t1, 1, v), Rc::Ok) << "a read waited for a writer that is not committing";
   EXPECT_EQ(v, 101);
   EXPECT_EQ(readers_on(f, 1), 1u);
-  ASSERT_EQ(f.t0->commit(), Rc::Ok) << "the older writer waited for a younger reader";
+  // Were the older writer to wait for the younger reader, the reader's
+  // commit would end the wait: the race tells which came first.
+  Rc writer = Rc::Abort;
+  Rc reader = Rc::Ok;
+  const First first = race(
+      kWaitMarginMs, [&] { writer = f.t0->commit(); }, [&] { reader = f.t1->commit(); });
+  EXPECT_EQ(first, First::WaiterReturned) << "the older writer waited for a younger reader";
+  ASSERT_EQ(writer, Rc::Ok);
   EXPECT_EQ(f.committed_value(1), 42);
-  EXPECT_EQ(f.t1->commit(), Rc::Abort) << "the younger reader of an overwritten row committed";
+  EXPECT_EQ(reader, Rc::Abort) << "the younger reader of an overwritten row committed";
   EXPECT_EQ(f.t1->abort_cause(), AbortCause::Wound);
   f.t1->abort();
   EXPECT_EQ(readers_on(f, 1), 0u) << "the abort left its registration behind";
@@ -111,7 +118,7 @@ TEST(Plor, AnOlderWriterWoundsAYoungerOwnerAndGetsTheLockWhenItLetsGo) {
   EXPECT_EQ(younger, Rc::Abort) << "the wounded owner went on";
   EXPECT_EQ(f.t1->abort_cause(), AbortCause::Wound);
   ASSERT_EQ(older, Rc::Ok);
-  EXPECT_EQ(seen, 102) << "the younger owner's write leaked";
+  EXPECT_EQ(seen, 102) << "the row changed though its only writer rolled back";
   ASSERT_EQ(f.t0->commit(), Rc::Ok);
   EXPECT_EQ(f.committed_value(2), 5);
 }
@@ -148,6 +155,47 @@ TEST(Plor, AReadOfARowAnOlderWriterIsCommittingWaitsForItsInstall) {
   ASSERT_EQ(reader, Rc::Ok);
   EXPECT_EQ(v, 42) << "the read saw the row before the older committer installed it";
   ASSERT_EQ(f.t1->commit(), Rc::Ok);
+}
+
+//    T0 (oldest)   | T1            | T2 (youngest), thread A |
+//    --------------------------------------------------------------
+//                  |               | W(1)=42                 |
+//                  | R(1)          |                         |
+//                  |               | COMMIT                  |   <- waits for the older T1
+//    R(1), thread B|               |                         |   <- wounds T2: no wait, sees 101
+//                  |               |   ... aborts: wound     |
+// A reader older than a committing owner that has not decided goes first:
+// it wounds the owner instead of waiting for its install. Were it to wait,
+// T1's commit would end the wait (T2 then installs 42): the inner race
+// tells which came first.
+TEST(Plor, AnOlderReaderWoundsAYoungerOwnerThatIsCommittingAndReadsTheCommittedData) {
+  Fixture f(Config{}, 3);
+  int64_t v = 0;
+  ASSERT_EQ(f.t0->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  ASSERT_EQ(f.t2->begin(false), Rc::Ok);
+  ASSERT_EQ(f.write(*f.t2, 1, 42), Rc::Ok);
+  ASSERT_EQ(f.read(*f.t1, 1, v), Rc::Ok);
+  Rc owner = Rc::Ok;
+  Rc oldest = Rc::Abort;
+  Rc middle = Rc::Abort;
+  First inner = First::ReleaseCalled;
+  const First outer = race(
+      kWaitMarginMs, [&] { owner = f.t2->commit(); },
+      [&] {
+        inner = race(
+            kWaitMarginMs, [&] { oldest = f.read(*f.t0, 1, v); }, [&] { middle = f.t1->commit(); });
+      });
+  EXPECT_EQ(outer, First::ReleaseCalled) << "the owner committed over an older reader";
+  EXPECT_EQ(inner, First::WaiterReturned) << "the oldest reader waited for a younger committer";
+  ASSERT_EQ(oldest, Rc::Ok);
+  EXPECT_EQ(v, 101) << "the oldest reader saw the younger owner's write";
+  EXPECT_EQ(owner, Rc::Abort) << "the wounded owner committed";
+  EXPECT_EQ(f.t2->abort_cause(), AbortCause::Wound);
+  f.t2->abort();
+  EXPECT_EQ(middle, Rc::Ok);
+  ASSERT_EQ(f.t0->commit(), Rc::Ok);
+  EXPECT_EQ(f.committed_value(1), 101);
 }
 
 // A read then a write of one row (an upgrade) keeps the copy the read took:
