@@ -46,6 +46,7 @@
 #include <string_view>
 
 #include "cc/common/wait.h"
+#include "cc/lock/row_lock.h"
 #include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
@@ -71,24 +72,10 @@ class Plor final {
       .causes = abort_causes({AbortCause::Wound}),
   };
 
-  // A transaction's entry on a row: as its owner or a queued writer, or as a
-  // reader. Embedded in the access-set entry, so registering allocates
-  // nothing.
-  struct Request {
-    Timestamp ts;
-    WorkerId worker;
-    Request* next = nullptr;                // in the row's queue or reader list, under its latch
-    bool held = false;                      // on the row (owner, queued or registered); the requester's own
-    platform::Atomic<bool> granted{false};  // a queued writer spins on it
-
-    Request() = default;
-    // Access-set entries are copied only while empty (before any request).
-    Request(const Request&) : Request() {}
-    Request& operator=(const Request& other) {
-      if (this != &other) *this = Request();
-      return *this;
-    }
-  };
+  // A transaction's entry on a row, as its owner or a queued writer, or as
+  // a reader: the row lock's request (ts, worker, next, held, granted; its
+  // mode and state stay unused), embedded in the access-set entry.
+  using Request = LockRequest;
 
   struct RowMeta {
     platform::Latch latch;
