@@ -73,8 +73,8 @@ int main(int argc, char** argv) {
           char* b = nullptr;
           if (abyss::Rc rc = t.update(accounts, from, a); rc != abyss::Rc::Ok) return rc;
           if (abyss::get_int64(a, balance) < amount) return abyss::Rc::LogicalAbort;
+          abyss::set_int64(a, balance, abyss::get_int64(a, balance) - amount);  // before the next operation
           if (abyss::Rc rc = t.update(accounts, to, b); rc != abyss::Rc::Ok) return rc;
-          abyss::set_int64(a, balance, abyss::get_int64(a, balance) - amount);
           abyss::set_int64(b, balance, abyss::get_int64(b, balance) + amount);
           return abyss::Rc::Ok;
         });

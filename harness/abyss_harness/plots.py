@@ -89,6 +89,7 @@ ABORT_CAUSE_COLOURS: dict[str, str] = {
     "version_too_old": "#66a61e",
     "partition": "#999999",
     "certifier": "#e7298a",
+    "cascade": "#7570b3",
     "unnamed": "#000000",
 }
 

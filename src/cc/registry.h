@@ -19,6 +19,7 @@
 #include "cc/scheme.h"
 #include "cc/traits.h"
 
+#include "cc/bamboo/bamboo.h"
 #include "cc/cicada/cicada.h"
 #include "cc/dl_detect/dl_detect.h"
 #include "cc/global_lock/global_lock.h"
@@ -77,6 +78,7 @@ using Registry = SchemeList<  //
     Ssn,                      //
     Mocc,                     //
     Cicada,                   //
-    Plor>;
+    Plor,                     //
+    Bamboo>;
 
 }  // namespace abyss::cc

@@ -62,6 +62,7 @@ enum class AbortCause : uint8_t {
   VersionTooOld,    // the version the transaction needs is gone
   Partition,        // a partition it needs is held (H-STORE)
   Certifier,        // a predecessor committed no earlier than a successor (SSN's exclusion window)
+  Cascade,          // read or overwrote data whose writer then aborted (BAMBOO)
   Unnamed,          // a scheme answered Abort without a cause: a defect the tests catch
   kCount
 };
@@ -69,7 +70,7 @@ inline constexpr std::size_t kAbortCauses = static_cast<std::size_t>(AbortCause:
 inline constexpr std::array<std::string_view, kAbortCauses> kAbortCauseNames = {
     "lock_conflict",    "wound",           "wait_die", "deadlock",        "timeout",         "read_validation",
     "write_validation", "timestamp_order", "phantom",  "version_too_new", "version_too_old", "partition",
-    "certifier",        "unnamed"};
+    "certifier",        "cascade",         "unnamed"};
 
 // The order in which a scan visits its range (Txn::scan).
 enum class ScanOrder : uint8_t { Ascending, Descending };

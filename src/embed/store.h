@@ -27,7 +27,11 @@ class Transaction {
   virtual ~Transaction() = default;
   // The row's contents, valid until the transaction ends.
   virtual Rc read(Table& t, uint64_t key, const char*& out) = 0;
-  // A private copy of the row to modify, installed at commit.
+  // A private copy of the row to modify, installed at commit. It is
+  // written before the transaction's next operation: a scheme may show it
+  // to others from then on (BAMBOO retires the write), and update() is
+  // called again to change the row later (a checked build refuses a change
+  // made otherwise).
   virtual Rc update(Table& t, uint64_t key, char*& out) = 0;
   // A zeroed row to fill in under a key no other transaction inserts.
   virtual Rc insert(Table& t, uint64_t key, char*& out) = 0;

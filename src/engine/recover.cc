@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cc/registry.h"
+#include "cc/schemes.h"
 #include "common/arena.h"
 #include "common/build_info.h"
 #include "engine/knobs.h"
@@ -786,6 +787,12 @@ std::string check_log(const Config& cfg) {
            " runs on this machine's cores only: simulated cores have no journals (leave out --sim-cores)";
   }
   if (l.policy == LogPolicy::File && l.dir.empty()) return "--log file needs --log-dir DIR, where the journals go";
+  const cc::SchemeTraits& s = cc::scheme(cfg.cc);
+  if (!cfg.history_path.empty() && s.dirty_writes && !s.writes_in_place) {
+    return "--history with --log " + policy_name(l.policy) + " under --cc " + std::string(s.name) +
+           ": its writes are read before they commit, named by an id taken at the write, where a log takes the "
+           "commit's id at its install; leave out one of the two";
+  }
   return {};
 }
 

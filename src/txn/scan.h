@@ -248,7 +248,10 @@ inline Rc Txn<CC>::write_next_keys() {
 template <class CC>
 inline Rc Txn<CC>::write_next_key(Table& t, uint32_t index_id, const Entry& next) {
   if (AccessT* a = find(next.row)) {
-    if (a->type != AccessType::Read) return Rc::Ok;  // written already
+    // Written already; a scheme that showed the write to others takes it
+    // back, as for any write of it again.
+    if (a->type == AccessType::Write) return rewrite(*a);
+    if (a->type != AccessType::Read) return Rc::Ok;
     a->next_key_only = true;
     return upgrade_to_write(*a);
   }

@@ -58,10 +58,12 @@ struct SchemeTraits {
   bool aborts = true;                // a conflict can abort a transaction: --backoff applies
   bool keeps_versions = false;       // keeps older row versions beside the newest
   bool writes_in_place = false;      // holds a written row exclusively until the end: writes it in place, no copy
-  // Writes in place without holding the row (none, which sets
-  // writes_in_place too): the row names its writer from the first write, so
-  // a read of data not yet committed names the transaction it read from,
-  // and the history shows dirty reads.
+  // Lets others read its writes before it commits: `none` writes in place
+  // without holding the row (and sets writes_in_place too); BAMBOO shows a
+  // retired write's private copy. The transaction takes its commit id at
+  // its first such write (Txn::writer_id), so a read of data not yet
+  // committed names the transaction it read from, and the history shows
+  // dirty reads.
   bool dirty_writes = false;
   bool weaker_isolation = false;  // offers --isolation snapshot and read-committed beside serializable
   uint32_t causes = 0;            // the causes its aborts name (abort_causes({...})); none if it never aborts

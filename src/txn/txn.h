@@ -156,7 +156,10 @@ class Txn final {
   // `columns` (bit i: column i of the table's schema) are the only ones the
   // transaction may change in it: with a log, the commit compares those
   // alone with the row it replaces (Txn::log_update), and the checked
-  // builds find any other that changed.
+  // builds find any other that changed. The copy is written before the
+  // transaction's next call: a scheme may show it to others from then on
+  // (BAMBOO retires the write), and a later change goes through update()
+  // again.
   Rc update(Table& t, uint64_t key, char*& out, uint64_t columns = kAnyColumn) {
     refuse_read_only(t);
     Row* row = lookup(t, key);
@@ -166,6 +169,8 @@ class Txn final {
       if (Rc rc = complete(*a); rc != Rc::Ok) return rc;
       if (a->type == AccessType::Read) {
         if (Rc rc = upgrade_to_write(*a); rc != Rc::Ok) return rc;
+      } else if (a->type == AccessType::Write) {
+        if (Rc rc = rewrite(*a); rc != Rc::Ok) return rc;
       }
       if (a->type != AccessType::Write && a->type != AccessType::Insert) return Rc::NotFound;  // removed
       a->columns |= columns;
@@ -214,6 +219,8 @@ class Txn final {
         if (Rc rc = timed(TimeCat::CcManager, [&] { return cc_.upgrade(*this, *a); }); rc != Rc::Ok) return rc;
         a->read_first = true;
         changes_++;
+      } else if (a->type == AccessType::Write) {
+        if (Rc rc = rewrite(*a); rc != Rc::Ok) return rc;
       }
       a->type = AccessType::Remove;
       note_removal(t);
@@ -278,6 +285,7 @@ class Txn final {
     scan_records_.clear();
     scan_seen_.clear();
     next_key_writes_ = false;
+    in_commit_ = false;
     scanned_ = false;
     commit_epoch_ = 0;
     commit_id_ = TxnId{};
@@ -292,6 +300,7 @@ class Txn final {
   }
 
   Rc commit() {
+    in_commit_ = true;
     if (kNextKeys && next_key_writes_ && w_.phantom_protection) {
       if (Rc rc = write_next_keys(); rc != Rc::Ok) return rc;
     }
@@ -340,6 +349,9 @@ class Txn final {
   typename CC::TxnMeta& meta() { return meta_; }
   typename CC::RowMeta& row_meta(Row* r) const { return *static_cast<typename CC::RowMeta*>(layout_.meta(r)); }
   TxnId commit_id() const { return commit_id_; }
+  // Whether the commit has begun: a write from here is one of its next-key
+  // writes (txn/scan.h), made before the scheme's commit hook.
+  bool in_commit() const { return in_commit_; }
   // The partitions the transaction declared before it began (H-STORE), sorted.
   std::vector<uint32_t>& partitions() { return partitions_; }
 
@@ -411,6 +423,29 @@ class Txn final {
     std::memcpy(a.local, data, size);
     a.view = a.local;
     a.older_version = true;
+  }
+
+  // Copies a write not yet committed that its writer shows to others
+  // (BAMBOO's retired writes), named by the id its writer took for it
+  // (writer_id()). The scheme keeps `data` stable meanwhile.
+  void copy_pending(AccessT& a, const char* data, TxnId writer) {
+    const uint32_t size = a.table->schema().size();
+    if (a.local == nullptr) a.local = static_cast<char*>(w_.scratch.allocate(size, 64));
+    a.seen = writer;
+    platform::touch(data, size, platform::Access::Read);
+    std::memcpy(a.local, data, size);
+    a.view = a.local;
+  }
+
+  // The id this transaction's writes will carry, taken now, for a scheme
+  // with dirty_writes that shows a write before its commit: whoever copies
+  // the write names this writer. install_all() keeps it (without a log;
+  // with one, the commit takes an id in the log's order, and --history is
+  // refused for such a scheme).
+  TxnId writer_id() {
+    static_assert(CC::kTraits.dirty_writes, "only a scheme with dirty writes names its writer before its commit");
+    if (commit_id_.value == 0) commit_id_ = w_.next_commit_id();
+    return commit_id_;
   }
 
   // Installs every write under a fresh commit id: copies back private data,
@@ -597,6 +632,17 @@ class Txn final {
     return Rc::Ok;
   }
 
+  // A row this transaction wrote is written again: a scheme that shows a
+  // write to others before its commit (BAMBOO's retired writes) takes it
+  // back first, with its optional hook `Rc rewrite(auto& txn, auto& access)`.
+  Rc rewrite(AccessT& a) {
+    if constexpr (requires { cc_.rewrite(*this, a); }) {
+      return timed(TimeCat::CcManager, [&] { return cc_.rewrite(*this, a); });
+    } else {
+      return Rc::Ok;
+    }
+  }
+
   // Puts back the rows written in place (with dirty writes, their writers
   // too).
   [[gnu::noinline]] void put_back() {
@@ -776,6 +822,7 @@ class Txn final {
   uint32_t changes_ = 0;  // accesses that change their row (changes())
   std::vector<uint32_t> partitions_;
   bool next_key_writes_ = false;  // an insert or removal in a table with an ordered index
+  bool in_commit_ = false;        // commit() has begun (in_commit())
   std::vector<OwnInsert> own_;
   std::deque<Removed> removed_;           // !kRemovesEntries: removals whose entries are still indexed
   std::vector<ScanRecord> scan_records_;  // with --history only

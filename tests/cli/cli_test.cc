@@ -199,6 +199,10 @@ std::vector<BadCase> bad_cases() {
       {"seed_negative", {"run", "--seed", "-1"}, {"--seed", "-1", "18446744073709551615"}},
       {"seed_above_64_bits", {"run", "--seed", "18446744073709551616"}, {"--seed", "18446744073709551616"}},
       {"rows_empty", {"run", "--rows", ""}, {"--rows", "number"}},
+      {"hotspot_past_the_accesses",
+       {"run", "--hotspot-position", "17", "--req-per-txn", "16"},
+       {"--hotspot-position", "17", "--req-per-txn", "16"}},
+      {"bamboo_retire_unknown", {"run", "--bamboo-retire", "never"}, {"--bamboo-retire", "never", "access", "commit"}},
       // Output paths are checked before anything runs, with the OS's reason.
       {"json_in_missing_dir", {"run", "--json", missing}, {"--json", missing, "No", "such", "file"}},
       {"json_onto_directory", {"run", "--json", testing::TempDir()}, {"--json", "directory"}},
@@ -213,6 +217,11 @@ std::vector<BadCase> bad_cases() {
       {"journal_unknown", {"run", "--journal", "many"}, {"--journal", "many", "shared", "per-worker"}},
       {"fsync_unknown", {"run", "--fsync", "sometimes"}, {"--fsync", "sometimes", "always", "group", "never"}},
       {"group_commit_zero", {"run", "--group-commit-us", "0"}, {"--group-commit-us", "0"}},
+      // A retired write is named by an id taken at the write; a log takes it at the install.
+      {"bamboo_history_with_log",
+       {"run", "--cc", "bamboo", "--log", "file", "--log-dir", testing::TempDir(), "--history",
+        testing::TempDir() + "/bamboo_history.jsonl"},
+       {"--history", "--log", "bamboo"}},
       {"recover_missing_dir", {"recover", missing}, {missing, "No", "such", "file"}},
       {"recover_not_a_log_dir", {"recover", testing::TempDir()}, {"not", "log", "directory", "manifest.json"}},
       {"recover_dump_onto_file",

@@ -50,8 +50,8 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
     char* b = nullptr;
     if (Rc rc = t.update(*accounts_, from, a); rc != Rc::Ok) return rc;
     if (get_int64(a, balance_) < amount) return Rc::LogicalAbort;
+    set_int64(a, balance_, get_int64(a, balance_) - amount);  // before the next call (Transaction::update)
     if (Rc rc = t.update(*accounts_, to, b); rc != Rc::Ok) return rc;
-    set_int64(a, balance_, get_int64(a, balance_) - amount);
     set_int64(b, balance_, get_int64(b, balance_) + amount);
     return Rc::Ok;
   }

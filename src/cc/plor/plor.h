@@ -8,10 +8,10 @@
 //
 // Each row keeps, behind a short latch: its exclusive owner, the writers
 // queued for it, the readers registered on it, and whether its owner is
-// committing. Each transaction has a state word, Active, Wounded or Decided;
-// wounding is a compare-and-swap from Active, so a transaction past its
-// decision can no longer be wounded, and one that is wounded can no longer
-// decide.
+// committing. Each transaction has a state word, Active, Wounded or Decided
+// (cc/common/wound_state.h): wounding is a compare-and-swap from Active, so
+// a transaction past its decision can no longer be wounded, and one that is
+// wounded can no longer decide.
 //
 //   - A write asks for the row's exclusive lock. An older requester wounds a
 //     younger owner; the requester queues either way, and a released lock
@@ -42,10 +42,10 @@
 // or decided) or wounded it (then T does not commit); if T came later, it
 // saw the row committing and waited for U, or wounded it.
 #include <cstdint>
-#include <memory>
 #include <string_view>
 
 #include "cc/common/wait.h"
+#include "cc/common/wound_state.h"
 #include "cc/lock/row_lock.h"
 #include "cc/traits.h"
 #include "common/config.h"
@@ -95,13 +95,11 @@ class Plor final {
     Timestamp ts;
   };
 
-  Plor(const Config& config, uint32_t workers) : latch_(config.latch), slots_(new Slot[workers]) {}
+  Plor(const Config& config, uint32_t workers) : latch_(config.latch), states_(workers) {}
 
   Rc begin(auto& t, bool restart) {
     if (!restart) t.meta().ts = t.worker().allocate_ts();
-    // A wound is only set while its target is on some row, which it left
-    // before its abort ended, hence before this begin.
-    slot(t.worker().id).store(kActive, platform::memory_order_release);
+    states_.begin(t.worker().id);
     return Rc::Ok;
   }
 
@@ -157,10 +155,7 @@ class Plor final {
       });
       if (rc != Rc::Ok) return rc;
     }
-    Kind expected = kActive;
-    if (!slot(t.worker().id).compare_exchange_strong(expected, kDecided, platform::memory_order_acq_rel)) {
-      return t.abort_for(AbortCause::Wound);
-    }
+    if (!states_.decide(t.worker().id)) return t.abort_for(AbortCause::Wound);
     t.install_all();  // under every exclusive lock; no registered reader is left to see it
     release(t);
     return Rc::Ok;
@@ -169,26 +164,13 @@ class Plor final {
   void abort(auto& t) { release(t); }
 
  private:
-  using Kind = uint8_t;
-  static constexpr Kind kActive = 0;
-  static constexpr Kind kWounded = 1;
-  static constexpr Kind kDecided = 2;
-
-  struct alignas(platform::kCacheLine) Slot {
-    platform::Atomic<Kind> state{kActive};
-  };
-
-  platform::Atomic<Kind>& slot(WorkerId w) const { return slots_[w.value].state; }
-  bool wounded(auto& t) const { return slot(t.worker().id).load(platform::memory_order_acquire) == kWounded; }
+  bool wounded(auto& t) const { return states_.wounded(t.worker().id); }
 
   // Whether `later` may go on while `first` is in its way, under the row's
   // latch: `first` is younger than `later`, and is, or is now, wounded.
   // Never for a `first` that has decided: it is waited for instead.
-  bool goes_after(const Request& later, const Request& first) const {
-    if (first.ts < later.ts) return false;
-    Kind expected = kActive;
-    auto& state = slot(first.worker);
-    return state.compare_exchange_strong(expected, kWounded, platform::memory_order_acq_rel) || expected == kWounded;
+  bool goes_after(const Request& later, const Request& first) {
+    return first.ts >= later.ts && states_.wound(first.worker);
   }
 
   static Request& prepare(auto& t, Request& r) {
@@ -215,27 +197,11 @@ class Plor final {
   }
 
   // Retries `attempt()` (under the row's latch) until it answers true,
-  // giving up when the transaction is wounded; the time waited is charged
-  // to Wait. Between two tries it only reads the row's generation and its
-  // own state, so waiters do not take turns at the latch while nothing
-  // changes.
+  // giving up when the transaction is wounded (wait_on_row).
   template <class Attempt>
   Rc wait_until(auto& t, RowMeta& m, Attempt&& attempt) {
-    uint64_t seen = m.generation.load(platform::memory_order_acquire);
-    if (attempt()) return Rc::Ok;
-    const uint64_t t0 = platform::cycles();
-    bool done = false;
-    while (!done) {
-      {
-        platform::SpinWait spin;
-        while (m.generation.load(platform::memory_order_acquire) == seen && !wounded(t)) spin.once();
-      }
-      if (wounded(t)) break;
-      seen = m.generation.load(platform::memory_order_acquire);
-      done = attempt();
-    }
-    t.worker().charge(TimeCat::Wait, platform::cycles() - t0);
-    return done ? Rc::Ok : t.abort_for(AbortCause::Wound);
+    if (wait_on_row(t.worker(), states_, m.generation, attempt)) return Rc::Ok;
+    return t.abort_for(AbortCause::Wound);
   }
 
   // The exclusive lock, by wound-wait: an older requester wounds a younger
@@ -287,7 +253,7 @@ class Plor final {
           unlink(m.waiters, w);
         }
       }
-      m.generation.store(m.generation.load(platform::memory_order_relaxed) + 1, platform::memory_order_release);
+      bump(m.generation);
     }
   }
 
@@ -307,7 +273,7 @@ class Plor final {
   }
 
   platform::LatchKind latch_;
-  std::unique_ptr<Slot[]> slots_;
+  WoundStates states_;
 };
 
 }  // namespace abyss::cc

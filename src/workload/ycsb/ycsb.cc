@@ -146,6 +146,12 @@ Ycsb::Queries Ycsb::generate(uint32_t worker, uint32_t count, Rng& rng) const {
     }
     for (uint32_t r = 0; r < cfg_.req_per_txn; r++) {
       const uint32_t part = chosen[r % chosen.size()];
+      // The hot spot, an update of the partition's first key.
+      const bool hot = !read_only && cfg_.hotspot_position > 0;
+      if (hot && r + 1 == cfg_.hotspot_position) {
+        qs.requests.push_back({part, Op::Update, 0});
+        continue;
+      }
       // YCSB-E's accesses first (their draws are skipped when off, so runs
       // without them draw as before).
       const double u = cfg_.scan_ratio > 0 || cfg_.insert_ratio > 0 ? rng.unit() : 1.0;
@@ -160,9 +166,9 @@ Ycsb::Queries Ycsb::generate(uint32_t worker, uint32_t count, Rng& rng) const {
       }
       uint64_t key;
       bool fresh;
-      do {  // the keys a transaction reads or updates are distinct
+      do {  // the keys a transaction reads or updates are distinct (and not the hot spot)
         key = zipf_.next(rng) * parts + part;
-        fresh = true;
+        fresh = !hot || key != part;
         for (uint32_t j = q.begin; j < qs.requests.size(); j++) {
           const Request& o = qs.requests[j];
           fresh &= o.key != key || o.op == Op::Scan || o.op == Op::Insert;
@@ -307,6 +313,11 @@ std::vector<Knob> Ycsb::knobs() {
       +[](Config& c) -> uint64_t& { return c.settings<YcsbConfig>().long_reader_rows; },
       "YCSB: rows a long reader reads, at most --rows"));
   t.back().ignored_because = unless_long_readers;
+  t.push_back(integer<uint32_t>(
+      "hotspot-position", "ycsb.hotspot_position", 0, 64,
+      +[](Config& c) -> uint32_t& { return c.settings<YcsbConfig>().hotspot_position; },
+      "YCSB hot spot (Bamboo's): the K-th access of every read-write transaction updates one hot row, the first key "
+      "of its partition, and the other keys avoid it; 0: none"));
   return t;
 }
 
@@ -318,6 +329,10 @@ std::string Ycsb::validate(const Config& config) {
   }
   if (y.partitions > y.rows) {
     return "--partitions " + std::to_string(y.partitions) + ": must be at most --rows (" + std::to_string(y.rows) + ")";
+  }
+  if (y.hotspot_position > y.req_per_txn) {
+    return "--hotspot-position " + std::to_string(y.hotspot_position) + ": must be at most --req-per-txn (" +
+           std::to_string(y.req_per_txn) + ")";
   }
   if (y.parts_per_txn > y.partitions) {
     return "--parts-per-txn " + std::to_string(y.parts_per_txn) + ": must be at most --partitions (" +

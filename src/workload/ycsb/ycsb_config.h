@@ -38,6 +38,10 @@ struct YcsbConfig {
   // (wrapping past the last), the case multi-version schemes are built for.
   double long_reader_ratio = 0.0;
   uint64_t long_reader_rows = 1000;
+  // A hot spot (Bamboo's synthetic hot-spot workload, Guo et al. §5.2): the
+  // hotspot_position-th access of every read-write transaction updates one
+  // hot row, the first key of its partition; 0: none.
+  uint32_t hotspot_position = 0;
 };
 
 }  // namespace abyss
