@@ -16,9 +16,11 @@
 //     in its way (owner or retired) is wounded, an older owner is waited for,
 //     and so is a younger one that has decided; the request then looks again
 //     (Bamboo §3.2: wound-wait against owners and retired entries alike).
-//   - A read is copied when it is granted, from the newest write ahead of it
-//     (not committed yet: a dirty read, named by that writer) or else from
-//     the row, and retires at once: reads take turns only with writes.
+//   - A read is copied when it is granted from the newest write ahead of it
+//     (not committed yet: a dirty read, named by that writer); with none, it
+//     reads the row in place, which no write installs over before this
+//     transaction commits. It retires at once: reads take turns only with
+//     writes.
 //   - A write copies the same way and becomes the owner. It retires at the
 //     transaction's next access, or at its commit (--bamboo-retire access;
 //     `commit` keeps every lock to the commit, as WOUND_WAIT does). The data
@@ -30,8 +32,10 @@
 //   - Commit waits until no entry it conflicts with is ahead of any of its
 //     own: the writes whose data it used, and the reads of what it
 //     overwrites, commit first (the commit barrier, Bamboo §3.2, kept as a
-//     look at the entries ahead instead of a counter). It then decides,
-//     installs its writes under every entry it holds, and leaves.
+//     look at the entries ahead instead of a counter, and only for an entry
+//     granted with one it conflicts with ahead: entries only join behind).
+//     It then decides, installs its writes under every entry it holds, and
+//     leaves.
 //   - An abort leaves every row; on a row where it had retired a write, it
 //     first wounds every entry behind that write (cascade), since each of
 //     them copied its data or data built on it.
@@ -121,9 +125,13 @@ class Bamboo final {
     WorkerId worker{};
     Entry* prev = nullptr;
     Entry* next = nullptr;
-    bool held = false;           // on the row's list
-    bool write = false;          // a write (or a removal); else a read
-    bool retired = false;        // later entries may go on; a write's data may be copied
+    bool held = false;     // on the row's list
+    bool write = false;    // a write (or a removal); else a read
+    bool retired = false;  // later entries may go on; a write's data may be copied
+    // An entry it conflicts with was ahead of it when it was granted, so
+    // its commit waits for that one (Bamboo's commit barrier). Entries only
+    // join behind, so one granted with none ahead never waits.
+    bool behind = false;
     const char* data = nullptr;  // a write's private copy, which later entries copy
     TxnId writer{};              // the id that names that copy (Txn::writer_id)
     uint64_t digest = 0;         // checked builds: the copy's digest when it retired
@@ -167,7 +175,17 @@ class Bamboo final {
       if (!clear(m, e, false)) return false;
       append(m, e);
       e.retired = true;
-      copy_newest(t, a, e);
+      // The newest write ahead is copied. With none, the row is read in
+      // place: it stays as it is until this transaction commits, since a
+      // write joins behind this entry and installs only after it commits
+      // (an older one wounds it first and waits for it to go).
+      const Entry* w = newest_write_ahead(e);
+      e.behind = w != nullptr;
+      if (w != nullptr) {
+        t.copy_pending(a, w->data, w->writer);
+      } else {
+        t.view_in_place(a);
+      }
       return true;
     });
     return granted ? Rc::Ok : give_up(t);
@@ -205,6 +223,7 @@ class Bamboo final {
       if (!clear(m, e, true)) return false;
       unlink(m, e);
       append(m, e);
+      if (a.local == nullptr) t.snapshot(a);  // read in place: the write needs its copy now
       own(t, a, e);
       return true;
     });
@@ -252,7 +271,7 @@ class Bamboo final {
     if (wounded(t)) return give_up(t);
     for (auto& a : t.accesses()) {
       Entry& e = a.cc.entry;
-      if (!e.held) continue;
+      if (!e.held || !e.behind) continue;
       RowMeta& m = t.row_meta(a.row);
       // The commit barrier: every entry ahead that this one conflicts with
       // commits first (or, a write whose data this entry used, aborts and
@@ -320,15 +339,22 @@ class Bamboo final {
     return clear;
   }
 
+  // The newest write ahead of `e` on its row, or null; under its latch.
+  static const Entry* newest_write_ahead(const Entry& e) {
+    for (const Entry* x = e.prev; x != nullptr; x = x->prev) {
+      if (x->write) return x;
+    }
+    return nullptr;
+  }
+
   // Copies the newest write ahead of `e`, or the row if there is none, into
   // the access; under the row's latch, so a write copied stays there.
   static void copy_newest(auto& t, auto& a, const Entry& e) {
-    for (const Entry* x = e.prev; x != nullptr; x = x->prev) {
-      if (!x->write) continue;
-      t.copy_pending(a, x->data, x->writer);
-      return;
+    if (const Entry* w = newest_write_ahead(e)) {
+      t.copy_pending(a, w->data, w->writer);
+    } else {
+      t.snapshot(a);  // no write on the row, so no install under way
     }
-    t.snapshot(a);  // no write on the row, so no install under way
   }
 
   // `e` (at the tail) owns the row for its write, which retires at the next
@@ -339,6 +365,7 @@ class Bamboo final {
   void own(auto& t, auto& a, Entry& e) {
     e.write = true;
     e.retired = false;
+    e.behind = e.prev != nullptr;
     e.data = a.local;
     e.writer = t.writer_id();
     if (retire_ == BambooRetire::Access && !t.in_commit()) t.meta().pending = index_of(t, a);
