@@ -6,8 +6,9 @@
 // schemes (no conflicting write is granted while another holds the row) is
 // typed over that family in lock_schemes_test.cc.
 //
-// Timestamps come from one shared source, so the transaction that calls
-// begin() first is the older one.
+// A transaction's age is a timestamp it takes at its first conflict, after
+// the transactions it conflicts with (Bamboo's dynamic timestamps): the one
+// already on the row is the older.
 #include "cc/bamboo/bamboo.h"
 
 #include <gtest/gtest.h>
@@ -122,17 +123,24 @@ TEST(Bamboo, AnAbortedWriteTakesItsReadersAlong) {
   ASSERT_EQ(f.t1->commit(), Rc::Ok);
 }
 
-//    T0 (older), thread A | T1 (younger) |
-//    -------------------------------------
-//                         | W(1)=9; R(2) |
-//    R(1)                 |              |   <- wounds T1, waits for it to go
-//                         | R(3)         |   <- aborts: wound
-//      ... sees 101       |              |
+//    T0, thread A | T1           |
+//    -----------------------------
+//    R(5)         |              |
+//                 | W(5)=8       |   <- the first conflict: T0, ahead, is older
+//                 | W(1)=9; R(2) |
+//    R(1)         |              |   <- wounds T1, waits for it to go
+//                 | R(3)         |   <- aborts: wound
+//      ... sees 101              |
+// A transaction takes its age at its first conflict, after the entries it
+// conflicts with: joining row 1 behind T1 would make T0 the younger, so it
+// takes its age on row 5 first.
 TEST(Bamboo, AnOlderReaderWoundsAYoungerRetiredWriteAndReadsTheCommittedData) {
   Fixture f;
   int64_t v = 0;
   ASSERT_EQ(f.t0->begin(false), Rc::Ok);
   ASSERT_EQ(f.t1->begin(false), Rc::Ok);
+  ASSERT_EQ(f.read(*f.t0, 5, v), Rc::Ok);
+  ASSERT_EQ(f.write(*f.t1, 5, 8), Rc::Ok);
   ASSERT_EQ(f.write(*f.t1, 1, 9), Rc::Ok);
   ASSERT_EQ(f.read(*f.t1, 2, v), Rc::Ok);
   Rc older = Rc::Abort;

@@ -12,10 +12,12 @@
 // Cascaded or Decided (cc/common/wound_state.h).
 //
 //   - A request conflicts with an entry when either is a write. It goes on
-//     when every entry it conflicts with is older and retired. A younger one
-//     in its way (owner or retired) is wounded, an older owner is waited for,
-//     and so is a younger one that has decided; the request then looks again
-//     (Bamboo §3.2: wound-wait against owners and retired entries alike).
+//     when every entry it conflicts with is older and retired, and no older
+//     request it conflicts with is waiting. A younger entry in its way
+//     (owner or retired) is wounded, an older owner is waited for, and so
+//     is a younger one that has decided; the request then waits among the
+//     row's waiters, which go on oldest first (Bamboo §3.2: wound-wait
+//     against owners and retired entries alike).
 //   - A read is copied when it is granted from the newest write ahead of it
 //     (not committed yet: a dirty read, named by that writer); with none, it
 //     reads the row in place, which no write installs over before this
@@ -40,10 +42,18 @@
 //     first wounds every entry behind that write (cascade), since each of
 //     them copied its data or data built on it.
 //
+// Ages (Bamboo's dynamic timestamps): a transaction takes a timestamp only
+// at its first conflict, under that row's latch, after the entries it
+// conflicts with there have taken theirs, in their order on the row. So a
+// transaction that joins a row behind others is younger than they are and
+// wounds none of them, unless it took its age earlier on another row. Each
+// attempt starts without one.
+//
 // Every wait is for an older transaction, for one that has decided (which
 // waits for nothing) or for one that is wounded (which gives up every wait
-// at once), so no deadlock can form. A restarted transaction keeps its
-// timestamp and ages until it goes first.
+// at once), so no deadlock can form. The oldest transaction is never
+// wounded, so some transaction always commits; a restarted one is young
+// again, and can lose over and over under skew.
 //
 // Why it is serializable: the commit order is a serial order. Each entry
 // reads or overwrites the newest write ahead of it on its row, or the
@@ -53,18 +63,22 @@
 // every dependency goes from a transaction to one that commits later. A
 // write that aborts takes every transaction that used it along, so a
 // committed transaction used committed data only. Entries that conflict
-// are also in the order of their timestamps (a younger one ahead of a
-// request is wounded and gone before the request is granted; an upgrade
-// moves its entry to the tail the same way), so every wait is for an older
-// transaction.
+// are also in the order of their ages (both take one when the later
+// joins; a younger one ahead of a request is wounded and gone before the
+// request is granted; an upgrade moves its entry to the tail the same
+// way), so every wait is for an older transaction.
 //
 // Departures: Bamboo writes in place and keeps the data before each write,
 // which the first aborting writer of a cascade puts back; abyss writes a
 // private copy, which later entries copy and the commit installs, so an
 // abort puts back nothing. Bamboo counts a commit barrier per transaction;
 // abyss looks at the entries ahead of its own at commit.
+// An attempt starts without an age. A reader older than a retired write
+// wounds it, where Bamboo's optional refinement for reads after writes
+// places the reader ahead of the write instead; that is not built.
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -121,7 +135,6 @@ class Bamboo final {
 
   // A transaction's entry on a row, embedded in its access-set entry.
   struct Entry {
-    Timestamp ts{};
     WorkerId worker{};
     Entry* prev = nullptr;
     Entry* next = nullptr;
@@ -132,6 +145,9 @@ class Bamboo final {
     // its commit waits for that one (Bamboo's commit barrier). Entries only
     // join behind, so one granted with none ahead never waits.
     bool behind = false;
+    Entry* wnext = nullptr;      // on the row's waiters
+    bool waiting = false;        // on the row's waiters
+    bool wants_write = false;    // what it waits for
     const char* data = nullptr;  // a write's private copy, which later entries copy
     TxnId writer{};              // the id that names that copy (Txn::writer_id)
     uint64_t digest = 0;         // checked builds: the copy's digest when it retired
@@ -141,6 +157,10 @@ class Bamboo final {
     platform::Latch latch;
     Entry* head = nullptr;  // the oldest grant
     Entry* tail = nullptr;  // the newest: the owner, when there is one
+    // Requests waiting to be granted, in no order: one goes on only when no
+    // older one it conflicts with waits (Bamboo's waiters, granted oldest
+    // first), so waiters racing for the latch do not wound each other.
+    Entry* waiters = nullptr;
     // Bumped under the latch whenever an entry leaves or retires: what a
     // waiter watches, outside the latch, before it looks again.
     platform::Atomic<uint64_t> generation{0};
@@ -149,16 +169,19 @@ class Bamboo final {
     Entry entry;
   };
   struct TxnMeta {
-    Timestamp ts{};
     // The access whose write retires at the next access or the commit.
     uint32_t pending = kNone;
   };
 
   Bamboo(const Config& config, uint32_t workers)
-      : latch_(config.latch), retire_(config.settings<BambooConfig>().retire), states_(workers) {}
+      : latch_(config.latch),
+        retire_(config.settings<BambooConfig>().retire),
+        states_(workers),
+        ages_(new Age[workers]) {}
 
-  Rc begin(auto& t, bool restart) {
-    if (!restart) t.meta().ts = t.worker().allocate_ts();
+  // Every attempt starts without an age: it takes one at its first conflict.
+  Rc begin(auto& t, bool /*restart*/) {
+    ages_[t.worker().id.value].ts.store(0, platform::memory_order_release);
     t.meta().pending = kNone;
     states_.begin(t.worker().id);
     return Rc::Ok;
@@ -169,10 +192,7 @@ class Bamboo final {
     if (wounded(t)) return give_up(t);
     Entry& e = prepare(t, a);
     RowMeta& m = t.row_meta(a.row);
-    const bool granted = wait_on_row(t.worker(), states_, m.generation, [&] {
-      platform::Latch::Guard g(m.latch, latch_);
-      touch(m);
-      if (!clear(m, e, false)) return false;
+    const bool granted = request(t, m, e, false, [&] {
       append(m, e);
       e.retired = true;
       // The newest write ahead is copied. With none, the row is read in
@@ -186,7 +206,6 @@ class Bamboo final {
       } else {
         t.view_in_place(a);
       }
-      return true;
     });
     return granted ? Rc::Ok : give_up(t);
   }
@@ -196,14 +215,10 @@ class Bamboo final {
     if (wounded(t)) return give_up(t);
     Entry& e = prepare(t, a);
     RowMeta& m = t.row_meta(a.row);
-    const bool granted = wait_on_row(t.worker(), states_, m.generation, [&] {
-      platform::Latch::Guard g(m.latch, latch_);
-      touch(m);
-      if (!clear(m, e, true)) return false;
+    const bool granted = request(t, m, e, true, [&] {
       append(m, e);
       copy_newest(t, a, e);
       own(t, a, e);
-      return true;
     });
     return granted ? Rc::Ok : give_up(t);
   }
@@ -217,15 +232,11 @@ class Bamboo final {
     if (wounded(t)) return give_up(t);
     Entry& e = a.cc.entry;
     RowMeta& m = t.row_meta(a.row);
-    const bool granted = wait_on_row(t.worker(), states_, m.generation, [&] {
-      platform::Latch::Guard g(m.latch, latch_);
-      touch(m);
-      if (!clear(m, e, true)) return false;
+    const bool granted = request(t, m, e, true, [&] {
       unlink(m, e);
       append(m, e);
       if (a.local == nullptr) t.snapshot(a);  // read in place: the write needs its copy now
       own(t, a, e);
-      return true;
     });
     return granted ? Rc::Ok : give_up(t);
   }
@@ -248,7 +259,7 @@ class Bamboo final {
       if (e.next != nullptr) {
         for (Entry* x = e.next; x != nullptr; x = x->next) {
           look(x);
-          if (younger(*x, e)) states_.wound(x->worker);
+          if (younger(x->worker, e.worker)) states_.wound(x->worker);
         }
         return false;
       }
@@ -305,7 +316,6 @@ class Bamboo final {
 
   static Entry& prepare(auto& t, auto& a) {
     Entry& e = a.cc.entry;
-    e.ts = t.meta().ts;
     e.worker = t.worker().id;
     e.write = a.type != AccessType::Read;
     e.retired = false;
@@ -314,29 +324,104 @@ class Bamboo final {
 
   static uint32_t index_of(auto& t, const auto& a) { return static_cast<uint32_t>(&a - t.accesses().data()); }
 
-  // Whether `x` is younger than `e` (a tie, from a timestamp method that
-  // hands one out twice, goes by worker).
-  static bool younger(const Entry& x, const Entry& e) {
-    return x.ts > e.ts || (x.ts == e.ts && x.worker.value > e.worker.value);
+  // A transaction's age: 0 until its first conflict, then a timestamp
+  // from the shared source, kept to the end of the attempt (Bamboo's
+  // dynamic timestamps). Ages are given under the row's latch, to the
+  // entries a request conflicts with first, in their order on the row, then
+  // to the requester, so a transaction that joins a row behind others is
+  // younger than they are, unless it took its age earlier on another row.
+  uint64_t age(WorkerId w) const { return ages_[w.value].ts.load(platform::memory_order_acquire); }
+  uint64_t give_age(WorkerId w, auto& worker) {
+    uint64_t now = age(w);
+    if (now != 0) return now;
+    const uint64_t ts = worker.allocate_ts().value;
+    // The owner may give itself one meanwhile, at another row: either stays.
+    if (ages_[w.value].ts.compare_exchange_strong(now, ts, platform::memory_order_acq_rel)) return ts;
+    return now;
+  }
+
+  // Whether `x` is younger than `e`, both with ages (a tie, from a
+  // timestamp method that hands one out twice, goes by worker).
+  bool younger(WorkerId x, WorkerId e) const {
+    const uint64_t ax = age(x);
+    const uint64_t ae = age(e);
+    return ax > ae || (ax == ae && x.value > e.value);
   }
 
   // Whether a request by `e` (a write if `write`) may be granted now, under
-  // the row's latch: every entry it conflicts with is older and retired.
-  // Wounds each younger one in its way, which then leaves.
-  bool clear(RowMeta& m, const Entry& e, bool write) {
+  // the row's latch: every entry it conflicts with is older and retired,
+  // and no older request it conflicts with waits. Wounds each younger entry
+  // in its way, which then leaves.
+  bool clear(auto& t, RowMeta& m, const Entry& e, bool write) {
+    bool conflict = false;
+    for (Entry* x = m.head; x != nullptr; x = x->next) {
+      if (x == &e || (!write && !x->write)) continue;
+      look(x);
+      give_age(x->worker, t.worker());
+      conflict = true;
+    }
+    for (const Entry* w = m.waiters; w != nullptr && !conflict; w = w->wnext) {
+      conflict = w != &e && (write || w->wants_write);  // a waiter has its age
+    }
+    if (!conflict) return true;
+    give_age(e.worker, t.worker());
     bool clear = true;
     for (Entry* x = m.head; x != nullptr; x = x->next) {
-      if (x == &e) continue;
-      look(x);
-      if (!write && !x->write) continue;
-      if (younger(*x, e)) {
+      if (x == &e || (!write && !x->write)) continue;
+      if (younger(x->worker, e.worker)) {
         states_.wound(x->worker);  // a decided one cannot be, and is waited for
         clear = false;
       } else if (!x->retired) {
         clear = false;
       }
     }
+    for (const Entry* w = m.waiters; w != nullptr && clear; w = w->wnext) {
+      look(w);
+      if (w != &e && (write || w->wants_write) && younger(e.worker, w->worker)) clear = false;
+    }
     return clear;
+  }
+
+  // Asks for the row for `e` (a write if `write`) until it is granted, then
+  // calls `grant()` under the latch; waits among the row's waiters. Gives
+  // up when the transaction is wounded; whether it was granted.
+  template <class Grant>
+  bool request(auto& t, RowMeta& m, Entry& e, bool write, Grant&& grant) {
+    const bool granted = wait_on_row(t.worker(), states_, m.generation, [&] {
+      platform::Latch::Guard g(m.latch, latch_);
+      touch(m);
+      if (!clear(t, m, e, write)) {
+        if (!e.waiting) {
+          e.waiting = true;
+          e.wants_write = write;
+          e.wnext = m.waiters;
+          m.waiters = &e;
+        }
+        return false;
+      }
+      if (e.waiting) {
+        stop_waiting(m, e);
+        bump(m.generation);  // a younger waiter held back by this one looks again
+      }
+      grant();
+      return true;
+    });
+    if (!granted && e.waiting) {
+      platform::Latch::Guard g(m.latch, latch_);
+      touch(m);
+      stop_waiting(m, e);
+      bump(m.generation);  // a younger waiter may go on now
+    }
+    return granted;
+  }
+  static void stop_waiting(RowMeta& m, Entry& e) {
+    for (Entry** p = &m.waiters; *p != nullptr; p = &(*p)->wnext) {
+      if (*p != &e) continue;
+      *p = e.wnext;
+      break;
+    }
+    e.wnext = nullptr;
+    e.waiting = false;
   }
 
   // The newest write ahead of `e` on its row, or null; under its latch.
@@ -453,9 +538,14 @@ class Bamboo final {
   static void touch(const RowMeta& m) { platform::touch(&m, sizeof(RowMeta), platform::Access::Write); }
   static void look(const Entry* x) { platform::touch(x, sizeof(Entry), platform::Access::Read); }
 
+  struct alignas(platform::kCacheLine) Age {
+    platform::Atomic<uint64_t> ts{0};
+  };
+
   platform::LatchKind latch_;
   BambooRetire retire_;
   WoundStates states_;
+  std::unique_ptr<Age[]> ages_;
 };
 
 }  // namespace abyss::cc
