@@ -36,6 +36,7 @@
 #include "cc/ssn/ssn.h"
 #include "cc/tictoc/tictoc.h"
 #include "cc/timestamp/timestamp.h"
+#include "cc/vll/vll.h"
 #include "cc/wait_die/wait_die.h"
 #include "cc/wound_wait/wound_wait.h"
 
@@ -79,6 +80,7 @@ using Registry = SchemeList<  //
     Mocc,                     //
     Cicada,                   //
     Plor,                     //
-    Bamboo>;
+    Bamboo,                   //
+    Vll>;
 
 }  // namespace abyss::cc

@@ -352,6 +352,9 @@ class Txn final {
   // Whether the commit has begun: a write from here is one of its next-key
   // writes (txn/scan.h), made before the scheme's commit hook.
   bool in_commit() const { return in_commit_; }
+  // The row `key` of `t` names in the primary index now, or null: a scheme
+  // that declares rows before the attempt reaches them (VLL's restart).
+  static Row* indexed_row(Table& t, uint64_t key) { return t.index().find(key); }
   // The partitions the transaction declared before it began (H-STORE), sorted.
   std::vector<uint32_t>& partitions() { return partitions_; }
 
@@ -416,12 +419,7 @@ class Txn final {
 
   // Copies an older version of the row (MVCC), written by `writer`.
   void snapshot_version(AccessT& a, const char* data, TxnId writer) {
-    const uint32_t size = a.table->schema().size();
-    if (a.local == nullptr) a.local = static_cast<char*>(w_.scratch.allocate(size, 64));
-    a.seen = writer;
-    platform::touch(data, size, platform::Access::Read);
-    std::memcpy(a.local, data, size);
-    a.view = a.local;
+    copy_pending(a, data, writer);
     a.older_version = true;
   }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "cc/common/count_word.h"
 #include "cc/traits.h"
 #include "common/config.h"
 #include "common/types.h"
@@ -27,6 +28,7 @@ class NoWait final {
       .causes = abort_causes({AbortCause::LockConflict}),
   };
   static constexpr uint64_t kExclusive = uint64_t{1} << 63;  // else: the count of readers
+  using Word = CountWord<kExclusive>;
 
   struct RowMeta {
     platform::Atomic<uint64_t> word{0};
@@ -42,22 +44,14 @@ class NoWait final {
   Rc begin(auto& /*t*/, bool /*restart*/) { return Rc::Ok; }
 
   Rc read(auto& t, auto& a) {
-    auto& word = t.row_meta(a.row).word;
-    uint64_t v = word.load(platform::memory_order_relaxed);
-    do {
-      if ((v & kExclusive) != 0) return t.abort_for(AbortCause::LockConflict);
-    } while (!word.compare_exchange_weak(v, v + 1, platform::memory_order_acquire, platform::memory_order_relaxed));
+    if (!Word::try_shared(t.row_meta(a.row).word)) return t.abort_for(AbortCause::LockConflict);
     a.cc.held = Held::Shared;
     t.view_in_place(a);
     return Rc::Ok;
   }
 
   Rc write(auto& t, auto& a) {
-    uint64_t expected = 0;
-    if (!t.row_meta(a.row).word.compare_exchange_strong(expected, kExclusive, platform::memory_order_acquire,
-                                                        platform::memory_order_relaxed)) {
-      return t.abort_for(AbortCause::LockConflict);
-    }
+    if (!Word::try_exclusive(t.row_meta(a.row).word)) return t.abort_for(AbortCause::LockConflict);
     a.cc.held = Held::Exclusive;
     t.write_in_place(a);
     return Rc::Ok;
@@ -65,11 +59,7 @@ class NoWait final {
 
   // Read lock to write lock: only when this transaction is the sole reader.
   Rc upgrade(auto& t, auto& a) {
-    uint64_t expected = 1;
-    if (!t.row_meta(a.row).word.compare_exchange_strong(expected, kExclusive, platform::memory_order_acquire,
-                                                        platform::memory_order_relaxed)) {
-      return t.abort_for(AbortCause::LockConflict);
-    }
+    if (!Word::try_upgrade(t.row_meta(a.row).word)) return t.abort_for(AbortCause::LockConflict);
     a.cc.held = Held::Exclusive;
     return Rc::Ok;
   }
